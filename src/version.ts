@@ -1,0 +1,1 @@
+export const OPERATOR_VERSION = '0.1.0';
