@@ -1,0 +1,20 @@
+/** The annotations and finalizer through which users and the operator talk about a custom resource. */
+
+/** The cloud id. Set by the operator after a create; set by a user to adopt an existing cloud resource. */
+export const EXTERNAL_ID = 'gpucloud.io/external-id';
+
+/** `"true"` leaves the resource alone: no cloud call, no status write, deletion not blocked. */
+export const SKIP_RECONCILE = 'gpucloud.io/skip-reconcile';
+
+/**
+ * Written, with the time in epoch milliseconds, before a create call is sent, and removed once the cloud
+ * id is recorded. Finding it on a resource without an id means a create may have happened that nobody
+ * recorded, so the cloud is searched before anything is created again.
+ */
+export const CREATE_INTENT = 'gpucloud.io/create-intent';
+
+/** Holds deletion of the custom resource until its cloud resource is gone (or orphaned by policy). */
+export const FINALIZER = 'gpucloud.io/finalizer';
+
+/** The environment variable that marks a cloud pod or endpoint as made for one custom resource (its uid). */
+export const OWNER_ENV = 'GPUCLOUD_OWNER_UID';

@@ -1,0 +1,194 @@
+import type { Logger } from 'pino';
+import type { ExternalKind } from '../resources/external.ts';
+
+/** What the cache can say about one cloud id. */
+export type Sighting<Cloud> =
+  | { kind: 'seen'; cloud: Cloud }
+  /** A list that started after the caller's moment does not contain the id. */
+  | { kind: 'absent' }
+  /** Nothing seen since the caller's moment: the cache cannot tell yet. */
+  | { kind: 'unknown' };
+
+export interface CloudCacheOptions {
+  /** Steady-state interval between two lists. */
+  intervalMs: number;
+  /** Earliest a requested refresh may follow the previous list, so bursts of requests coalesce. */
+  minIntervalMs: number;
+  /** Called with every id whose fingerprint changed, appeared or disappeared between two lists. */
+  onChange(id: string): void;
+  log: Logger;
+}
+
+interface Waiter {
+  after: number;
+  resolve: () => void;
+}
+
+interface Entry<Cloud> {
+  cloud: Cloud;
+  fingerprint: string;
+  /** When this state was known to hold: the start of the list that carried it, or a first-hand answer. */
+  seenAt: number;
+}
+
+/**
+ * The cloud's side of an informer: one list call per kind per interval (paged by the adapter) instead of
+ * one get per resource, with change detection that wakes only the custom resources whose cloud object
+ * changed. Reconcilers that just acted ask for an early refresh; concurrent requests share one list.
+ */
+export class CloudCache<Cloud> {
+  readonly #adapter: ExternalKind<unknown, Cloud>;
+  readonly #options: CloudCacheOptions;
+  #entries = new Map<string, Entry<Cloud>>();
+  /** When the list behind `#entries` started; 0 before the first list completes. */
+  #takenAt = 0;
+  #lastStart = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #timerAt = Number.POSITIVE_INFINITY;
+  #running: Promise<void> | undefined;
+  /** A refresh was asked for while a list was running: that list started too early to satisfy it. */
+  #wanted = false;
+  #waiters: Waiter[] = [];
+  #stopped = false;
+  #failures = 0;
+
+  constructor(adapter: ExternalKind<unknown, Cloud>, options: CloudCacheOptions) {
+    this.#adapter = adapter;
+    this.#options = options;
+  }
+
+  start(): void {
+    this.#schedule(0);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    for (const waiter of this.#waiters.splice(0)) waiter.resolve();
+  }
+
+  /** Whether at least one list has completed. */
+  hasSynced(): boolean {
+    return this.#takenAt > 0;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The cache's view of `id`, counting only what was known at or after `notBefore` (epoch ms). */
+  sight(id: string, notBefore: number): Sighting<Cloud> {
+    const entry = this.#entries.get(id);
+    if (entry && entry.seenAt >= notBefore) return { kind: 'seen', cloud: entry.cloud };
+    if (this.#takenAt > 0 && this.#takenAt >= notBefore && !entry) return { kind: 'absent' };
+    return { kind: 'unknown' };
+  }
+
+  /** Every cached object, for crash recovery's search of what an interrupted create made. */
+  objects(): Cloud[] {
+    return Array.from(this.#entries.values(), (entry) => entry.cloud);
+  }
+
+  /** Records what a reconciler learnt first-hand (a create's answer, a get), so the next list compares to it. */
+  remember(cloud: Cloud): void {
+    const id = this.#adapter.idOf(cloud);
+    this.#entries.set(id, { cloud, fingerprint: this.#adapter.fingerprint(cloud), seenAt: Date.now() });
+  }
+
+  /** Asks for a list that starts after now, as soon as the minimum interval allows. */
+  requestRefresh(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#wanted = true;
+      return;
+    }
+    const wait = Math.max(0, this.#lastStart + this.#options.minIntervalMs - Date.now());
+    this.#schedule(wait);
+  }
+
+  /** Resolves once a list that started at or after `after` has completed (or the cache stopped). */
+  async waitForListAfter(after: number): Promise<void> {
+    if (this.#takenAt >= after || this.#stopped) return;
+    const done = new Promise<void>((resolve) => this.#waiters.push({ after, resolve }));
+    this.requestRefresh();
+    return done;
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#stopped || this.#running) return;
+    const at = Date.now() + delayMs;
+    const current = this.#timer ? this.#timerAt : Number.POSITIVE_INFINITY;
+    if (at >= current) return;
+    clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = setTimeout(() => void this.#refresh(), delayMs);
+  }
+
+  async #refresh(): Promise<void> {
+    this.#timer = undefined;
+    this.#timerAt = Number.POSITIVE_INFINITY;
+    const startedAt = Date.now();
+    this.#lastStart = startedAt;
+    this.#running = this.#listAndCompare(startedAt);
+    await this.#running;
+    this.#running = undefined;
+    const pending = this.#wanted || this.#waiters.length > 0;
+    this.#wanted = false;
+    this.#schedule(pending ? this.#options.minIntervalMs : this.#nextInterval());
+  }
+
+  #nextInterval(): number {
+    // A failing list backs off (capped at the steady interval) rather than hammering a sick API.
+    if (this.#failures === 0) return this.#options.intervalMs;
+    return Math.min(this.#options.intervalMs, this.#options.minIntervalMs * 2 ** this.#failures);
+  }
+
+  async #listAndCompare(startedAt: number): Promise<void> {
+    let listed: Cloud[];
+    try {
+      listed = await this.#adapter.list();
+    } catch (error) {
+      this.#failures += 1;
+      this.#options.log.warn(
+        { kind: this.#adapter.kind, err: error },
+        'cloud list failed; keeping the last view',
+      );
+      return;
+    }
+    this.#failures = 0;
+    const next = new Map<string, Entry<Cloud>>();
+    for (const cloud of listed) {
+      const entry = { cloud, fingerprint: this.#adapter.fingerprint(cloud), seenAt: startedAt };
+      next.set(this.#adapter.idOf(cloud), entry);
+    }
+    // What a reconciler learnt while this list ran is newer than the list: keep it.
+    for (const [id, entry] of this.#entries) {
+      if (entry.seenAt > startedAt) next.set(id, entry);
+    }
+    const changed = this.#diff(next);
+    this.#entries = next;
+    this.#takenAt = startedAt;
+    for (const id of changed) this.#options.onChange(id);
+    this.#releaseWaiters();
+  }
+
+  #diff(next: Map<string, Entry<Cloud>>): string[] {
+    const changed: string[] = [];
+    for (const [id, entry] of next) {
+      if (this.#entries.get(id)?.fingerprint !== entry.fingerprint) changed.push(id);
+    }
+    for (const id of this.#entries.keys()) {
+      if (!next.has(id)) changed.push(id);
+    }
+    return changed;
+  }
+
+  #releaseWaiters(): void {
+    const still: Waiter[] = [];
+    for (const waiter of this.#waiters) {
+      if (this.#takenAt >= waiter.after) waiter.resolve();
+      else still.push(waiter);
+    }
+    this.#waiters = still;
+  }
+}

@@ -1,0 +1,149 @@
+import { GpuCloudError } from '../api/errors.ts';
+import { CREATE_INTENT, EXTERNAL_ID } from '../resources/annotations.ts';
+import type { ActContext, ExternalKind, ManagedObject } from '../resources/external.ts';
+import type { CloudCache } from './managed-cloud-cache.ts';
+import type { ManagedStore, ManagedWriter } from './managed-types.ts';
+import { keyOf } from './managed-types.ts';
+
+export interface CreationOptions {
+  /**
+   * How long after a create intent another process's create may still land in the cloud. A search for
+   * an interrupted create only trusts lists that started after this grace.
+   */
+  graceMs: number;
+  /** Clock skew tolerated between the cloud's `createdAt` and ours. */
+  skewMs: number;
+}
+
+/** The answer of `obtain`: the cloud object, or how long to wait before the search can be trusted. */
+export type Obtained<Cloud> = { kind: 'have'; cloud: Cloud; created: boolean } | { kind: 'wait'; ms: number };
+
+interface Intent<Cloud> {
+  at: number;
+  /** A create was sent and its outcome is unknown (timeout, 5xx): the cloud may hold the object. */
+  ambiguousSince?: number;
+  /** The create succeeded but recording its id failed: record this one, never create again. */
+  created?: Cloud;
+}
+
+/**
+ * Crash-safe creation. The intent is persisted on the custom resource before the create call, and the id
+ * right after it. Whoever finds an intent without an id — a restarted process, or this one after an
+ * ambiguous failure — first searches the cloud for what that create made, and adopts it instead of
+ * creating a second, billed resource. Only intents this process wrote itself, with no create sent since,
+ * skip the search: nobody else can have acted on them.
+ */
+export class Creation<Spec, Cloud> {
+  readonly #adapter: ExternalKind<Spec, Cloud>;
+  readonly #cache: CloudCache<Cloud>;
+  readonly #store: ManagedStore<Spec>;
+  readonly #writer: ManagedWriter;
+  readonly #options: CreationOptions;
+  /** Intents written by this process, keyed by custom-resource uid. */
+  readonly #intents = new Map<string, Intent<Cloud>>();
+
+  constructor(
+    adapter: ExternalKind<Spec, Cloud>,
+    cache: CloudCache<Cloud>,
+    store: ManagedStore<Spec>,
+    writer: ManagedWriter,
+    options: CreationOptions,
+  ) {
+    this.#adapter = adapter;
+    this.#cache = cache;
+    this.#store = store;
+    this.#writer = writer;
+    this.#options = options;
+  }
+
+  /** Finds what an earlier create made for `mr`, or creates it, and records the id on `mr`. */
+  async obtain(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Obtained<Cloud>> {
+    const intentAt = Number(mr.metadata.annotations?.[CREATE_INTENT] ?? Number.NaN);
+    if (Number.isNaN(intentAt)) {
+      const written = await this.#writeIntent(mr);
+      return this.#create(written, ctx);
+    }
+    const found = await this.find(mr, intentAt, ctx);
+    if (found.kind === 'wait') return found;
+    if (found.cloud) {
+      await this.record(mr, this.#adapter.idOf(found.cloud));
+      return { kind: 'have', cloud: found.cloud, created: false };
+    }
+    return this.#create(mr, ctx);
+  }
+
+  /**
+   * Searches the cloud for an object an interrupted create for `mr` made. Resolves `undefined` when there
+   * is provably none, or asks the caller to wait until a list can prove it.
+   */
+  async find(
+    mr: ManagedObject<Spec>,
+    intentAt: number,
+    ctx: ActContext,
+  ): Promise<{ kind: 'found'; cloud: Cloud | undefined } | { kind: 'wait'; ms: number }> {
+    const own = this.#intents.get(mr.metadata.uid);
+    if (own?.at === intentAt && own.created !== undefined) return { kind: 'found', cloud: own.created };
+    if (own?.at === intentAt && own.ambiguousSince === undefined) return { kind: 'found', cloud: undefined };
+    const trustFrom = own?.ambiguousSince ?? intentAt + this.#options.graceMs;
+    const wait = trustFrom - Date.now();
+    if (wait > 0) return { kind: 'wait', ms: wait };
+    await this.#cache.waitForListAfter(trustFrom);
+    for (const cloud of this.#cache.objects()) {
+      if (await this.#isCandidate(mr, cloud, intentAt, ctx)) return { kind: 'found', cloud };
+    }
+    return { kind: 'found', cloud: undefined };
+  }
+
+  /** Records the cloud id on the custom resource and retires the intent. */
+  async record(mr: ManagedObject<Spec>, id: string): Promise<void> {
+    await this.#writer.patchMetadata(mr, { annotations: { [EXTERNAL_ID]: id, [CREATE_INTENT]: null } });
+    this.#intents.delete(mr.metadata.uid);
+  }
+
+  /** Drops what this process remembers of `mr` once it is gone. */
+  forget(uid: string): void {
+    this.#intents.delete(uid);
+  }
+
+  async #writeIntent(mr: ManagedObject<Spec>): Promise<ManagedObject<Spec>> {
+    const at = Date.now();
+    const metadata = await this.#writer.patchMetadata(mr, { annotations: { [CREATE_INTENT]: String(at) } });
+    this.#intents.set(mr.metadata.uid, { at });
+    return { ...mr, metadata };
+  }
+
+  async #create(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Obtained<Cloud>> {
+    let cloud: Cloud;
+    try {
+      cloud = await this.#adapter.create(mr, ctx);
+    } catch (error) {
+      this.#markAmbiguous(mr, error);
+      throw error;
+    }
+    this.#cache.remember(cloud);
+    const intent = this.#intents.get(mr.metadata.uid);
+    if (intent) intent.created = cloud;
+    await this.record(mr, this.#adapter.idOf(cloud));
+    return { kind: 'have', cloud, created: true };
+  }
+
+  #markAmbiguous(mr: ManagedObject<Spec>, error: unknown): void {
+    // Only the client's own verdict proves a create did not happen; any other failure might have.
+    if (error instanceof GpuCloudError && !error.mayHaveTakenEffect) return;
+    const intent = this.#intents.get(mr.metadata.uid);
+    if (intent) intent.ambiguousSince = Date.now();
+  }
+
+  async #isCandidate(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    intentAt: number,
+    ctx: ActContext,
+  ): Promise<boolean> {
+    if (this.#adapter.isGone(cloud)) return false;
+    if (this.#adapter.createdAtOf(cloud) < intentAt - this.#options.skewMs) return false;
+    const owner = this.#store.ownerOf(this.#adapter.idOf(cloud));
+    if (owner && keyOf({ metadata: owner }) !== keyOf(mr)) return false;
+    return this.#adapter.isOwnCreate(mr, cloud, ctx);
+  }
+}

@@ -1,0 +1,346 @@
+import type { Logger } from 'pino';
+import {
+  CREATE_INTENT,
+  EXTERNAL_ID,
+  FINALIZER,
+  OWNER_ENV,
+  SKIP_RECONCILE,
+} from '../resources/annotations.ts';
+import type { ActContext, ExternalKind, ManagedObject, Plan } from '../resources/external.ts';
+import type { CloudCache } from './managed-cloud-cache.ts';
+import { Creation, type CreationOptions } from './managed-creation.ts';
+import type { DetailSchedule } from './managed-details.ts';
+import { isConflict, ReconcileError, toReconcileError } from './managed-errors.ts';
+import { resolveEnv } from './managed-secrets.ts';
+import { type ConditionInput, mergeConditions, type Status, statusChanged } from './managed-status.ts';
+import {
+  type EventSink,
+  keyOf,
+  type ManagedStore,
+  type ManagedWriter,
+  type ObjectKey,
+  type ReconcileResult,
+} from './managed-types.ts';
+
+/** The spec fields the generic layer reads; every kind's spec has them. */
+export interface CommonSpec {
+  deletionPolicy?: 'Delete' | 'Orphan' | undefined;
+}
+
+export interface ManagedReconcilerOptions<Spec extends CommonSpec, Cloud> {
+  adapter: ExternalKind<Spec, Cloud>;
+  /** Validates the spec as stored (zod); a failure is a terminal `InvalidSpec`. */
+  parseSpec(raw: unknown): Spec;
+  store: ManagedStore<Spec>;
+  writer: ManagedWriter;
+  events: EventSink;
+  cache: CloudCache<Cloud>;
+  details?: DetailSchedule | undefined;
+  creation: CreationOptions;
+  /** After acting, look again this soon even if the cloud cache reports no change (a safety net). */
+  verifyAfterMs: number;
+  log: Logger;
+}
+
+type Observation<Cloud> =
+  | { kind: 'seen'; cloud: Cloud }
+  | { kind: 'missing'; id: string }
+  | { kind: 'wait'; ms: number };
+
+/**
+ * The one reconciler every kind shares: observe the cloud, compare with the spec, take at most one step,
+ * report status. It owns the finalizer, deletion policy, adoption, crash-safe creation, conditions,
+ * events and error handling; the kind's `ExternalKind` adapter owns only its cloud calls and mappings.
+ */
+export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
+  readonly #o: ManagedReconcilerOptions<Spec, Cloud>;
+  readonly #creation: Creation<Spec, Cloud>;
+  /** When this process last acted on a cloud id: observations older than that are stale. */
+  readonly #actedAt = new Map<string, number>();
+  /** Enriched cloud objects by id, valid while the listed object's fingerprint stays the same. */
+  readonly #enriched = new Map<string, { fingerprint: string; cloud: Cloud }>();
+  /** The last details fetched per resource key. */
+  readonly #details = new Map<string, Record<string, unknown>>();
+
+  constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
+    this.#o = options;
+    this.#creation = new Creation(
+      options.adapter,
+      options.cache,
+      options.store,
+      options.writer,
+      options.creation,
+    );
+  }
+
+  async reconcile(key: ObjectKey): Promise<ReconcileResult> {
+    const stored = this.#o.store.get(key);
+    if (!stored || stored.metadata.annotations?.[SKIP_RECONCILE] === 'true') return {};
+    try {
+      const mr: ManagedObject<Spec> = { ...stored, spec: this.#o.parseSpec(stored.spec) };
+      return mr.metadata.deletionTimestamp ? await this.#finalize(mr) : await this.#converge(mr);
+    } catch (error) {
+      return this.#fail(stored, error);
+    }
+  }
+
+  async #converge(stored: ManagedObject<Spec>): Promise<ReconcileResult> {
+    const mr = await this.#ensureFinalizer(stored);
+    const ctx = this.#context(mr);
+    const observed = await this.#observeOrObtain(mr, ctx);
+    if (observed.kind === 'wait') return { requeueAfterMs: observed.ms };
+    if (observed.kind === 'missing') return this.#onMissing(mr, observed.id);
+    const plan = await this.#o.adapter.plan(mr, observed.cloud, ctx);
+    if (plan.kind === 'act') await this.#act(mr, observed.cloud, plan);
+    await this.#report(mr, observed.cloud);
+    return plan.kind === 'act' ? { requeueAfterMs: this.#o.verifyAfterMs } : {};
+  }
+
+  async #act(mr: ManagedObject<Spec>, cloud: Cloud, plan: Extract<Plan, { kind: 'act' }>): Promise<void> {
+    const id = this.#o.adapter.idOf(cloud);
+    this.#actedAt.set(id, Date.now());
+    await plan.step.run();
+    this.#o.cache.requestRefresh();
+    this.#o.events.record(mr, 'Normal', plan.step.reason, plan.step.describe);
+    this.#log(mr).info({ id, step: plan.step.reason }, plan.step.describe);
+  }
+
+  async #observeOrObtain(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Observation<Cloud>> {
+    const id = mr.metadata.annotations?.[EXTERNAL_ID];
+    if (id) {
+      const cloud = await this.#observe(id);
+      return cloud && !this.#o.adapter.isGone(cloud) ? { kind: 'seen', cloud } : { kind: 'missing', id };
+    }
+    const obtained = await this.#creation.obtain(mr, ctx);
+    if (obtained.kind === 'wait') return obtained;
+    const newId = this.#o.adapter.idOf(obtained.cloud);
+    this.#actedAt.set(newId, Date.now());
+    const { kind } = this.#o.adapter;
+    const [reason, message] = obtained.created
+      ? ['Created', `created ${kind} ${newId} in the cloud`]
+      : ['Recovered', `found ${kind} ${newId} made by an interrupted create and took it over`];
+    this.#o.events.record(mr, 'Normal', reason, message);
+    this.#log(mr).info({ id: newId }, message);
+    return { kind: 'seen', cloud: await this.#complete(obtained.cloud) };
+  }
+
+  /** The freshest view of `id` the cache can give without a call, or one get when it cannot. */
+  async #observe(id: string): Promise<Cloud | undefined> {
+    const { adapter, cache } = this.#o;
+    const sighting = cache.sight(id, this.#actedAt.get(id) ?? 0);
+    if (sighting.kind === 'seen') return this.#complete(sighting.cloud);
+    const cloud = await adapter.get(id);
+    if (!cloud) return undefined;
+    cache.remember(cloud);
+    return this.#complete(cloud);
+  }
+
+  async #complete(cloud: Cloud): Promise<Cloud> {
+    const { adapter } = this.#o;
+    if (!adapter.enrich) return cloud;
+    const id = adapter.idOf(cloud);
+    const fingerprint = adapter.fingerprint(cloud);
+    const known = this.#enriched.get(id);
+    if (known?.fingerprint === fingerprint) return known.cloud;
+    const full = await adapter.enrich(cloud);
+    this.#enriched.set(id, { fingerprint, cloud: full });
+    return full;
+  }
+
+  /** The cloud object is gone although the custom resource lives. */
+  async #onMissing(mr: ManagedObject<Spec>, id: string): Promise<ReconcileResult> {
+    const { kind } = this.#o.adapter;
+    if (mr.status?.id !== id) {
+      throw new ReconcileError(
+        'ExternalResourceNotFound',
+        `the cloud has no live ${kind} with id ${id}, named by annotation ${EXTERNAL_ID}; fix or remove the annotation`,
+        { terminal: true },
+      );
+    }
+    // It existed and was deleted behind our back: the spec still asks for it, so make a new one.
+    await this.#o.writer.patchMetadata(mr, { annotations: { [EXTERNAL_ID]: null } });
+    this.#forgetCloud(id);
+    const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
+    this.#o.events.record(mr, 'Warning', 'ExternalResourceGone', message);
+    this.#log(mr).warn({ id }, message);
+    return { requeueAfterMs: 0 };
+  }
+
+  async #finalize(mr: ManagedObject<Spec>): Promise<ReconcileResult> {
+    if (!mr.metadata.finalizers?.includes(FINALIZER)) return {};
+    const { adapter, events } = this.#o;
+    if (mr.spec.deletionPolicy === 'Orphan') {
+      await this.#release(mr, 'Orphaned', 'deletionPolicy is Orphan: the cloud resource is left running');
+      return {};
+    }
+    const id = await this.#idForDeletion(mr);
+    if (id === 'wait') return { requeueAfterMs: this.#o.verifyAfterMs };
+    const cloud = id === undefined ? undefined : await this.#observe(id);
+    if (id === undefined || !cloud || adapter.isGone(cloud)) {
+      await this.#release(
+        mr,
+        'Deleted',
+        id ? `${adapter.kind} ${id} is deleted in the cloud` : 'nothing to delete',
+      );
+      return {};
+    }
+    this.#actedAt.set(id, Date.now());
+    await adapter.delete(id);
+    this.#o.cache.requestRefresh();
+    events.record(mr, 'Normal', 'Deleting', `deleting ${adapter.kind} ${id} in the cloud`);
+    return { requeueAfterMs: this.#o.verifyAfterMs };
+  }
+
+  /** The id to delete: the recorded one, or what an interrupted create may have made. */
+  async #idForDeletion(mr: ManagedObject<Spec>): Promise<string | undefined | 'wait'> {
+    const recorded = mr.metadata.annotations?.[EXTERNAL_ID];
+    if (recorded) return recorded;
+    const intent = mr.metadata.annotations?.[CREATE_INTENT];
+    if (!intent) return undefined;
+    const found = await this.#creation.find(mr, Number(intent), this.#context(mr));
+    if (found.kind === 'wait') return 'wait';
+    return found.cloud && this.#o.adapter.idOf(found.cloud);
+  }
+
+  async #release(mr: ManagedObject<Spec>, reason: string, message: string): Promise<void> {
+    const finalizers = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
+    await this.#o.writer.patchMetadata(mr, { finalizers });
+    this.#creation.forget(mr.metadata.uid);
+    const id = mr.metadata.annotations?.[EXTERNAL_ID];
+    if (id) this.#forgetCloud(id);
+    this.#o.details?.untrack(keyOf(mr));
+    this.#details.delete(keyOf(mr));
+    this.#o.events.record(mr, 'Normal', reason, message);
+    this.#log(mr).info({ id }, message);
+  }
+
+  async #ensureFinalizer(mr: ManagedObject<Spec>): Promise<ManagedObject<Spec>> {
+    const finalizers = mr.metadata.finalizers ?? [];
+    if (finalizers.includes(FINALIZER)) return mr;
+    const metadata = await this.#o.writer.patchMetadata(mr, { finalizers: [...finalizers, FINALIZER] });
+    return { ...mr, metadata };
+  }
+
+  async #report(mr: ManagedObject<Spec>, cloud: Cloud): Promise<void> {
+    const { adapter } = this.#o;
+    const readiness = adapter.readiness(mr, cloud);
+    const phase = adapter.phaseOf(cloud);
+    if (readiness.broken && mr.status?.phase !== phase) {
+      this.#o.events.record(mr, 'Warning', readiness.reason, readiness.message);
+    }
+    const conditions: ConditionInput[] = [
+      {
+        type: 'Ready',
+        status: readiness.ready ? 'True' : 'False',
+        reason: readiness.reason,
+        message: readiness.message,
+      },
+      { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' },
+    ];
+    await this.#writeStatus(
+      mr,
+      {
+        ...adapter.statusOf(cloud),
+        ...(await this.#detailsFor(mr, cloud)),
+        id: adapter.idOf(cloud),
+        phase,
+      },
+      conditions,
+    );
+  }
+
+  async #detailsFor(mr: ManagedObject<Spec>, cloud: Cloud): Promise<Record<string, unknown>> {
+    const { adapter, details: schedule } = this.#o;
+    const details = adapter.details;
+    if (!details || !schedule) return {};
+    const key = keyOf(mr);
+    if (!details.applies(cloud)) {
+      schedule.untrack(key);
+    } else {
+      schedule.track(key);
+      if (schedule.isDue(key)) await this.#fetchDetails(mr, cloud, key);
+    }
+    return this.#details.get(key) ?? carryOver(mr.status, details.fields);
+  }
+
+  async #fetchDetails(mr: ManagedObject<Spec>, cloud: Cloud, key: string): Promise<void> {
+    try {
+      this.#details.set(key, (await this.#o.adapter.details?.fetch(cloud)) ?? {});
+    } catch (error) {
+      // Details are a nicety: a failure keeps the last values and never fails the reconcile.
+      this.#log(mr).warn({ err: error }, 'fetching details failed; keeping the last values');
+    } finally {
+      this.#o.details?.fetched(key);
+    }
+  }
+
+  async #writeStatus(
+    mr: ManagedObject<unknown>,
+    fields: Record<string, unknown>,
+    conditions: ConditionInput[],
+  ) {
+    const now = new Date();
+    const current = mr.status as Status | undefined;
+    const next: Status = {
+      ...fields,
+      observedGeneration: mr.metadata.generation,
+      conditions: mergeConditions(current?.conditions, conditions, mr.metadata.generation, now),
+      lastSyncTime: current?.lastSyncTime,
+    };
+    if (!statusChanged(current, next)) return;
+    await this.#o.writer.patchStatus(mr, { ...next, lastSyncTime: now.toISOString() });
+  }
+
+  async #fail(mr: ManagedObject<unknown>, error: unknown): Promise<ReconcileResult> {
+    if (isConflict(error)) return { requeueAfterMs: 0 };
+    const failure = toReconcileError(error);
+    this.#log(mr).warn(
+      { reason: failure.reason, terminal: failure.terminal, err: failure.cause ?? failure },
+      failure.message,
+    );
+    this.#o.events.record(mr, 'Warning', failure.reason, failure.message);
+    const synced: ConditionInput = {
+      type: 'Synced',
+      status: 'False',
+      reason: failure.reason,
+      message: failure.message,
+    };
+    const current = mr.status as Status | undefined;
+    await this.#writeStatus(mr, pickCommon(current), [synced]).catch((writeError: unknown) => {
+      this.#log(mr).warn({ err: writeError }, 'could not record the failure in status');
+    });
+    if (failure.terminal) return {};
+    throw failure;
+  }
+
+  #context(mr: ManagedObject<Spec>): ActContext {
+    return {
+      resolveEnv: (items) =>
+        resolveEnv(mr.metadata.namespace, items, (ns, name) => this.#o.writer.readSecret(ns, name)),
+      ownerMarker: { key: OWNER_ENV, value: mr.metadata.uid },
+    };
+  }
+
+  #forgetCloud(id: string): void {
+    this.#actedAt.delete(id);
+    this.#enriched.delete(id);
+  }
+
+  #log(mr: { metadata: ObjectKey }): Logger {
+    return this.#o.log.child({ resource: keyOf(mr), kind: this.#o.adapter.kind });
+  }
+}
+
+/** The status as it stands, minus the generic fields `#writeStatus` recomputes. */
+function pickCommon(status: Status | undefined): Record<string, unknown> {
+  const { observedGeneration: _g, conditions: _c, lastSyncTime: _s, ...rest } = status ?? {};
+  return rest;
+}
+
+function carryOver(
+  status: Record<string, unknown> | undefined,
+  fields: readonly string[],
+): Record<string, unknown> {
+  if (!status) return {};
+  return Object.fromEntries(fields.filter((field) => field in status).map((field) => [field, status[field]]));
+}

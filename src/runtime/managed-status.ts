@@ -1,0 +1,65 @@
+import { isDeepStrictEqual } from 'node:util';
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  observedGeneration: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
+export type ConditionInput = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
+
+/** Status keys the generic layer owns; every other key belongs to the kind. */
+export interface CommonStatus {
+  id?: string;
+  phase?: string;
+  observedGeneration?: number;
+  conditions?: Condition[];
+  lastSyncTime?: string;
+}
+
+export type Status = CommonStatus & Record<string, unknown>;
+
+/**
+ * Merges condition inputs into the current list. A condition keeps its `lastTransitionTime` unless its
+ * status flips, as Kubernetes conventions ask, so an unchanged observation yields an identical list.
+ */
+export function mergeConditions(
+  current: readonly Condition[] | undefined,
+  updates: readonly ConditionInput[],
+  generation: number,
+  now: Date,
+): Condition[] {
+  const merged = new Map((current ?? []).map((condition) => [condition.type, condition]));
+  for (const update of updates) {
+    const previous = merged.get(update.type);
+    const transitioned = previous?.status !== update.status;
+    merged.set(update.type, {
+      ...update,
+      observedGeneration: generation,
+      lastTransitionTime: transitioned || !previous ? now.toISOString() : previous.lastTransitionTime,
+    });
+  }
+  return [...merged.values()].sort((a, b) => a.type.localeCompare(b.type));
+}
+
+export function findCondition(status: Status | undefined, type: string): Condition | undefined {
+  return status?.conditions?.find((condition) => condition.type === type);
+}
+
+/**
+ * Whether writing `next` would change anything a user can see. `lastSyncTime` alone never justifies a
+ * write: it records when the operator last wrote an observation, so steady state costs no writes.
+ */
+export function statusChanged(current: Status | undefined, next: Status): boolean {
+  const { lastSyncTime: _previousSync, ...before } = current ?? {};
+  const { lastSyncTime: _nextSync, ...after } = next;
+  return !isDeepStrictEqual(asStored(before), asStored(after));
+}
+
+/** The value as the apiserver would store it: undefined fields dropped at every depth. */
+function asStored(value: Record<string, unknown>): unknown {
+  return JSON.parse(JSON.stringify(value));
+}

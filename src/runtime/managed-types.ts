@@ -1,0 +1,46 @@
+import type { ManagedObject } from '../resources/external.ts';
+
+export interface ObjectKey {
+  namespace: string;
+  name: string;
+}
+
+export function keyOf(obj: { metadata: ObjectKey }): string {
+  return `${obj.metadata.namespace}/${obj.metadata.name}`;
+}
+
+/** Reads custom resources from the informer's cache: never a call to the apiserver. */
+export interface ManagedStore<Spec> {
+  get(key: ObjectKey): ManagedObject<Spec> | undefined;
+  /** The custom resource whose `gpucloud.io/external-id` names this cloud id, if any. */
+  ownerOf(cloudId: string): ObjectKey | undefined;
+}
+
+export interface MetadataPatch {
+  annotations?: Record<string, string | null>;
+  finalizers?: string[];
+}
+
+export type Metadata = ManagedObject<unknown>['metadata'];
+
+/** The writes the generic reconciler makes, each one call to the apiserver. */
+export interface ManagedWriter {
+  /**
+   * Merge-patches metadata and answers the metadata as stored. A finalizer change is conditional on the
+   * resourceVersion read, so a concurrent change to the list is never overwritten.
+   */
+  patchMetadata(mr: ManagedObject<unknown>, patch: MetadataPatch): Promise<Metadata>;
+  patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<void>;
+  /** A Secret's decoded data, or `undefined` when the Secret does not exist. */
+  readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+}
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface EventSink {
+  record(mr: ManagedObject<unknown>, type: EventType, reason: string, message: string): void;
+}
+
+export interface ReconcileResult {
+  requeueAfterMs?: number;
+}
