@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { listMap, withRules } from './schema-meta.ts';
+
+// Field schemas shared by the kinds' specs. Lengths and list sizes the API spec leaves open are
+// bounded anyway: the apiserver only accepts CEL rules whose worst-case cost it can bound.
+
+export const deletionPolicySchema = z
+  .enum(['Delete', 'Orphan'])
+  .default('Delete')
+  .describe(
+    'What happens to the cloud resource when this object is deleted: Delete removes it (and stops the ' +
+      'billing), Orphan leaves it running in the cloud.',
+  );
+
+/** A port a workload exposes; the cloud gives it an ingress URL. */
+export function exposedPortSchema(defaultProtocol: string) {
+  return z
+    .object({
+      port: z.int().min(1).max(65535).describe('Container port to expose, 1 to 65535.'),
+      protocol: z
+        .string()
+        .min(1)
+        .max(16)
+        .default(defaultProtocol)
+        .describe(`Protocol served on the port, as the cloud names it (${defaultProtocol}).`),
+    })
+    .describe('A container port made reachable from outside through the cloud ingress.');
+}
+
+const secretKeyRefSchema = z
+  .object({
+    name: z.string().min(1).max(253).describe('Name of a Secret in the namespace of this object.'),
+    key: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(/^[-._a-zA-Z0-9]+$/)
+      .describe('Key in the Secret whose value becomes the value of the variable.'),
+  })
+  .describe('Selects one key of a Secret in the same namespace.');
+
+/** Prefix of the environment variables the operator sets itself (the owner marker). */
+export const OPERATOR_ENV_PREFIX = 'GPUCLOUD_';
+
+/**
+ * A list of environment variables whose values are literal or read from Secrets. `reservedKeys`
+ * are variables the cloud sets itself; they and the operator's prefix are refused at admission.
+ */
+export function environmentVariablesSchema(workload: string, reservedKeys: readonly string[]) {
+  const keyRules = [
+    ...reservedKeys.map((reserved) => ({
+      rule: `self != '${reserved}'`,
+      message: `${reserved} is reserved: the cloud sets it on every ${workload}`,
+    })),
+    {
+      rule: `!self.startsWith('${OPERATOR_ENV_PREFIX}')`,
+      message: `names starting with ${OPERATOR_ENV_PREFIX} are reserved for the operator`,
+    },
+  ];
+  const item = withRules(
+    z
+      .object({
+        key: withRules(z.string().min(1).max(255), keyRules).describe('Name of the environment variable.'),
+        value: z
+          .string()
+          .max(32768)
+          .optional()
+          .describe('Literal value. Exactly one of value and valueFrom is set.'),
+        valueFrom: z
+          .object({ secretKeyRef: secretKeyRefSchema })
+          .optional()
+          .describe(
+            'Source of the value: a key of a Secret, read by the operator when it creates the cloud ' +
+              'resource. Exactly one of value and valueFrom is set.',
+          ),
+      })
+      .describe('One environment variable.'),
+    [{ rule: 'has(self.value) != has(self.valueFrom)', message: 'set exactly one of value and valueFrom' }],
+  );
+  return listMap(z.array(item).max(128), ['key']);
+}
+
+export const imageSchema = z.string().min(1).max(255);
+export const imageRegistrySchema = z.string().max(255);
+export const regionSchema = z.string().min(1).max(64);
+export const gpuTypeSchema = z.string().min(1).max(128);
+export const initializationCommandSchema = z.string().max(8192);
+/** Sizes and minimum per-card resources, in the cloud's units (GB, vCPU). */
+export const sizeSchema = z.int32().min(0);
+/** A cloud id the user refers to (registry credential ids): positive, 64-bit in the cloud. */
+export const cloudIdSchema = z.int().min(1);

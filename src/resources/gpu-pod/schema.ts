@@ -1,0 +1,212 @@
+import { z } from 'zod';
+import { immutableExcept } from '../common/immutability.ts';
+import { defineKind } from '../common/kind.ts';
+import {
+  cloudIdSchema,
+  deletionPolicySchema,
+  environmentVariablesSchema,
+  exposedPortSchema,
+  gpuTypeSchema,
+  imageRegistrySchema,
+  imageSchema,
+  initializationCommandSchema,
+  regionSchema,
+  sizeSchema,
+} from '../common/schema.ts';
+import { listMap, withRules } from '../common/schema-meta.ts';
+import { baseStatusShape } from '../common/status.ts';
+
+const KIND = 'GpuPod';
+
+// CEL has no bitwise operators: list the int32 powers of two instead.
+const POWERS_OF_TWO = Array.from({ length: 31 }, (_, exponent) => 2 ** exponent);
+
+const volumeSchema = z
+  .object({
+    id: z.string().min(1).max(128).describe('Id of the persistent volume in the cloud.'),
+    mountPath: z
+      .string()
+      .min(2)
+      .max(255)
+      .regex(/^\//)
+      .describe('Absolute path inside the container where the volume is mounted.'),
+  })
+  .describe('A persistent volume mounted into the pod.');
+
+// Mirrors the v2 pod create request, without callbackUrl: the operator owns the pod's callback URL
+// (it turns lifecycle callbacks into immediate re-reads of the pod).
+const { shape, rules: immutabilityRules } = immutableExcept(
+  KIND,
+  {
+    name: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .describe('Name of the pod in the cloud, 1 to 255 characters. Defaults to metadata.name.'),
+    regions: z
+      .array(regionSchema)
+      .max(64)
+      .optional()
+      .describe('Region codes the pod may be placed in. Any region when omitted.'),
+    image: imageSchema.describe('Container image name, 1 to 255 characters.'),
+    imageRegistry: imageRegistrySchema
+      .optional()
+      .describe('URL of the image registry, at most 255 characters.'),
+    imagePublicType: z
+      .enum(['PUBLIC', 'PRIVATE'])
+      .optional()
+      .describe('Whether the image is public (PUBLIC) or needs registry credentials (PRIVATE).'),
+    containerRegistryAuthId: cloudIdSchema
+      .optional()
+      .describe('Id of the registry credential in the cloud, for a private image.'),
+    resourceType: z.enum(['GPU', 'CPU']).optional().describe('Kind of machine: GPU or CPU.'),
+    gpuType: gpuTypeSchema.describe('GPU model, as named by the GPU machine spec search.'),
+    gpuCount: withRules(z.int32().min(1), [
+      {
+        rule: `self in [${POWERS_OF_TWO.join(', ')}]`,
+        message: 'gpuCount must be a power of 2 (1, 2, 4, 8, ...)',
+      },
+    ]).describe('Number of GPUs: a power of 2.'),
+    isSpot: z
+      .boolean()
+      .optional()
+      .describe('Rent spot capacity: cheaper, but the cloud may preempt the pod. On-demand when omitted.'),
+    maxPrice: z
+      .number()
+      .positive()
+      .optional()
+      .describe('Highest hourly price accepted for the whole machine, in USD. Only with isSpot: true.'),
+    shmInGb: sizeSchema.optional().describe('Shared memory (/dev/shm), in GB.'),
+    minSingleCardRamInGb: sizeSchema.optional().describe('Minimum RAM per GPU card, in GB.'),
+    minSingleCardVramInGb: sizeSchema.optional().describe('Minimum video memory per GPU card, in GB.'),
+    minSingleCardVcpu: sizeSchema.optional().describe('Minimum vCPUs per GPU card.'),
+    containerVolumeInGb: sizeSchema.optional().describe('Size of the container volume, in GB.'),
+    initializationCommand: initializationCommandSchema
+      .optional()
+      .describe('Command run when the container starts, at most 8192 characters.'),
+    environmentVars: environmentVariablesSchema('pod', ['POD_ID'])
+      .optional()
+      .describe(
+        'Environment variables of the container. POD_ID (set by the cloud) and names starting with ' +
+          'GPUCLOUD_ (set by the operator) are reserved.',
+      ),
+    expose: listMap(z.array(exposedPortSchema('HTTP')).max(32), ['port'])
+      .optional()
+      .describe('Container ports to make reachable; their URLs appear in status.exposedPorts.'),
+    volumes: listMap(z.array(volumeSchema).max(32), ['mountPath'])
+      .optional()
+      .describe('Persistent volumes to mount.'),
+    paused: z
+      .boolean()
+      .default(false)
+      .describe('Pause the pod (stops the GPU billing, keeps the pod) when true; resume it when false.'),
+    deletionPolicy: deletionPolicySchema,
+  },
+  ['paused', 'deletionPolicy'],
+);
+
+export const GpuPodSpecSchema = withRules(
+  z
+    .object(shape)
+    .describe(
+      'Desired state of a GPU pod: the fields of the cloud create-pod request, plus paused and ' +
+        'deletionPolicy. The operator sets the callback URL itself, so it is not a field here.',
+    ),
+  [
+    {
+      rule: '!has(self.maxPrice) || (has(self.isSpot) && self.isSpot)',
+      message: 'maxPrice is only valid for spot pods: set isSpot: true or remove maxPrice',
+      fieldPath: '.maxPrice',
+    },
+    ...immutabilityRules,
+  ],
+);
+
+const gpuMetricsSchema = z
+  .object({
+    index: z.int().min(0).describe('Index of the GPU in the pod, as the cloud numbers it (gpu_show_index).'),
+    utilizationPercent: z.number().optional().describe('SM utilisation of the GPU, 0 to 100.'),
+    memoryUsedBytes: z.int().optional().describe('Video memory in use, in bytes.'),
+    memoryTotalBytes: z.int().optional().describe('Video memory of the GPU, in bytes.'),
+  })
+  .describe('Latest samples of one GPU.');
+
+export const GpuPodStatusSchema = z
+  .object({
+    ...baseStatusShape,
+    region: z.string().optional().describe('Region code the cloud placed the pod in.'),
+    gpuDisplayName: z.string().optional().describe('Display name of the GPU model.'),
+    sshCommand: z.string().optional().describe('Command to open an SSH session to the pod.'),
+    internalIp: z.string().optional().describe('IP address of the pod inside the cloud network.'),
+    exposedPorts: listMap(
+      z.array(
+        z
+          .object({
+            port: z.int().describe('Container port.'),
+            protocol: z.string().optional().describe('Protocol served on the port.'),
+            ingressUrl: z.string().optional().describe('URL that reaches the port from outside.'),
+            healthy: z.boolean().optional().describe('Whether the cloud ingress sees the port as healthy.'),
+          })
+          .describe('One exposed port.'),
+      ),
+      ['port'],
+    )
+      .optional()
+      .describe('The exposed ports and their ingress URLs.'),
+    prices: z
+      .object({
+        singleCard: z
+          .string()
+          .optional()
+          .describe('Price of one GPU card (singleCardPrice), as the cloud gives it.'),
+        containerVolume: z
+          .string()
+          .optional()
+          .describe('Price of the container volume (containerVolumePrice), as the cloud gives it.'),
+        persistentVolume: z
+          .string()
+          .optional()
+          .describe('Price of the persistent volumes (persistentVolumePrice), as the cloud gives it.'),
+      })
+      .optional()
+      .describe('Prices the cloud quotes for the pod, in USD.'),
+    runningSeconds: z.int().min(0).optional().describe('Billed running time of the pod so far, in seconds.'),
+    estimatedCost: z
+      .string()
+      .optional()
+      .describe('Estimated cost so far in USD, from the running time and the prices, e.g. "1.2345".'),
+    metrics: z
+      .object({
+        sampledAt: z.iso.datetime().optional().describe('When the latest samples were taken.'),
+        cpuUsage: z.number().optional().describe('CPU usage as a ratio of the requested cores: 1.0 is 100%.'),
+        memoryUsedBytes: z.int().optional().describe('Memory in use, in bytes.'),
+        memoryTotalBytes: z.int().optional().describe('Memory of the pod, in bytes.'),
+        gpus: listMap(z.array(gpuMetricsSchema), ['index'])
+          .optional()
+          .describe('Latest samples of each GPU.'),
+        storageUsedBytes: z.int().optional().describe('Container volume space in use, in bytes.'),
+        storageTotalBytes: z.int().optional().describe('Size of the container volume, in bytes.'),
+      })
+      .optional()
+      .describe('Latest resource usage of the pod, refreshed on a slower schedule than the phase.'),
+  })
+  .describe('Observed state of the GPU pod, as the operator last read it from the cloud.');
+
+export type GpuPodSpec = z.output<typeof GpuPodSpecSchema>;
+export type GpuPodStatus = z.output<typeof GpuPodStatusSchema>;
+
+export const gpuPodKind = defineKind({
+  kind: KIND,
+  plural: 'gpupods',
+  shortNames: ['gpod'],
+  description:
+    'A container pod on rented GPU (or CPU) capacity in the GPU cloud, kept in the state its spec declares.',
+  spec: GpuPodSpecSchema,
+  status: GpuPodStatusSchema,
+  columns: [
+    { name: 'GPU Type', type: 'string', jsonPath: '.spec.gpuType', description: 'GPU model.' },
+    { name: 'GPU Count', type: 'integer', jsonPath: '.spec.gpuCount', description: 'Number of GPUs.' },
+    { name: 'Region', type: 'string', jsonPath: '.status.region', description: 'Region the pod runs in.' },
+  ],
+});

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { immutableExcept } from '../common/immutability.ts';
+import { defineKind } from '../common/kind.ts';
+import { deletionPolicySchema, regionSchema } from '../common/schema.ts';
+import { withRules } from '../common/schema-meta.ts';
+import { baseStatusShape } from '../common/status.ts';
+
+const KIND = 'GpuVm';
+
+// Mirrors the v2 VM create request; the name is the only field the cloud can change (PATCH).
+const { shape, rules } = immutableExcept(
+  KIND,
+  {
+    vmTypeId: z
+      .int32()
+      .min(1)
+      .describe('Id of the VM type to rent, from the VM types listing (GET /v2/vms/types).'),
+    region: regionSchema.describe('Region code to create the VM in; the VM type must be offered there.'),
+    name: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .describe(
+        'Name (nickname) of the VM in the cloud, 1 to 255 characters. Defaults to metadata.name. Changing it renames the VM.',
+      ),
+    isSpot: z
+      .boolean()
+      .describe('Rent spot capacity (cheaper, may be preempted) when true, on-demand capacity when false.'),
+    volumeMountPaths: z
+      .record(z.string(), z.string().min(2).max(255).startsWith('/'))
+      .optional()
+      .describe(
+        'Mount path of each volume, keyed by volume id. The cloud uses a default path for a volume not listed.',
+      ),
+    deletionPolicy: deletionPolicySchema,
+  },
+  ['name', 'deletionPolicy'],
+);
+
+export const GpuVmSpecSchema = withRules(
+  z
+    .object(shape)
+    .describe('Desired state of a GPU VM: the fields of the cloud create-VM request, plus deletionPolicy.'),
+  rules,
+);
+
+export const GpuVmStatusSchema = z
+  .object({
+    ...baseStatusShape,
+    name: z.string().optional().describe('Name of the VM in the cloud now.'),
+    gpuType: z.string().optional().describe('GPU model of the VM.'),
+    gpuDisplayName: z.string().optional().describe('Display name of the GPU model.'),
+    gpuCount: z.int().optional().describe('Number of GPUs of the VM.'),
+    gpuMemoryInGb: z.string().optional().describe('Video memory of one GPU, in GB, as the cloud gives it.'),
+    cpuCores: z.int().optional().describe('Number of CPU cores.'),
+    memoryInGb: z.string().optional().describe('Memory, in GB, as the cloud gives it.'),
+    storageInGb: z.string().optional().describe('Storage, in GB, as the cloud gives it.'),
+    osInfo: z.string().optional().describe('Operating system of the VM.'),
+    isSpot: z.boolean().optional().describe('Whether the VM runs on spot capacity.'),
+    ipAddress: z.string().optional().describe('Public IP address of the VM.'),
+    domainName: z.string().optional().describe('Domain name of the VM.'),
+    sshTemplate: z.string().optional().describe('Template of the SSH command that connects to the VM.'),
+    notebookUrl: z.string().optional().describe('URL of the Jupyter notebook served by the VM.'),
+  })
+  .describe('Observed state of the GPU VM, as the operator last read it from the cloud.');
+
+export type GpuVmSpec = z.output<typeof GpuVmSpecSchema>;
+export type GpuVmStatus = z.output<typeof GpuVmStatusSchema>;
+
+export const gpuVmKind = defineKind({
+  kind: KIND,
+  plural: 'gpuvms',
+  shortNames: ['gvm'],
+  description: 'A virtual machine with GPUs rented from the GPU cloud, kept in the state its spec declares.',
+  spec: GpuVmSpecSchema,
+  status: GpuVmStatusSchema,
+  columns: [
+    { name: 'GPU Type', type: 'string', jsonPath: '.status.gpuType', description: 'GPU model.' },
+    { name: 'GPU Count', type: 'integer', jsonPath: '.status.gpuCount', description: 'Number of GPUs.' },
+    { name: 'Region', type: 'string', jsonPath: '.spec.region', description: 'Region of the VM.' },
+    {
+      name: 'IP',
+      type: 'string',
+      jsonPath: '.status.ipAddress',
+      description: 'Public IP address.',
+      priority: 1,
+    },
+  ],
+});

@@ -1,0 +1,186 @@
+import { z } from 'zod';
+import { defineKind } from '../common/kind.ts';
+import {
+  cloudIdSchema,
+  deletionPolicySchema,
+  environmentVariablesSchema,
+  exposedPortSchema,
+  gpuTypeSchema,
+  imageRegistrySchema,
+  imageSchema,
+  initializationCommandSchema,
+  regionSchema,
+  sizeSchema,
+} from '../common/schema.ts';
+import { listMap } from '../common/schema-meta.ts';
+import { baseStatusShape } from '../common/status.ts';
+
+const KIND = 'ServerlessEndpoint';
+
+// The cloud's pattern is ^(?=[A-Za-z])[A-Za-z0-9@._-]{1,20}$; the apiserver's regex engine (RE2)
+// has no lookahead, so the first letter is matched explicitly.
+const ENDPOINT_NAME_PATTERN = '^[A-Za-z][A-Za-z0-9@._-]{0,19}$';
+const ENDPOINT_NAME_RULE = '1 to 20 characters, starting with a letter, made of letters, digits and @ . _ -';
+
+const resourceSchema = z
+  .object({
+    region: regionSchema.describe('Region code.'),
+    gpuType: gpuTypeSchema.describe('GPU model.'),
+    gpuCount: z.int32().min(1).describe('Number of GPUs per worker.'),
+  })
+  .describe('A region and GPU model workers may run on.');
+
+// Mirrors the v2 endpoint create request. The update request takes the same fields, so unlike the
+// other kinds every field can change.
+export const ServerlessEndpointSpecSchema = z
+  .object({
+    name: z
+      .string()
+      .regex(new RegExp(ENDPOINT_NAME_PATTERN))
+      .optional()
+      .describe(
+        `Name of the endpoint in the cloud: ${ENDPOINT_NAME_RULE}. Defaults to metadata.name, which must then fit.`,
+      ),
+    imageRegistry: imageRegistrySchema
+      .optional()
+      .describe('URL of the image registry, at most 255 characters.'),
+    image: imageSchema.describe('Container image the workers run, 1 to 255 characters.'),
+    resources: listMap(z.array(resourceSchema).min(1).max(16), ['region', 'gpuType']).describe(
+      'Where workers may run: one entry per region and GPU model.',
+    ),
+    minSingleCardVramInGb: sizeSchema.optional().describe('Minimum video memory per GPU card, in GB.'),
+    minSingleCardVcpu: sizeSchema.optional().describe('Minimum vCPUs per GPU card.'),
+    minSingleCardRamInGb: sizeSchema.optional().describe('Minimum RAM per GPU card, in GB.'),
+    workers: z
+      .int32()
+      .min(0)
+      .default(1)
+      .describe('Number of workers. `kubectl scale serverlessendpoint/<name> --replicas=N` sets it.'),
+    credentialId: cloudIdSchema
+      .optional()
+      .describe('Id of the registry credential in the cloud, for a private image.'),
+    containerVolumeInGb: sizeSchema
+      .optional()
+      .describe('Size of the container volume of each worker, in GB.'),
+    initializationCommand: initializationCommandSchema
+      .optional()
+      .describe('Command run when a worker starts, at most 8192 characters.'),
+    envVars: environmentVariablesSchema('worker', [])
+      .optional()
+      .describe(
+        'Environment variables of the workers. Names starting with GPUCLOUD_ are reserved for the operator.',
+      ),
+    expose: exposedPortSchema('http').optional().describe('The worker port that serves requests.'),
+    serviceMode: z
+      .enum(['ALB', 'QUEUE', 'CUSTOM'])
+      .optional()
+      .describe('How requests reach workers: ALB (load balancer), QUEUE (task queue) or CUSTOM.'),
+    webhook: z
+      .string()
+      .max(2048)
+      .regex(/^https?:\/\/.*/)
+      .optional()
+      .describe('http(s) URL that receives task results (QUEUE mode), at most 2048 characters.'),
+    stopped: z
+      .boolean()
+      .default(false)
+      .describe('Stop the endpoint (no workers run) when true; start it when false.'),
+    deletionPolicy: deletionPolicySchema,
+  })
+  .describe(
+    'Desired state of a serverless endpoint: the fields of the cloud create-endpoint request, plus ' +
+      'stopped and deletionPolicy. Every field can change: the operator updates the endpoint in place.',
+  );
+
+export const ServerlessEndpointStatusSchema = z
+  .object({
+    ...baseStatusShape,
+    name: z.string().optional().describe('Name of the endpoint in the cloud now.'),
+    domain: z.string().optional().describe('Domain that serves the endpoint.'),
+    totalWorkers: z.int().optional().describe('Number of workers the cloud has for the endpoint.'),
+    runningWorkers: z.int().optional().describe('Number of workers running now.'),
+    replicas: z
+      .int()
+      .min(0)
+      .optional()
+      .describe('Number of workers, as the scale subresource reports it (kubectl get --subresource=scale).'),
+    perHourPrice: z.string().optional().describe('Price per hour of the endpoint, as the cloud gives it.'),
+    perSecondPrice: z
+      .string()
+      .optional()
+      .describe('Price per second of the endpoint, as the cloud gives it.'),
+    cost: z.string().optional().describe('Cost of the endpoint so far, as the cloud gives it.'),
+    tasks: z
+      .object({
+        processing: z.int().min(0).optional().describe('Tasks waiting for or being handed to a worker.'),
+        delivered: z.int().min(0).optional().describe('Tasks handed to a worker and not finished yet.'),
+        success: z.int().min(0).optional().describe('Tasks that succeeded.'),
+        failed: z.int().min(0).optional().describe('Tasks that failed.'),
+      })
+      .optional()
+      .describe('Number of tasks in each status (QUEUE mode).'),
+  })
+  .describe('Observed state of the serverless endpoint, as the operator last read it from the cloud.');
+
+export type ServerlessEndpointSpec = z.output<typeof ServerlessEndpointSpecSchema>;
+export type ServerlessEndpointStatus = z.output<typeof ServerlessEndpointStatusSchema>;
+
+export const serverlessEndpointKind = defineKind({
+  kind: KIND,
+  plural: 'serverlessendpoints',
+  shortNames: ['sle'],
+  description:
+    'A serverless endpoint of the GPU cloud: a scalable group of workers running one container image.',
+  spec: ServerlessEndpointSpecSchema,
+  status: ServerlessEndpointStatusSchema,
+  rules: [
+    {
+      rule: `has(self.spec.name) || self.metadata.name.matches('${ENDPOINT_NAME_PATTERN}')`,
+      message: `spec.name is required when metadata.name is not a valid endpoint name (${ENDPOINT_NAME_RULE})`,
+      fieldPath: '.spec.name',
+      reason: 'FieldValueRequired',
+    },
+  ],
+  columns: [
+    { name: 'GPU Type', type: 'string', jsonPath: '.spec.resources[0].gpuType', description: 'GPU model.' },
+    {
+      name: 'GPU Count',
+      type: 'integer',
+      jsonPath: '.spec.resources[0].gpuCount',
+      description: 'GPUs per worker.',
+    },
+    {
+      name: 'Region',
+      type: 'string',
+      jsonPath: '.spec.resources[0].region',
+      description: 'Region of the workers.',
+    },
+    {
+      name: 'Workers',
+      type: 'integer',
+      jsonPath: '.spec.workers',
+      description: 'Desired number of workers.',
+    },
+    {
+      name: 'Running',
+      type: 'integer',
+      jsonPath: '.status.runningWorkers',
+      description: 'Workers running now.',
+    },
+    {
+      name: 'Mode',
+      type: 'string',
+      jsonPath: '.spec.serviceMode',
+      description: 'Service mode.',
+      priority: 1,
+    },
+    {
+      name: 'Domain',
+      type: 'string',
+      jsonPath: '.status.domain',
+      description: 'Domain of the endpoint.',
+      priority: 1,
+    },
+  ],
+  scale: { specReplicasPath: '.spec.workers', statusReplicasPath: '.status.replicas' },
+});
