@@ -20,13 +20,33 @@ const celRuleSchema = z.strictObject({
     .optional(),
 }) satisfies z.ZodType<CelRule>;
 
+// Formats the apiserver knows; zod may emit others (e.g. for .startsWith()) that it would ignore.
+const FORMATS = [
+  'int32',
+  'int64',
+  'float',
+  'double',
+  'byte',
+  'date',
+  'date-time',
+  'duration',
+  'uri',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'cidr',
+  'mac',
+  'uuid',
+] as const;
+
 // The subset of what z.toJSONSchema emits (OpenAPI 3.0 flavour) that a structural schema may hold.
 // A strict object, so any other keyword (anyOf, oneOf, $ref, nullable, ...) fails with its name.
 // Its key order is the key order of the generated YAML.
 const jsonSchemaNode = z.strictObject({
   description: z.string().optional(),
   type: z.enum(['object', 'array', 'string', 'integer', 'number', 'boolean']).optional(),
-  format: z.string().optional(),
+  format: z.enum(FORMATS).optional(),
   enum: z.array(z.union([z.string(), z.number(), z.boolean()])).optional(),
   default: z.unknown().optional(),
   minimum: z.number().optional(),

@@ -84,6 +84,7 @@ export const imageSchema = z.string().min(1).max(255);
 export const imageRegistrySchema = z.string().max(255);
 export const regionSchema = z.string().min(1).max(64);
 export const gpuTypeSchema = z.string().min(1).max(128);
+export const mountPathSchema = z.string().min(2).max(255).regex(/^\//);
 export const initializationCommandSchema = z.string().max(8192);
 /** Sizes and minimum per-card resources, in the cloud's units (GB, vCPU). */
 export const sizeSchema = z.int32().min(0);

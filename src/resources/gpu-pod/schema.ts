@@ -10,6 +10,7 @@ import {
   imageRegistrySchema,
   imageSchema,
   initializationCommandSchema,
+  mountPathSchema,
   regionSchema,
   sizeSchema,
 } from '../common/schema.ts';
@@ -24,12 +25,7 @@ const POWERS_OF_TWO = Array.from({ length: 31 }, (_, exponent) => 2 ** exponent)
 const volumeSchema = z
   .object({
     id: z.string().min(1).max(128).describe('Id of the persistent volume in the cloud.'),
-    mountPath: z
-      .string()
-      .min(2)
-      .max(255)
-      .regex(/^\//)
-      .describe('Absolute path inside the container where the volume is mounted.'),
+    mountPath: mountPathSchema.describe('Absolute path inside the container where the volume is mounted.'),
   })
   .describe('A persistent volume mounted into the pod.');
 

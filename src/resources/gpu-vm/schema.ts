@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
-import { deletionPolicySchema, regionSchema } from '../common/schema.ts';
+import { deletionPolicySchema, mountPathSchema, regionSchema } from '../common/schema.ts';
 import { withRules } from '../common/schema-meta.ts';
 import { baseStatusShape } from '../common/status.ts';
 
@@ -28,7 +28,7 @@ const { shape, rules } = immutableExcept(
       .boolean()
       .describe('Rent spot capacity (cheaper, may be preempted) when true, on-demand capacity when false.'),
     volumeMountPaths: z
-      .record(z.string(), z.string().min(2).max(255).startsWith('/'))
+      .record(z.string(), mountPathSchema)
       .optional()
       .describe(
         'Mount path of each volume, keyed by volume id. The cloud uses a default path for a volume not listed.',

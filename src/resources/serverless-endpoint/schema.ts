@@ -36,6 +36,7 @@ export const ServerlessEndpointSpecSchema = z
   .object({
     name: z
       .string()
+      .max(20)
       .regex(new RegExp(ENDPOINT_NAME_PATTERN))
       .optional()
       .describe(
