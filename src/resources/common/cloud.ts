@@ -1,0 +1,45 @@
+import { CloudApiError } from '../../api/errors.ts';
+import type { EnvVar, Readiness } from '../external.ts';
+
+/** The cloud's answer, or `undefined` when it says the resource does not exist. */
+export async function unlessNotFound<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof CloudApiError && error.kind === 'notFound') return undefined;
+    throw error;
+  }
+}
+
+/** Deleting what is already gone is success: delete is idempotent in effect. */
+export async function ignoreNotFound(call: Promise<unknown>): Promise<void> {
+  await unlessNotFound(call);
+}
+
+/** The name the cloud resource gets: `spec.name`, or the custom resource's own name. */
+export function cloudName(mr: { metadata: { name: string }; spec: { name?: string | undefined } }): string {
+  return mr.spec.name ?? mr.metadata.name;
+}
+
+export function hasMarker(env: readonly EnvVar[] | undefined, marker: EnvVar): boolean {
+  return env?.some((item) => item.key === marker.key && item.value === marker.value) ?? false;
+}
+
+/**
+ * Reads a phase through a kind's table. A phase the table does not know (the cloud may add statuses)
+ * is not ready, and says so, instead of failing the reconcile.
+ */
+export function readinessFrom(phase: string, table: Readonly<Record<string, Readiness>>): Readiness {
+  return (
+    table[phase] ?? {
+      ready: false,
+      reason: 'UnknownPhase',
+      message: `the cloud reports status ${phase}, which this operator does not know`,
+    }
+  );
+}
+
+/** A string of the fields whose change must wake a reconcile. */
+export function fingerprintOf(values: ReadonlyArray<string | number | boolean | null | undefined>): string {
+  return JSON.stringify(values);
+}

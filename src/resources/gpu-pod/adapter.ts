@@ -1,0 +1,139 @@
+import type { GpuCloudClient } from '../../api/client.ts';
+import type { PodCreateRequest } from '../../api/schemas/pods.ts';
+import {
+  cloudName,
+  fingerprintOf,
+  hasMarker,
+  ignoreNotFound,
+  readinessFrom,
+  unlessNotFound,
+} from '../common/cloud.ts';
+import type { ActContext, ExternalKind, ManagedObject, Plan, Readiness } from '../external.ts';
+import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView } from './details.ts';
+import type { GpuPodSpec } from './schema.ts';
+
+type GpuPod = ManagedObject<GpuPodSpec>;
+
+export interface GpuPodAdapterOptions {
+  /** The URL the cloud posts lifecycle callbacks to, when the operator serves one. */
+  callbackUrl?: string | undefined;
+}
+
+const readiness: Readonly<Record<string, Readiness>> = {
+  INITIALIZING: { ready: false, reason: 'Initializing', message: 'the cloud is starting the pod' },
+  RUNNING: { ready: true, reason: 'Running', message: 'the pod is running' },
+  PAUSING: { ready: false, reason: 'Pausing', message: 'the cloud is pausing the pod' },
+  PAUSED: { ready: false, reason: 'Paused', message: 'the pod is paused' },
+  TERMINATING: { ready: false, reason: 'Terminating', message: 'the cloud is deleting the pod' },
+  TERMINATED: { ready: false, reason: 'Terminated', message: 'the pod is deleted' },
+  FAILED: { ready: false, reason: 'Failed', message: 'the cloud reports the pod FAILED', broken: true },
+  DEGRADED: { ready: false, reason: 'Degraded', message: 'the cloud reports the pod DEGRADED', broken: true },
+};
+
+/** The cloud is moving the pod on its own: nothing to do but wait for the next state. */
+const TRANSITIONAL = new Set(['INITIALIZING', 'PAUSING', 'TERMINATING']);
+
+export function gpuPodAdapter(
+  client: GpuCloudClient,
+  options: GpuPodAdapterOptions = {},
+): ExternalKind<GpuPodSpec, PodView> {
+  return {
+    kind: 'GpuPod',
+    list: () => client.pods.list(),
+    get: (id) => unlessNotFound(client.pods.get(id)),
+    idOf: (pod) => pod.id,
+    createdAtOf: (pod) => pod.createdAt,
+    fingerprint: (pod) => fingerprintOf([pod.status, pod.name, pod.internalIp, pod.region]),
+    // The list leaves out the ssh command, ports, prices and environment: a get completes it.
+    enrich: async (pod) => (await unlessNotFound(client.pods.get(pod.id))) ?? pod,
+    isGone: (pod) => pod.status === 'TERMINATED' || pod.status === 'TERMINATING',
+    isOwnCreate: async (mr, pod, ctx) => {
+      if (pod.name !== cloudName(mr)) return false;
+      const full = await unlessNotFound(client.pods.get(pod.id));
+      return hasMarker(full?.environmentVars, ctx.ownerMarker);
+    },
+    create: async (mr, ctx) => client.pods.create(await createRequest(mr, ctx, options.callbackUrl)),
+    plan: async (mr, pod) => plan(client, mr, pod),
+    delete: (id) => ignoreNotFound(client.pods.delete(id)),
+    readiness: (mr, pod) => podReadiness(mr, pod),
+    phaseOf: (pod) => pod.status,
+    statusOf: (pod) => ({
+      region: pod.region,
+      gpuDisplayName: pod.gpuDisplayName,
+      sshCommand: pod.sshCmd ?? undefined,
+      internalIp: pod.internalIp ?? undefined,
+      exposedPorts: pod.expose?.map(({ port, protocol, ingressUrl, healthy }) => ({
+        port,
+        protocol,
+        ingressUrl,
+        healthy,
+      })),
+      prices:
+        pod.singleCardPrice === undefined
+          ? undefined
+          : {
+              singleCard: pod.singleCardPrice,
+              containerVolume: pod.containerVolumePrice,
+              persistentVolume: pod.persistentVolumePrice,
+            },
+    }),
+    details: {
+      calls: DETAIL_CALLS,
+      fields: DETAIL_FIELDS,
+      applies: (pod) => pod.status === 'RUNNING',
+      fetch: (pod) => fetchPodDetails(client, pod),
+    },
+  };
+}
+
+async function createRequest(
+  mr: GpuPod,
+  ctx: ActContext,
+  callbackUrl: string | undefined,
+): Promise<PodCreateRequest> {
+  const {
+    paused: _paused,
+    deletionPolicy: _policy,
+    name: _name,
+    environmentVars,
+    containerRegistryAuthId,
+    ...fields
+  } = mr.spec;
+  const env = await ctx.resolveEnv(environmentVars);
+  return {
+    ...fields,
+    ...(containerRegistryAuthId === undefined
+      ? {}
+      : { containerRegistryAuthId: String(containerRegistryAuthId) }),
+    name: cloudName(mr),
+    environmentVars: [...env, ctx.ownerMarker],
+    ...(callbackUrl ? { callbackUrl } : {}),
+  };
+}
+
+function plan(client: GpuCloudClient, mr: GpuPod, pod: PodView): Plan {
+  if (TRANSITIONAL.has(pod.status)) return { kind: 'wait', reason: pod.status };
+  if (mr.spec.paused && pod.status === 'RUNNING') {
+    return step('Pausing', `pausing pod ${pod.id}`, () => client.pods.pause(pod.id));
+  }
+  if (!mr.spec.paused && pod.status === 'PAUSED') {
+    return step('Resuming', `resuming pod ${pod.id}`, () => client.pods.resume(pod.id));
+  }
+  return { kind: 'in-sync' };
+}
+
+function step(reason: string, describe: string, run: () => Promise<void>): Plan {
+  return { kind: 'act', step: { reason, describe, run } };
+}
+
+function podReadiness(mr: GpuPod, pod: PodView): Readiness {
+  // A pod paused on purpose is exactly what the spec asks for: Ready, with reason Paused.
+  if (pod.status === 'PAUSED' && mr.spec.paused)
+    return { ready: true, reason: 'Paused', message: 'the pod is paused as asked' };
+  if (pod.status === 'RUNNING' && mr.spec.paused)
+    return { ready: false, reason: 'Pausing', message: 'pausing the pod' };
+  if (pod.status === 'INITIALIZING' && !mr.spec.paused && mr.status?.phase === 'PAUSED') {
+    return { ready: false, reason: 'Resuming', message: 'the cloud is resuming the pod' };
+  }
+  return readinessFrom(pod.status, readiness);
+}

@@ -1,0 +1,75 @@
+import type { GpuCloudClient } from '../../api/client.ts';
+import type { Vm } from '../../api/schemas/vms.ts';
+import { cloudName, fingerprintOf, ignoreNotFound, readinessFrom, unlessNotFound } from '../common/cloud.ts';
+import type { ExternalKind, Readiness } from '../external.ts';
+import type { GpuVmSpec } from './schema.ts';
+
+const readiness: Readonly<Record<string, Readiness>> = {
+  INITIALIZING: { ready: false, reason: 'Initializing', message: 'the cloud is starting the VM' },
+  RUNNING: { ready: true, reason: 'Running', message: 'the VM is running' },
+  STOPPING: { ready: false, reason: 'Stopping', message: 'the cloud is stopping the VM' },
+  STOPPED: { ready: false, reason: 'Stopped', message: 'the VM is stopped' },
+  TERMINATING: { ready: false, reason: 'Terminating', message: 'the cloud is terminating the VM' },
+  TERMINATED: { ready: false, reason: 'Terminated', message: 'the VM is terminated' },
+  FAILED: { ready: false, reason: 'Failed', message: 'the cloud reports the VM FAILED', broken: true },
+};
+
+export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm> {
+  return {
+    kind: 'GpuVm',
+    list: async () => Array.fromAsync(client.vms.listAll()),
+    get: (id) => unlessNotFound(client.vms.get(id)),
+    idOf: (vm) => vm.id,
+    createdAtOf: (vm) => vm.createdAt,
+    fingerprint: (vm) => fingerprintOf([vm.status, vm.name, vm.ipAddress, vm.domainName]),
+    isGone: (vm) => vm.status === 'TERMINATED' || vm.status === 'TERMINATING',
+    // A VM carries no environment to mark, so its name (and creation after the intent, and no other
+    // custom resource claiming it, which the reconciler checks) is all that identifies it.
+    isOwnCreate: async (mr, vm) => vm.name === cloudName(mr),
+    create: async (mr) => {
+      const { vmTypeId, region, isSpot, volumeMountPaths } = mr.spec;
+      return client.vms.create({
+        vmTypeId,
+        region,
+        isSpot,
+        name: cloudName(mr),
+        ...(volumeMountPaths ? { volumeMountPaths } : {}),
+      });
+    },
+    plan: async (mr, vm) => {
+      const name = cloudName(mr);
+      if (vm.name === name) return { kind: 'in-sync' };
+      return {
+        kind: 'act',
+        step: {
+          reason: 'Renaming',
+          describe: `renaming VM ${vm.id} from ${vm.name} to ${name}`,
+          run: async () => {
+            await client.vms.update(vm.id, { name });
+          },
+        },
+      };
+    },
+    // Terminate is refused (11001) while the VM is starting: that error is transient and retried with
+    // backoff; a key without terminate permission (11002) is terminal and shown on the resource.
+    delete: (id) => ignoreNotFound(client.vms.terminate(id)),
+    readiness: (_mr, vm) => readinessFrom(vm.status, readiness),
+    phaseOf: (vm) => vm.status,
+    statusOf: (vm) => ({
+      name: vm.name,
+      gpuType: vm.gpuType,
+      gpuDisplayName: vm.gpuDisplayName,
+      gpuCount: vm.gpuCount,
+      gpuMemoryInGb: vm.gpuMemoryInGb,
+      cpuCores: vm.cpuCores,
+      memoryInGb: vm.memoryInGb,
+      storageInGb: vm.storageInGb,
+      osInfo: vm.osInfo,
+      isSpot: vm.isSpot,
+      ipAddress: vm.ipAddress,
+      domainName: vm.domainName,
+      sshTemplate: vm.sshTemplate,
+      notebookUrl: vm.notebookUrl,
+    }),
+  };
+}

@@ -1,0 +1,191 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { GpuCloudClient } from '../../api/client.ts';
+import type { Endpoint, EndpointUpdateRequest } from '../../api/schemas/serverless.ts';
+import { cloudName, hasMarker, ignoreNotFound, readinessFrom } from '../common/cloud.ts';
+import type { ActContext, ExternalKind, ManagedObject, Plan, Readiness, Step } from '../external.ts';
+import type { ServerlessEndpointSpec } from './schema.ts';
+
+type ServerlessEndpoint = ManagedObject<ServerlessEndpointSpec>;
+
+const readiness: Readonly<Record<string, Readiness>> = {
+  INITIALIZING: { ready: false, reason: 'Initializing', message: 'the cloud is starting the endpoint' },
+  RUNNING: { ready: true, reason: 'Running', message: 'the endpoint is running' },
+  STOPPING: { ready: false, reason: 'Stopping', message: 'the cloud is stopping the endpoint' },
+  STOPPED: { ready: false, reason: 'Stopped', message: 'the endpoint is stopped' },
+  FAILED: { ready: false, reason: 'Failed', message: 'the cloud reports the endpoint FAILED', broken: true },
+};
+
+const TRANSITIONAL = new Set(['INITIALIZING', 'STOPPING']);
+
+export function serverlessEndpointAdapter(
+  client: GpuCloudClient,
+): ExternalKind<ServerlessEndpointSpec, Endpoint> {
+  // The get-by-id answer is a reduced object; the list carries everything, in one call for all.
+  const get = async (id: string) => (await client.serverless.list()).find((endpoint) => endpoint.id === id);
+  return {
+    kind: 'ServerlessEndpoint',
+    list: () => client.serverless.list(),
+    get,
+    idOf: (endpoint) => endpoint.id,
+    // The endpoint object has no creation time; the owner marker alone identifies an interrupted create.
+    createdAtOf: () => Number.POSITIVE_INFINITY,
+    // Cost and prices move every second while workers run: they are refreshed as details, not watched.
+    fingerprint: (endpoint) => {
+      const { cost: _cost, perSecondPrice: _s, perHourPrice: _h, ...watched } = endpoint;
+      return JSON.stringify(watched);
+    },
+    isGone: () => false,
+    isOwnCreate: async (_mr, endpoint, ctx) => hasMarker(endpoint.environmentVars, ctx.ownerMarker),
+    create: async (mr, ctx) => {
+      const desired = await desiredFields(mr, ctx);
+      return client.serverless.create({
+        ...desired,
+        name: cloudName(mr),
+        ...optional('workers', mr.spec.workers),
+      });
+    },
+    plan: async (mr, endpoint, ctx) => plan(client, mr, endpoint, ctx),
+    delete: (id) => ignoreNotFound(client.serverless.delete(id)),
+    readiness: (mr, endpoint) => endpointReadiness(mr, endpoint),
+    phaseOf: (endpoint) => endpoint.status,
+    statusOf: (endpoint) => ({
+      name: endpoint.name,
+      domain: endpoint.domain ?? undefined,
+      totalWorkers: endpoint.totalWorkers,
+      runningWorkers: endpoint.runningWorkers,
+      replicas: endpoint.totalWorkers,
+    }),
+    details: {
+      calls: 1,
+      fields: ['cost', 'perHourPrice', 'perSecondPrice', 'tasks'],
+      applies: () => true,
+      fetch: async (endpoint) => ({
+        cost: endpoint.cost,
+        perHourPrice: endpoint.perHourPrice,
+        perSecondPrice: endpoint.perSecondPrice,
+        tasks: endpoint.serviceMode === 'QUEUE' ? await taskCounts(client, endpoint.id) : undefined,
+      }),
+    },
+  };
+}
+
+/** The update-request fields the spec sets, with Secret-sourced env resolved and the owner marker added. */
+async function desiredFields(mr: ServerlessEndpoint, ctx: ActContext) {
+  const {
+    stopped: _s,
+    deletionPolicy: _d,
+    workers: _w,
+    name: _n,
+    envVars,
+    credentialId,
+    ...fields
+  } = mr.spec;
+  const env = await ctx.resolveEnv(envVars);
+  return {
+    ...fields,
+    ...optional('credentialId', credentialId === undefined ? undefined : String(credentialId)),
+    envVars: [...env, ctx.ownerMarker],
+  };
+}
+
+async function plan(
+  client: GpuCloudClient,
+  mr: ServerlessEndpoint,
+  endpoint: Endpoint,
+  ctx: ActContext,
+): Promise<Plan> {
+  if (TRANSITIONAL.has(endpoint.status)) return { kind: 'wait', reason: endpoint.status };
+  const changes = await updateFor(mr, endpoint, ctx);
+  if (Object.keys(changes).length > 0) {
+    const fields = Object.keys(changes).join(', ');
+    return act({
+      reason: 'Updating',
+      describe: `updating endpoint ${endpoint.id}: ${fields}`,
+      run: async () => void (await client.serverless.update(endpoint.id, changes)),
+    });
+  }
+  const { workers, stopped } = mr.spec;
+  if (workers !== undefined && workers !== endpoint.totalWorkers) {
+    return act({
+      reason: 'Scaling',
+      describe: `scaling endpoint ${endpoint.id} from ${endpoint.totalWorkers} to ${workers} workers`,
+      run: () => client.serverless.scaleWorkers(endpoint.id, workers),
+    });
+  }
+  if (stopped && endpoint.status === 'RUNNING') {
+    return act({
+      reason: 'Stopping',
+      describe: `stopping endpoint ${endpoint.id}`,
+      run: () => client.serverless.stop(endpoint.id),
+    });
+  }
+  if (!stopped && endpoint.status === 'STOPPED') {
+    return act({
+      reason: 'Starting',
+      describe: `starting endpoint ${endpoint.id}`,
+      run: () => client.serverless.start(endpoint.id),
+    });
+  }
+  return { kind: 'in-sync' };
+}
+
+/** The fields whose cloud value differs from the spec; fields the spec leaves out are the cloud's to pick. */
+async function updateFor(
+  mr: ServerlessEndpoint,
+  endpoint: Endpoint,
+  ctx: ActContext,
+): Promise<EndpointUpdateRequest> {
+  const desired = { ...(await desiredFields(mr, ctx)), name: cloudName(mr) };
+  const current: Record<keyof typeof desired, unknown> = {
+    ...endpoint,
+    credentialId: endpoint.credentialId ?? undefined,
+    expose: endpoint.expose ?? undefined,
+    webhook: endpoint.webhook ?? undefined,
+    resources: endpoint.resources.map(({ region, gpuType, gpuCount }) => ({ region, gpuType, gpuCount })),
+    envVars: endpoint.environmentVars,
+  };
+  const changes: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(desired)) {
+    if (value !== undefined && !sameValue(field, value, current[field as keyof typeof desired]))
+      changes[field] = value;
+  }
+  return changes as EndpointUpdateRequest;
+}
+
+/** Lists whose order carries no meaning (env, resources) compare as sets. */
+function sameValue(field: string, desired: unknown, current: unknown): boolean {
+  if ((field === 'envVars' || field === 'resources') && Array.isArray(desired) && Array.isArray(current)) {
+    return isDeepStrictEqual(sortedJson(desired), sortedJson(current));
+  }
+  return isDeepStrictEqual(desired, current);
+}
+
+function sortedJson(items: readonly unknown[]): string[] {
+  return items.map((item) => JSON.stringify(item)).sort();
+}
+
+async function taskCounts(client: GpuCloudClient, id: string) {
+  const counts = await client.serverless.tasks.count(id);
+  return {
+    processing: counts.processing ?? 0,
+    delivered: counts.delivered ?? 0,
+    success: counts.success ?? 0,
+    failed: counts.failed ?? 0,
+  };
+}
+
+function endpointReadiness(mr: ServerlessEndpoint, endpoint: Endpoint): Readiness {
+  if (endpoint.status === 'STOPPED' && mr.spec.stopped)
+    return { ready: true, reason: 'Stopped', message: 'the endpoint is stopped as asked' };
+  if (endpoint.status === 'RUNNING' && mr.spec.stopped)
+    return { ready: false, reason: 'Stopping', message: 'stopping the endpoint' };
+  return readinessFrom(endpoint.status, readiness);
+}
+
+function act(step: Step): Plan {
+  return { kind: 'act', step };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
