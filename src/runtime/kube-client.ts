@@ -1,0 +1,204 @@
+import { type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { type Dispatcher, fetch, type Response } from 'undici';
+import type { z } from 'zod';
+import { statusSchema } from './kube-object.ts';
+
+export type KubeMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type QueryValue = string | number | boolean | undefined;
+
+export interface KubeRequest {
+  readonly method: KubeMethod;
+  /** Absolute API path, e.g. `/api/v1/namespaces/default/configmaps`. */
+  readonly path: string;
+  readonly query?: Readonly<Record<string, QueryValue>>;
+  readonly body?: unknown;
+  /** Content type of a PATCH body; JSON merge patch unless told otherwise. */
+  readonly patchType?: 'application/merge-patch+json' | 'application/strategic-merge-patch+json';
+  readonly signal?: AbortSignal;
+  /** Bound on the whole request; defaults to the client's `requestTimeoutMs`. */
+  readonly timeoutMs?: number;
+}
+
+/** The apiserver answered with an error status; carries its `Status` reason and message. */
+export class KubeApiError extends Error {
+  readonly status: number;
+  /** `metav1.StatusReason`, e.g. `NotFound`, `Conflict`, `Expired`, `Gone`. */
+  readonly reason: string;
+  readonly method: KubeMethod;
+  readonly path: string;
+
+  constructor(method: KubeMethod, path: string, status: number, reason: string, detail: string) {
+    super(`${method} ${path}: HTTP ${status} ${reason}: ${detail}`);
+    this.name = 'KubeApiError';
+    this.status = status;
+    this.reason = reason;
+    this.method = method;
+    this.path = path;
+  }
+}
+
+/** The request never got an answer: connection refused or reset, timeout, or a malformed response. */
+export class KubeTransportError extends Error {
+  readonly method: KubeMethod;
+  readonly path: string;
+
+  constructor(method: KubeMethod, path: string, detail: string, cause: unknown) {
+    super(`${method} ${path}: ${detail}`, { cause });
+    this.name = 'KubeTransportError';
+    this.method = method;
+    this.path = path;
+  }
+}
+
+export function isStatus(err: unknown, status: number): err is KubeApiError {
+  return err instanceof KubeApiError && err.status === status;
+}
+
+export interface KubeClientOptions {
+  /** Bound on every non-watch request. */
+  readonly requestTimeoutMs?: number;
+}
+
+/**
+ * Minimal JSON client for the Kubernetes API on top of a client-node `KubeConfig` (which supplies
+ * the server, TLS material and credentials).
+ *
+ * The runtime talks raw JSON rather than through client-node's typed APIs: list and watch must
+ * yield the same shapes (the typed APIs turn timestamps into `Date` on list but not on watch), the
+ * objects are kept in caches without conversion, and `Lease` micro-timestamps must keep their wire
+ * format.
+ */
+export class KubeClient {
+  readonly #kubeConfig: KubeConfig;
+  readonly #requestTimeoutMs: number;
+  // client-node builds a fresh connection pool on every authentication; one is kept and reused.
+  #dispatcher: Dispatcher | undefined;
+
+  constructor(kubeConfig: KubeConfig, options: KubeClientOptions = {}) {
+    this.#kubeConfig = kubeConfig;
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  }
+
+  /** Sends a request and decodes the JSON answer with `schema`; errors are typed (see above). */
+  async request<S extends z.ZodType>(schema: S, request: KubeRequest): Promise<z.output<S>> {
+    const timeout = AbortSignal.timeout(request.timeoutMs ?? this.#requestTimeoutMs);
+    const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
+    const response = await this.#send(request, signal);
+    const text = await this.#readText(request, response);
+    if (!response.ok) throw apiError(request.method, request.path, response.status, text);
+    const decoded = schema.safeParse(parseJson(text));
+    if (!decoded.success) {
+      throw new KubeTransportError(request.method, request.path, 'unexpected response body', decoded.error);
+    }
+    return decoded.data;
+  }
+
+  /**
+   * Opens a watch and yields each event's parsed JSON. Ends when the server closes the stream;
+   * abort `signal` to stop early. Errors opening the watch are thrown as for `request`.
+   */
+  async *watch(
+    path: string,
+    query: Readonly<Record<string, QueryValue>>,
+    signal: AbortSignal,
+  ): AsyncGenerator<unknown> {
+    const request: KubeRequest = { method: 'GET', path, query: { ...query, watch: true } };
+    const response = await this.#send(request, signal);
+    if (!response.ok) throw apiError('GET', path, response.status, await this.#readText(request, response));
+    if (response.body === null) return;
+    const decoder = new TextDecoder();
+    let partial = '';
+    try {
+      for await (const chunk of response.body) {
+        const lines = (partial + decoder.decode(chunk, { stream: true })).split('\n');
+        partial = lines.pop() ?? '';
+        for (const line of lines) {
+          if (line.trim() !== '') yield parseWatchLine(path, line);
+        }
+      }
+    } catch (err) {
+      throw err instanceof KubeTransportError
+        ? err
+        : new KubeTransportError('GET', path, 'watch stream broken', err);
+    }
+  }
+
+  async #send(request: KubeRequest, signal: AbortSignal): Promise<Response> {
+    const url = this.#url(request);
+    const context = new RequestContext(url, request.method);
+    await this.#kubeConfig.applySecurityAuthentication(context);
+    this.#dispatcher ??= context.getDispatcher();
+    const headers: Record<string, string> = { ...context.getHeaders(), accept: 'application/json' };
+    let body: string | undefined;
+    if (request.body !== undefined) {
+      body = JSON.stringify(request.body);
+      headers['content-type'] =
+        request.method === 'PATCH'
+          ? (request.patchType ?? 'application/merge-patch+json')
+          : 'application/json';
+    }
+    try {
+      return await fetch(url, {
+        method: request.method,
+        headers,
+        body,
+        signal,
+        dispatcher: this.#dispatcher,
+      });
+    } catch (err) {
+      throw new KubeTransportError(request.method, request.path, describeFailure(err, signal), err);
+    }
+  }
+
+  async #readText(request: KubeRequest, response: Response): Promise<string> {
+    try {
+      return await response.text();
+    } catch (err) {
+      throw new KubeTransportError(request.method, request.path, 'response body interrupted', err);
+    }
+  }
+
+  #url(request: KubeRequest): string {
+    const server = this.#kubeConfig.getCurrentCluster()?.server;
+    if (!server)
+      throw new Error('the kubeconfig has no current cluster: set a current-context with a server');
+    const url = new URL(server.replace(/\/+$/, '') + request.path);
+    for (const [name, value] of Object.entries(request.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    return url.toString();
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function parseWatchLine(path: string, line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch (err) {
+    throw new KubeTransportError('GET', path, 'malformed watch event', err);
+  }
+}
+
+function apiError(method: KubeMethod, path: string, status: number, body: string): KubeApiError {
+  const decoded = statusSchema.safeParse(parseJson(body));
+  const reason = (decoded.success && decoded.data.reason) || `HTTP${status}`;
+  const message = (decoded.success && decoded.data.message) || body.slice(0, 200) || 'no message';
+  return new KubeApiError(method, path, status, reason, message);
+}
+
+function describeFailure(err: unknown, signal: AbortSignal): string {
+  if (signal.aborted) {
+    return signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError'
+      ? 'timed out'
+      : 'aborted';
+  }
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : undefined;
+  return `request failed: ${cause ?? (err instanceof Error ? err.message : String(err))}`;
+}
