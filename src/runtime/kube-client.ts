@@ -13,7 +13,10 @@ export interface KubeRequest {
   readonly query?: Readonly<Record<string, QueryValue>>;
   readonly body?: unknown;
   /** Content type of a PATCH body; JSON merge patch unless told otherwise. */
-  readonly patchType?: 'application/merge-patch+json' | 'application/strategic-merge-patch+json';
+  readonly patchType?:
+    | 'application/merge-patch+json'
+    | 'application/strategic-merge-patch+json'
+    | 'application/json-patch+json';
   readonly signal?: AbortSignal;
   /** Bound on the whole request; defaults to the client's `requestTimeoutMs`. */
   readonly timeoutMs?: number;

@@ -36,7 +36,7 @@ interface Intent<Cloud> {
 export class Creation<Spec, Cloud> {
   readonly #adapter: ExternalKind<Spec, Cloud>;
   readonly #cache: CloudCache<Cloud>;
-  readonly #store: ManagedStore<Spec>;
+  readonly #store: ManagedStore;
   readonly #writer: ManagedWriter;
   readonly #options: CreationOptions;
   /** Intents written by this process, keyed by custom-resource uid. */
@@ -45,7 +45,7 @@ export class Creation<Spec, Cloud> {
   constructor(
     adapter: ExternalKind<Spec, Cloud>,
     cache: CloudCache<Cloud>,
-    store: ManagedStore<Spec>,
+    store: ManagedStore,
     writer: ManagedWriter,
     options: CreationOptions,
   ) {

@@ -7,6 +7,7 @@ import {
   SKIP_RECONCILE,
 } from '../resources/annotations.ts';
 import type { ActContext, ExternalKind, ManagedObject, Plan } from '../resources/external.ts';
+import type { ObjectKey } from './kube-object.ts';
 import type { CloudCache } from './managed-cloud-cache.ts';
 import { Creation, type CreationOptions } from './managed-creation.ts';
 import type { DetailSchedule } from './managed-details.ts';
@@ -18,7 +19,6 @@ import {
   keyOf,
   type ManagedStore,
   type ManagedWriter,
-  type ObjectKey,
   type ReconcileResult,
 } from './managed-types.ts';
 
@@ -31,7 +31,7 @@ export interface ManagedReconcilerOptions<Spec extends CommonSpec, Cloud> {
   adapter: ExternalKind<Spec, Cloud>;
   /** Validates the spec as stored (zod); a failure is a terminal `InvalidSpec`. */
   parseSpec(raw: unknown): Spec;
-  store: ManagedStore<Spec>;
+  store: ManagedStore;
   writer: ManagedWriter;
   events: EventSink;
   cache: CloudCache<Cloud>;

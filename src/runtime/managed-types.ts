@@ -1,17 +1,15 @@
 import type { ManagedObject } from '../resources/external.ts';
+import type { ObjectKey } from './kube-object.ts';
 
-export interface ObjectKey {
-  namespace: string;
-  name: string;
-}
-
+/** `namespace/name` of a custom resource: the work-queue key and the key of per-resource memory. */
 export function keyOf(obj: { metadata: ObjectKey }): string {
   return `${obj.metadata.namespace}/${obj.metadata.name}`;
 }
 
 /** Reads custom resources from the informer's cache: never a call to the apiserver. */
-export interface ManagedStore<Spec> {
-  get(key: ObjectKey): ManagedObject<Spec> | undefined;
+export interface ManagedStore {
+  /** The resource with its spec as stored (unvalidated). */
+  get(key: ObjectKey): ManagedObject<unknown> | undefined;
   /** The custom resource whose `gpucloud.io/external-id` names this cloud id, if any. */
   ownerOf(cloudId: string): ObjectKey | undefined;
 }

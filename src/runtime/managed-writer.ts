@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import type { ManagedObject } from '../resources/external.ts';
+import { isStatus, type KubeClient } from './kube-client.ts';
+import { managedEnvelope } from './managed-store.ts';
+import type { ManagedWriter, Metadata, MetadataPatch } from './managed-types.ts';
+import { objectPath, type ResourceType, secrets } from './resource-type.ts';
+
+const secretSchema = z.looseObject({ data: z.record(z.string(), z.string()).optional() });
+
+/** The generic reconciler's writes, as apiserver calls on one custom-resource kind. */
+export function managedWriter(client: KubeClient, resource: ResourceType): ManagedWriter {
+  const path = (mr: ManagedObject<unknown>) => objectPath(resource, mr.metadata);
+  return {
+    async patchMetadata(mr: ManagedObject<unknown>, patch: MetadataPatch): Promise<Metadata> {
+      // A merge patch replaces the whole finalizer list: make it conditional on what was read.
+      const precondition = patch.finalizers ? { resourceVersion: mr.metadata.resourceVersion } : {};
+      const updated = await client.request(managedEnvelope, {
+        method: 'PATCH',
+        path: path(mr),
+        body: { metadata: { ...patch, ...precondition } },
+      });
+      return updated.metadata;
+    },
+    async patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<void> {
+      // Replacing status whole (a JSON patch `add` replaces an existing member) drops fields the cloud
+      // no longer reports, which a merge patch would keep, and needs no resourceVersion.
+      await client.request(z.unknown(), {
+        method: 'PATCH',
+        path: `${path(mr)}/status`,
+        patchType: 'application/json-patch+json',
+        body: [{ op: 'add', path: '/status', value: status }],
+      });
+    },
+    async readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+      try {
+        const secret = await client.request(secretSchema, {
+          method: 'GET',
+          path: objectPath(secrets, { namespace, name }),
+        });
+        return Object.fromEntries(
+          Object.entries(secret.data ?? {}).map(([key, value]) => [
+            key,
+            Buffer.from(value, 'base64').toString('utf8'),
+          ]),
+        );
+      } catch (error) {
+        if (isStatus(error, 404)) return undefined;
+        throw error;
+      }
+    },
+  };
+}
