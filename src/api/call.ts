@@ -66,11 +66,13 @@ export function createInvoker(options: ClientOptions): { invoke: Invoke; close()
     }
   }
 
+  let closed: Promise<void> | undefined;
   return {
     invoke,
-    async close() {
+    close() {
       closing.abort(new Error('the GPU cloud client was closed'));
-      await transport.close();
+      closed ??= transport.close();
+      return closed;
     },
   };
 }

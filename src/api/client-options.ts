@@ -13,7 +13,10 @@ export const clientOptionsSchema = z.object({
   baseUrl: z.url({ protocol: /^https?$/ }),
   /** Sent as `x-api-key`; never logged, never part of an error or a metric. */
   apiKey: z.string().min(1),
-  /** Longest wait for the answer's headers once a request is sent, and longest silence within its body. */
+  /**
+   * Longest wait for the answer's headers once a request is sent, and longest silence within its
+   * body. Undici checks it on a coarse clock (about twice a second), so it may fire up to ~1 s late.
+   */
   requestTimeoutMs: milliseconds.positive().default(30_000),
   connectTimeoutMs: milliseconds.positive().default(10_000),
   /** Most sockets kept open (and reused) to the service. */

@@ -17,6 +17,7 @@ export function encodeRequest<O extends Operation>(op: O, input: OperationInput<
   const params = encodePart(op.params, input.params, 'params', issues);
   const query = encodePart(op.query, input.query, 'query', issues);
   const body = encodePart(op.body, input.body, 'body', issues);
+  if (issues.length > 0) throw new RequestValidationError(op.name, issues);
   const path = fillPath(op.path, params, issues) + queryString(query, issues);
   if (issues.length > 0) throw new RequestValidationError(op.name, issues);
   return { method: op.method, path, body: body === undefined ? undefined : JSON.stringify(body) };
