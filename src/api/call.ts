@@ -44,8 +44,8 @@ export function createInvoker(options: ClientOptions): { invoke: Invoke; close()
     let tookEffect = false;
     try {
       for (;;) {
-        attempts += 1;
         const { outcome, seconds } = await attempt(op, request);
+        attempts += 1;
         if (outcome.kind === 'success') {
           logAttempt(log, op, attempts, outcome, seconds, undefined);
           return outcome.value;

@@ -320,6 +320,7 @@ test('calls still waiting when the client closes fail with a closed TransportErr
 
   assert.ok(error instanceof TransportError);
   assert.equal(error.reason, 'closed');
+  assert.equal(error.attempts, 1);
   assert.equal(error.retryable, false);
   assert.equal(error.mayHaveTakenEffect, false);
   assert.equal(server.requests.length, 1);
