@@ -7,6 +7,7 @@ import {
   SKIP_RECONCILE,
 } from '../resources/annotations.ts';
 import type { ActContext, ExternalKind, ManagedObject, Plan } from '../resources/external.ts';
+import type { Result } from './controller.ts';
 import type { ObjectKey } from './kube-object.ts';
 import type { CloudCache } from './managed-cloud-cache.ts';
 import { Creation, type CreationOptions } from './managed-creation.ts';
@@ -14,13 +15,7 @@ import type { DetailSchedule } from './managed-details.ts';
 import { isConflict, ReconcileError, toReconcileError } from './managed-errors.ts';
 import { resolveEnv } from './managed-secrets.ts';
 import { type ConditionInput, mergeConditions, type Status, statusChanged } from './managed-status.ts';
-import {
-  type EventSink,
-  keyOf,
-  type ManagedStore,
-  type ManagedWriter,
-  type ReconcileResult,
-} from './managed-types.ts';
+import { type EventSink, keyOf, type ManagedStore, type ManagedWriter } from './managed-types.ts';
 
 /** The spec fields the generic layer reads; every kind's spec has them. */
 export interface CommonSpec {
@@ -73,7 +68,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     );
   }
 
-  async reconcile(key: ObjectKey): Promise<ReconcileResult> {
+  async reconcile(key: ObjectKey): Promise<Result> {
     const stored = this.#o.store.get(key);
     if (!stored || stored.metadata.annotations?.[SKIP_RECONCILE] === 'true') return {};
     try {
@@ -84,7 +79,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     }
   }
 
-  async #converge(stored: ManagedObject<Spec>): Promise<ReconcileResult> {
+  async #converge(stored: ManagedObject<Spec>): Promise<Result> {
     const mr = await this.#ensureFinalizer(stored);
     const ctx = this.#context(mr);
     const observed = await this.#observeOrObtain(mr, ctx);
@@ -148,7 +143,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   }
 
   /** The cloud object is gone although the custom resource lives. */
-  async #onMissing(mr: ManagedObject<Spec>, id: string): Promise<ReconcileResult> {
+  async #onMissing(mr: ManagedObject<Spec>, id: string): Promise<Result> {
     const { kind } = this.#o.adapter;
     if (mr.status?.id !== id) {
       throw new ReconcileError(
@@ -163,10 +158,10 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
     this.#o.events.record(mr, 'Warning', 'ExternalResourceGone', message);
     this.#log(mr).warn({ id }, message);
-    return { requeueAfterMs: 0 };
+    return { requeue: true };
   }
 
-  async #finalize(mr: ManagedObject<Spec>): Promise<ReconcileResult> {
+  async #finalize(mr: ManagedObject<Spec>): Promise<Result> {
     if (!mr.metadata.finalizers?.includes(FINALIZER)) return {};
     const { adapter, events } = this.#o;
     if (mr.spec.deletionPolicy === 'Orphan') {
@@ -291,8 +286,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await this.#o.writer.patchStatus(mr, { ...next, lastSyncTime: now.toISOString() });
   }
 
-  async #fail(mr: ManagedObject<unknown>, error: unknown): Promise<ReconcileResult> {
-    if (isConflict(error)) return { requeueAfterMs: 0 };
+  async #fail(mr: ManagedObject<unknown>, error: unknown): Promise<Result> {
+    // Someone wrote the resource since it was read: look again with the newer copy.
+    if (isConflict(error)) return { requeue: true };
     const failure = toReconcileError(error);
     this.#log(mr).warn(
       { reason: failure.reason, terminal: failure.terminal, err: failure.cause ?? failure },

@@ -38,7 +38,3 @@ export type EventType = 'Normal' | 'Warning';
 export interface EventSink {
   record(mr: ManagedObject<unknown>, type: EventType, reason: string, message: string): void;
 }
-
-export interface ReconcileResult {
-  requeueAfterMs?: number;
-}

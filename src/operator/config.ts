@@ -1,0 +1,125 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+const configSchema = z.object({
+  apiUrl: z.url({ error: 'must be an http(s) URL' }),
+  apiKeyFile: z.string().optional(),
+  namespace: z.string().default(''),
+  kubeconfig: z.string().optional(),
+  leaderElect: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((text) => text === 'true'),
+  leaseName: z.string().min(1).default('gpucloud-operator'),
+  leaseNamespace: z.string().min(1).default('default'),
+  healthPort: port().default(8081),
+  callbackPort: port().default(0),
+  callbackBaseUrl: z.url().optional(),
+  concurrency: positive().default(16),
+  pollIntervalSeconds: positive().default(30),
+  apiRequestsPerSecond: positive().default(50),
+  detailsCallsPerSecond: positive().default(2),
+  detailsIntervalSeconds: positive().default(300),
+  resyncMinutes: positive().default(60),
+  logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
+});
+
+type Setting = keyof z.input<typeof configSchema>;
+
+/**
+ * Where each setting comes from: a flag, or the environment variable beside it; flags win. The API key
+ * comes from a file (a mounted Secret) or the environment, never a flag: flags show in `ps`.
+ */
+const sources: Readonly<Record<Setting, { flag: string; env: string }>> = {
+  apiUrl: { flag: 'api-url', env: 'GPUCLOUD_API_URL' },
+  apiKeyFile: { flag: 'api-key-file', env: 'GPUCLOUD_API_KEY_FILE' },
+  namespace: { flag: 'namespace', env: 'WATCH_NAMESPACE' },
+  kubeconfig: { flag: 'kubeconfig', env: 'KUBECONFIG' },
+  leaderElect: { flag: 'leader-elect', env: 'LEADER_ELECT' },
+  leaseName: { flag: 'lease-name', env: 'LEASE_NAME' },
+  leaseNamespace: { flag: 'lease-namespace', env: 'POD_NAMESPACE' },
+  healthPort: { flag: 'health-port', env: 'HEALTH_PORT' },
+  callbackPort: { flag: 'callback-port', env: 'CALLBACK_PORT' },
+  callbackBaseUrl: { flag: 'callback-base-url', env: 'GPUCLOUD_CALLBACK_BASE_URL' },
+  concurrency: { flag: 'concurrency', env: 'CONCURRENCY' },
+  pollIntervalSeconds: { flag: 'poll-interval', env: 'POLL_INTERVAL_SECONDS' },
+  apiRequestsPerSecond: { flag: 'api-rps', env: 'GPUCLOUD_API_RPS' },
+  detailsCallsPerSecond: { flag: 'details-rps', env: 'DETAILS_RPS' },
+  detailsIntervalSeconds: { flag: 'details-interval', env: 'DETAILS_INTERVAL_SECONDS' },
+  resyncMinutes: { flag: 'resync', env: 'RESYNC_MINUTES' },
+  logLevel: { flag: 'log-level', env: 'LOG_LEVEL' },
+};
+
+export type OperatorConfig = z.output<typeof configSchema> & {
+  /** From the key file or GPUCLOUD_API_KEY. Kept out of every log line by the logger's redaction. */
+  apiKey: string;
+  /** From GPUCLOUD_CALLBACK_TOKEN; required when callbacks are served. */
+  callbackToken: string | undefined;
+};
+
+/** A setting that is missing or wrong, named as the user wrote it (flag and variable). */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Every flag the operator takes, for `--help` and the chart's documentation. */
+export const FLAGS = sources;
+
+export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): OperatorConfig {
+  const options = Object.fromEntries(
+    Object.values(sources).map(({ flag }) => [flag, { type: 'string' as const }]),
+  );
+  let flags: Record<string, string | boolean | undefined>;
+  try {
+    ({ values: flags } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }));
+  } catch (error) {
+    throw new ConfigError(error instanceof Error ? error.message : String(error));
+  }
+  const input = Object.fromEntries(
+    Object.entries(sources).map(([name, { flag, env: variable }]) => [
+      name,
+      flags[flag] || env[variable] || undefined,
+    ]),
+  );
+  const parsed = configSchema.safeParse(input);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const source = sources[issue.path[0] as Setting];
+      return `--${source.flag} / ${source.env}: ${issue.message}`;
+    });
+    throw new ConfigError(problems.join('; '));
+  }
+  const callbackToken = env.GPUCLOUD_CALLBACK_TOKEN || undefined;
+  if (parsed.data.callbackPort !== 0 && (!callbackToken || !parsed.data.callbackBaseUrl)) {
+    throw new ConfigError(
+      '--callback-port needs --callback-base-url (the URL the cloud reaches) and GPUCLOUD_CALLBACK_TOKEN (its secret)',
+    );
+  }
+  return { ...parsed.data, apiKey: readApiKey(parsed.data.apiKeyFile, env), callbackToken };
+}
+
+function readApiKey(file: string | undefined, env: NodeJS.ProcessEnv): string {
+  const key = file ? readKeyFile(file) : env.GPUCLOUD_API_KEY;
+  if (!key)
+    throw new ConfigError('no API key: set --api-key-file / GPUCLOUD_API_KEY_FILE, or GPUCLOUD_API_KEY');
+  return key;
+}
+
+function readKeyFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new ConfigError(
+      `cannot read the API key file ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`,
+    );
+  }
+}
+
+function port() {
+  return z.coerce.number().int().min(0).max(65535);
+}
+
+function positive() {
+  return z.coerce.number().positive();
+}
