@@ -22,17 +22,3 @@ export class Backoff {
     this.#nextMs = this.#initialMs;
   }
 }
-
-/** Resolves after `ms`, or as soon as `signal` aborts (never rejects). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { Backoff, sleep } from './backoff.ts';
+import { Backoff } from './backoff.ts';
+import { sleep } from './delay.ts';
 import { isStatus, KubeApiError, type KubeClient, type QueryValue } from './kube-client.ts';
 import {
   type DeepReadonly,
