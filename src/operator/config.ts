@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 
 const configSchema = z.object({
-  apiUrl: z.url({ error: 'must be an http(s) URL' }),
+  apiUrl: z.url({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be an http(s) URL') }),
   apiKeyFile: z.string().optional(),
   namespace: z.string().default(''),
   kubeconfig: z.string().optional(),

@@ -9,7 +9,7 @@
  */
 
 /** The parts of a custom resource the generic layer and adapters read. */
-export interface ManagedObject<Spec> {
+export type ManagedObject<Spec> = {
   apiVersion: string;
   kind: string;
   metadata: {
@@ -24,7 +24,7 @@ export interface ManagedObject<Spec> {
   };
   spec: Spec;
   status?: Record<string, unknown>;
-}
+};
 
 /** An environment variable after `valueFrom.secretKeyRef` has been resolved. */
 export interface EnvVar {

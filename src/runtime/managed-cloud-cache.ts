@@ -1,6 +1,9 @@
 import type { Logger } from 'pino';
 import type { ExternalKind } from '../resources/external.ts';
 
+/** The parts of a kind's adapter the cache uses. */
+export type CloudLister<Cloud> = Pick<ExternalKind<unknown, Cloud>, 'kind' | 'list' | 'idOf' | 'fingerprint'>;
+
 /** What the cache can say about one cloud id. */
 export type Sighting<Cloud> =
   | { kind: 'seen'; cloud: Cloud }
@@ -37,7 +40,7 @@ interface Entry<Cloud> {
  * changed. Reconcilers that just acted ask for an early refresh; concurrent requests share one list.
  */
 export class CloudCache<Cloud> {
-  readonly #adapter: ExternalKind<unknown, Cloud>;
+  readonly #adapter: CloudLister<Cloud>;
   readonly #options: CloudCacheOptions;
   #entries = new Map<string, Entry<Cloud>>();
   /** When the list behind `#entries` started; 0 before the first list completes. */
@@ -52,7 +55,7 @@ export class CloudCache<Cloud> {
   #stopped = false;
   #failures = 0;
 
-  constructor(adapter: ExternalKind<unknown, Cloud>, options: CloudCacheOptions) {
+  constructor(adapter: CloudLister<Cloud>, options: CloudCacheOptions) {
     this.#adapter = adapter;
     this.#options = options;
   }

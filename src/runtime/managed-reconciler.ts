@@ -96,7 +96,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#actedAt.set(id, Date.now());
     await plan.step.run();
     this.#o.cache.requestRefresh();
-    this.#o.events.record(mr, 'Normal', plan.step.reason, plan.step.describe);
+    this.#o.events.event(mr, 'Normal', plan.step.reason, plan.step.describe);
     this.#log(mr).info({ id, step: plan.step.reason }, plan.step.describe);
   }
 
@@ -114,7 +114,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const [reason, message] = obtained.created
       ? ['Created', `created ${kind} ${newId} in the cloud`]
       : ['Recovered', `found ${kind} ${newId} made by an interrupted create and took it over`];
-    this.#o.events.record(mr, 'Normal', reason, message);
+    this.#o.events.event(mr, 'Normal', reason, message);
     this.#log(mr).info({ id: newId }, message);
     return { kind: 'seen', cloud: await this.#complete(obtained.cloud) };
   }
@@ -122,6 +122,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   /** The freshest view of `id` the cache can give without a call, or one get when it cannot. */
   async #observe(id: string): Promise<Cloud | undefined> {
     const { adapter, cache } = this.#o;
+    // Until the first list is in, every observation would cost a get: wait for it instead.
+    if (!cache.hasSynced()) await cache.waitForListAfter(1);
     const sighting = cache.sight(id, this.#actedAt.get(id) ?? 0);
     if (sighting.kind === 'seen') return this.#complete(sighting.cloud);
     const cloud = await adapter.get(id);
@@ -156,7 +158,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await this.#o.writer.patchMetadata(mr, { annotations: { [EXTERNAL_ID]: null } });
     this.#forgetCloud(id);
     const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
-    this.#o.events.record(mr, 'Warning', 'ExternalResourceGone', message);
+    this.#o.events.event(mr, 'Warning', 'ExternalResourceGone', message);
     this.#log(mr).warn({ id }, message);
     return { requeue: true };
   }
@@ -182,7 +184,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#actedAt.set(id, Date.now());
     await adapter.delete(id);
     this.#o.cache.requestRefresh();
-    events.record(mr, 'Normal', 'Deleting', `deleting ${adapter.kind} ${id} in the cloud`);
+    events.event(mr, 'Normal', 'Deleting', `deleting ${adapter.kind} ${id} in the cloud`);
     return { requeueAfterMs: this.#o.verifyAfterMs };
   }
 
@@ -205,7 +207,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (id) this.#forgetCloud(id);
     this.#o.details?.untrack(keyOf(mr));
     this.#details.delete(keyOf(mr));
-    this.#o.events.record(mr, 'Normal', reason, message);
+    this.#o.events.event(mr, 'Normal', reason, message);
     this.#log(mr).info({ id }, message);
   }
 
@@ -221,7 +223,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const readiness = adapter.readiness(mr, cloud);
     const phase = adapter.phaseOf(cloud);
     if (readiness.broken && mr.status?.phase !== phase) {
-      this.#o.events.record(mr, 'Warning', readiness.reason, readiness.message);
+      this.#o.events.event(mr, 'Warning', readiness.reason, readiness.message);
     }
     const conditions: ConditionInput[] = [
       {
@@ -294,7 +296,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       { reason: failure.reason, terminal: failure.terminal, err: failure.cause ?? failure },
       failure.message,
     );
-    this.#o.events.record(mr, 'Warning', failure.reason, failure.message);
+    this.#o.events.event(mr, 'Warning', failure.reason, failure.message);
     const synced: ConditionInput = {
       type: 'Synced',
       status: 'False',

@@ -33,8 +33,7 @@ export interface ManagedWriter {
   readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
 }
 
-export type EventType = 'Normal' | 'Warning';
-
+/** Records Kubernetes Events about a resource (the runtime's `EventRecorder` is one). */
 export interface EventSink {
-  record(mr: ManagedObject<unknown>, type: EventType, reason: string, message: string): void;
+  event(obj: ManagedObject<unknown>, type: 'Normal' | 'Warning', reason: string, message: string): void;
 }

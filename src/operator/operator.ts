@@ -1,0 +1,93 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { GpuCloudClient } from '../api/client.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { addManagedController, type ManagedControllerSettings } from '../runtime/managed-controller.ts';
+import { Manager } from '../runtime/manager.ts';
+import { callbackUrl, startCallbackServer } from './callback-server.ts';
+import type { OperatorConfig } from './config.ts';
+import { managedKinds } from './managed-kinds.ts';
+
+export const OPERATOR_NAME = 'gpucloud-operator';
+
+/**
+ * Runs the operator until `signal` aborts (graceful: in-flight reconciles finish, the lease is
+ * released) or leadership is lost (rejects with `LeadershipLostError`: exit and let the pod restart).
+ */
+export async function runOperator(
+  config: OperatorConfig,
+  logger: Logger,
+  signal: AbortSignal,
+): Promise<void> {
+  const manager = new Manager({
+    name: OPERATOR_NAME,
+    kubeConfig: loadKubeConfig(config.kubeconfig),
+    logger,
+    leaderElection: config.leaderElect
+      ? { lease: { namespace: config.leaseNamespace, name: config.leaseName } }
+      : undefined,
+    health: { port: config.healthPort },
+  });
+  const client = new GpuCloudClient({
+    baseUrl: config.apiUrl,
+    apiKey: config.apiKey,
+    rateLimit: {
+      requestsPerSecond: config.apiRequestsPerSecond,
+      burst: Math.ceil(config.apiRequestsPerSecond),
+    },
+    logger: logger.child({ component: 'gpucloud-api' }),
+    metrics: manager.registry,
+  });
+  const podCallbackUrl =
+    config.callbackBaseUrl && config.callbackToken
+      ? callbackUrl(config.callbackBaseUrl, config.callbackToken)
+      : undefined;
+  const kinds = managedKinds(client, { podCallbackUrl });
+  const settings = controllerSettings(config);
+  const pods = addManagedController(manager, kinds.gpuPod, settings, logger);
+  addManagedController(manager, kinds.gpuVm, settings, logger);
+  addManagedController(manager, kinds.serverlessEndpoint, settings, logger);
+
+  const callbacks =
+    config.callbackPort && config.callbackToken
+      ? await startCallbackServer({
+          port: config.callbackPort,
+          token: config.callbackToken,
+          onHint: () => pods.hint(),
+          log: logger.child({ component: 'callbacks' }),
+        })
+      : undefined;
+  logger.info(
+    { apiUrl: config.apiUrl, namespace: config.namespace || '(all)', leaderElect: config.leaderElect },
+    'operator starting',
+  );
+  try {
+    await manager.run(signal);
+  } finally {
+    await callbacks?.close();
+    await client.close();
+  }
+}
+
+function controllerSettings(config: OperatorConfig): ManagedControllerSettings {
+  const requestTimeoutMs = 30_000;
+  return {
+    namespace: config.namespace,
+    concurrency: config.concurrency,
+    pollIntervalMs: config.pollIntervalSeconds * 1000,
+    refreshMinIntervalMs: 1000,
+    resyncPeriodMs: config.resyncMinutes * 60_000,
+    detailsCallsPerSecond: config.detailsCallsPerSecond,
+    detailsIntervalMs: config.detailsIntervalSeconds * 1000,
+    verifyAfterMs: config.pollIntervalSeconds * 1000,
+    // An interrupted create is searched for only with lists that started after any create it could
+    // have sent had time to answer: one request timeout, plus retries' worth of slack.
+    creation: { graceMs: 2 * requestTimeoutMs, skewMs: 5 * 60_000 },
+  };
+}
+
+function loadKubeConfig(path: string | undefined): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  if (path) kubeConfig.loadFromFile(path);
+  else kubeConfig.loadFromDefault();
+  return kubeConfig;
+}

@@ -1,0 +1,118 @@
+import type { ExternalKind } from '../resources/external.ts';
+import { ChannelSource } from './channel-source.ts';
+import { type EventSource, objectsOf } from './event-source.ts';
+import { keyFromString } from './kube-object.ts';
+import type { Logger } from './logger.ts';
+import { CloudCache } from './managed-cloud-cache.ts';
+import type { CreationOptions } from './managed-creation.ts';
+import { DetailSchedule } from './managed-details.ts';
+import { type CommonSpec, ManagedReconciler } from './managed-reconciler.ts';
+import { managedStore } from './managed-store.ts';
+import { managedWriter } from './managed-writer.ts';
+import type { Manager } from './manager.ts';
+import { annotationsChanged, anyOf, deletionChanged, generationChanged } from './predicates.ts';
+import type { ResourceType } from './resource-type.ts';
+
+/** One kind of managed resource: where it lives, how its spec parses, and its cloud adapter. */
+export interface ManagedKind<Spec extends CommonSpec, Cloud> {
+  readonly resource: ResourceType;
+  readonly adapter: ExternalKind<Spec, Cloud>;
+  parseSpec(raw: unknown): Spec;
+}
+
+export interface ManagedControllerSettings {
+  /** Watch one namespace; all when empty. */
+  readonly namespace: string;
+  readonly concurrency: number;
+  /** Steady-state interval of the cloud list. */
+  readonly pollIntervalMs: number;
+  /** Earliest a requested cloud list follows the previous one: bursts of requests share a list. */
+  readonly refreshMinIntervalMs: number;
+  /** Re-deliver every custom resource this often, a guard against anything missed. */
+  readonly resyncPeriodMs: number;
+  readonly detailsCallsPerSecond: number;
+  readonly detailsIntervalMs: number;
+  readonly verifyAfterMs: number;
+  readonly creation: CreationOptions;
+}
+
+/** What the operator keeps of a kind's controller once it is registered. */
+export interface ManagedHandle {
+  /** The cloud may have changed (a callback said so): look at it soon. */
+  hint(): void;
+}
+
+/**
+ * Registers one kind with the manager: the custom resources' informer and the cloud cache feed one work
+ * queue; the generic reconciler does the rest. Custom-resource updates wake a reconcile only when the
+ * spec, annotations or deletion changed — never for the controller's own status writes. The cloud cache
+ * and the details schedule run only while the controller runs, that is on the leader.
+ */
+export function addManagedController<Spec extends CommonSpec, Cloud>(
+  manager: Manager,
+  kind: ManagedKind<Spec, Cloud>,
+  settings: ManagedControllerSettings,
+  logger: Logger,
+): ManagedHandle {
+  const { resource, adapter } = kind;
+  const log = logger.child({ kind: resource.kind });
+  const informer = manager.informer({
+    resource,
+    namespace: settings.namespace,
+    resyncPeriodMs: settings.resyncPeriodMs,
+  });
+  const store = managedStore(informer.store);
+  const wake = new ChannelSource();
+  const cache = new CloudCache(adapter, {
+    intervalMs: settings.pollIntervalMs,
+    minIntervalMs: settings.refreshMinIntervalMs,
+    onChange: (id) => {
+      const owner = store.ownerOf(id);
+      if (owner) wake.emit(owner);
+    },
+    log,
+  });
+  const details =
+    adapter.details &&
+    new DetailSchedule({
+      callsPerSecond: settings.detailsCallsPerSecond,
+      callsPerFetch: adapter.details.calls,
+      intervalMs: settings.detailsIntervalMs,
+      enqueue: (key) => wake.emit(keyFromString(key)),
+    });
+  const reconciler = new ManagedReconciler({
+    adapter,
+    parseSpec: kind.parseSpec,
+    store,
+    writer: managedWriter(manager.client, resource),
+    events: manager.events,
+    cache,
+    details,
+    creation: settings.creation,
+    verifyAfterMs: settings.verifyAfterMs,
+    log,
+  });
+  const cloudSource: EventSource = {
+    hasSynced: () => true,
+    start(enqueue) {
+      const stopWaking = wake.start(enqueue);
+      cache.start();
+      details?.start();
+      return () => {
+        stopWaking();
+        cache.stop();
+        details?.stop();
+      };
+    },
+  };
+  manager.addController({
+    name: resource.kind.toLowerCase(),
+    sources: [
+      objectsOf(informer, { updatePredicate: anyOf(generationChanged, annotationsChanged, deletionChanged) }),
+      cloudSource,
+    ],
+    reconcile: (key) => reconciler.reconcile(key),
+    maxConcurrentReconciles: settings.concurrency,
+  });
+  return { hint: () => cache.requestRefresh() };
+}
