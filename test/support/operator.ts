@@ -1,0 +1,277 @@
+// Runs the real operator in-process against a real control plane and the simulator over HTTP, and gives
+// tests small typed helpers to drive custom resources and wait for what the operator does.
+import { Writable } from 'node:stream';
+import { after, before } from 'node:test';
+import { z } from 'zod';
+import { type ControlPlane, startControlPlane } from '../../src/local/controlplane.ts';
+import { loadConfig } from '../../src/operator/config.ts';
+import { runOperator } from '../../src/operator/operator.ts';
+import {
+  gpuPodKind,
+  gpuVmKind,
+  type KindDefinition,
+  serverlessEndpointKind,
+} from '../../src/resources/kinds.ts';
+import { isStatus, KubeClient } from '../../src/runtime/kube-client.ts';
+import { createLogger } from '../../src/runtime/logger.ts';
+import { collectionPath, objectPath, type ResourceType } from '../../src/runtime/resource-type.ts';
+import { type RunningSimulator, startSimulator } from '../../src/sim/index.ts';
+import { installCrds } from './crds.ts';
+
+export const API_KEY = 'test-key-9f8e7d6c5b4a';
+
+export const resources = {
+  gpuPod: resourceOf(gpuPodKind),
+  gpuVm: resourceOf(gpuVmKind),
+  serverlessEndpoint: resourceOf(serverlessEndpointKind),
+  secret: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
+  event: { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true },
+} satisfies Record<string, ResourceType>;
+
+function resourceOf(kind: KindDefinition): ResourceType {
+  return { group: kind.group, version: kind.version, plural: kind.plural, kind: kind.kind, namespaced: true };
+}
+
+/** A custom resource as tests read it: loosely typed, asserted on field by field. */
+export const objectSchema = z.looseObject({
+  metadata: z.looseObject({
+    name: z.string(),
+    namespace: z.string().optional(),
+    uid: z.string(),
+    generation: z.number().optional(),
+    annotations: z.record(z.string(), z.string()).optional(),
+    finalizers: z.array(z.string()).optional(),
+    deletionTimestamp: z.string().optional(),
+  }),
+  spec: z.record(z.string(), z.unknown()).optional(),
+  status: z
+    .looseObject({
+      id: z.string().optional(),
+      phase: z.string().optional(),
+      observedGeneration: z.number().optional(),
+      conditions: z
+        .array(
+          z.looseObject({ type: z.string(), status: z.string(), reason: z.string(), message: z.string() }),
+        )
+        .optional(),
+    })
+    .optional(),
+});
+export type TestObject = z.output<typeof objectSchema>;
+
+const eventList = z.object({
+  items: z.array(
+    z.looseObject({
+      reason: z.string(),
+      message: z.string(),
+      type: z.string(),
+      count: z.number().optional(),
+      involvedObject: z.looseObject({ name: z.string() }),
+    }),
+  ),
+});
+
+export function condition(obj: TestObject | undefined, type: string) {
+  return obj?.status?.conditions?.find((c) => c.type === type);
+}
+
+/** Typed access to the test cluster. */
+export class Cluster {
+  readonly client: KubeClient;
+
+  constructor(plane: ControlPlane) {
+    this.client = new KubeClient(plane.kubeConfig);
+  }
+
+  create(resource: ResourceType, namespace: string, body: Record<string, unknown>): Promise<TestObject> {
+    return this.client.request(objectSchema, {
+      method: 'POST',
+      path: collectionPath(resource, namespace),
+      body,
+    });
+  }
+
+  async get(resource: ResourceType, namespace: string, name: string): Promise<TestObject | undefined> {
+    try {
+      return await this.client.request(objectSchema, {
+        method: 'GET',
+        path: objectPath(resource, { namespace, name }),
+      });
+    } catch (error) {
+      if (isStatus(error, 404)) return undefined;
+      throw error;
+    }
+  }
+
+  patch(
+    resource: ResourceType,
+    namespace: string,
+    name: string,
+    body: Record<string, unknown>,
+  ): Promise<TestObject> {
+    return this.client.request(objectSchema, {
+      method: 'PATCH',
+      path: objectPath(resource, { namespace, name }),
+      body,
+    });
+  }
+
+  async delete(resource: ResourceType, namespace: string, name: string): Promise<void> {
+    await this.client.request(z.unknown(), {
+      method: 'DELETE',
+      path: objectPath(resource, { namespace, name }),
+    });
+  }
+
+  /** Polls until `check` passes on the object (or on its absence), failing with the last state seen. */
+  async waitFor(
+    resource: ResourceType,
+    namespace: string,
+    name: string,
+    check: (obj: TestObject | undefined) => boolean,
+    what: string,
+    timeoutMs = 30_000,
+  ): Promise<TestObject | undefined> {
+    return poll(
+      () => this.get(resource, namespace, name),
+      check,
+      `${resource.kind} ${namespace}/${name}: ${what}`,
+      timeoutMs,
+    );
+  }
+
+  async events(namespace: string, name: string) {
+    const list = await this.client.request(eventList, {
+      method: 'GET',
+      path: collectionPath(resources.event, namespace),
+    });
+    return list.items.filter((event) => event.involvedObject.name === name);
+  }
+
+  async ensureNamespace(name: string): Promise<void> {
+    try {
+      await this.client.request(z.unknown(), {
+        method: 'POST',
+        path: '/api/v1/namespaces',
+        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+      });
+    } catch (error) {
+      if (!isStatus(error, 409)) throw error;
+    }
+  }
+}
+
+export async function poll<T>(
+  read: () => Promise<T>,
+  check: (value: T) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T = await read();
+  while (!check(last)) {
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; last seen: ${JSON.stringify(last)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    last = await read();
+  }
+  return last;
+}
+
+export interface RunningOperator {
+  /** Every log line the operator wrote, as JSON text. */
+  readonly logs: string[];
+  /** Graceful stop, as SIGTERM would do it. */
+  stop(): Promise<void>;
+}
+
+export interface OperatorOptions {
+  flags?: string[];
+  apiKey?: string;
+}
+
+/** Starts the operator as `npm start` would, but in this process, with its logs captured. */
+export async function startOperator(
+  plane: ControlPlane,
+  sim: RunningSimulator,
+  options: OperatorOptions = {},
+) {
+  const config = loadConfig(
+    [
+      '--kubeconfig',
+      plane.kubeconfigPath,
+      '--api-url',
+      sim.url,
+      '--health-port',
+      '0',
+      '--poll-interval',
+      '1',
+      '--details-interval',
+      '2',
+      '--details-rps',
+      '50',
+      '--log-level',
+      'debug',
+      ...(options.flags ?? []),
+    ],
+    { GPUCLOUD_API_KEY: options.apiKey ?? API_KEY },
+  );
+  const logs: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const logger = createLogger({ level: config.logLevel, destination });
+  const shutdown = new AbortController();
+  const running = runOperator(config, logger, shutdown.signal);
+  running.catch(() => undefined);
+  return {
+    logs,
+    stop: async () => {
+      shutdown.abort();
+      await running;
+    },
+  } satisfies RunningOperator;
+}
+
+export interface Stack {
+  plane(): ControlPlane;
+  sim(): RunningSimulator;
+  cluster(): Cluster;
+}
+
+/**
+ * One control plane (CRDs installed) and one simulator for a test file. Started in a single hook:
+ * node:test runs a file's top-level `before` hooks concurrently.
+ */
+export function useStack(simOptions: { transitionMs?: number; retentionMs?: number } = {}): Stack {
+  let plane: ControlPlane | undefined;
+  let sim: RunningSimulator | undefined;
+  let cluster: Cluster | undefined;
+  before(async () => {
+    plane = await startControlPlane();
+    await installCrds(plane.kubeConfig);
+    sim = await startSimulator({
+      apiKeys: [API_KEY],
+      transitionMs: simOptions.transitionMs ?? 50,
+      ...simOptions,
+    });
+    cluster = new Cluster(plane);
+  });
+  after(async () => {
+    await sim?.stop();
+    await plane?.stop();
+  });
+  return {
+    plane: () => required(plane, 'control plane'),
+    sim: () => required(sim, 'simulator'),
+    cluster: () => required(cluster, 'cluster'),
+  };
+}
+
+function required<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`the ${what} is available only inside tests`);
+  return value;
+}
