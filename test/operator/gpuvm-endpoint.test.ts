@@ -1,0 +1,179 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { GpuCloudClient } from '../../src/api/client.ts';
+import { FINALIZER } from '../../src/resources/annotations.ts';
+import {
+  API_KEY,
+  condition,
+  type RunningOperator,
+  resources,
+  startOperator,
+  type TestObject,
+  useStack,
+} from '../support/operator.ts';
+
+const NS = 'machines';
+const stack = useStack();
+let operator: RunningOperator;
+
+const readyWith = (reason: string) => (obj: TestObject | undefined) =>
+  condition(obj, 'Ready')?.status === 'True' && condition(obj, 'Ready')?.reason === reason;
+
+function gpuVm(name: string, spec: Record<string, unknown> = {}) {
+  return {
+    apiVersion: 'gpucloud.io/v1alpha1',
+    kind: 'GpuVm',
+    metadata: { name },
+    spec: { vmTypeId: 401, region: 'us-east-1', isSpot: false, ...spec },
+  };
+}
+
+function endpoint(name: string, spec: Record<string, unknown> = {}) {
+  return {
+    apiVersion: 'gpucloud.io/v1alpha1',
+    kind: 'ServerlessEndpoint',
+    metadata: { name },
+    spec: {
+      image: 'vllm/vllm-openai:v0.6.0',
+      resources: [{ region: 'us-east-1', gpuType: 'NVIDIA GeForce RTX 4090', gpuCount: 1 }],
+      workers: 1,
+      serviceMode: 'QUEUE',
+      ...spec,
+    },
+  };
+}
+
+const cloudVms = (name: string) =>
+  stack
+    .sim()
+    .state.snapshot()
+    .vms.filter((vm) => vm.name === name);
+const cloudEndpoints = (name: string) =>
+  stack
+    .sim()
+    .state.snapshot()
+    .endpoints.filter((e) => e.name === name);
+
+describe('GpuVm and ServerlessEndpoint lifecycles', () => {
+  before(async () => {
+    await stack.cluster().ensureNamespace(NS);
+    operator = await startOperator(stack.plane(), stack.sim());
+  });
+  after(async () => {
+    await operator.stop();
+  });
+
+  test('a VM is created, renamed in place when spec.name changes, and terminated on deletion', async () => {
+    const cluster = stack.cluster();
+    await cluster.create(resources.gpuVm, NS, gpuVm('dev-box'));
+    const ready = await cluster.waitFor(resources.gpuVm, NS, 'dev-box', readyWith('Running'), 'Ready');
+    assert.equal(cloudVms('dev-box').length, 1);
+    assert.equal((ready?.status as Record<string, unknown>).ipAddress !== undefined, true);
+
+    await cluster.patch(resources.gpuVm, NS, 'dev-box', { spec: { name: 'alice-box' } });
+    await cluster.waitFor(
+      resources.gpuVm,
+      NS,
+      'dev-box',
+      (obj) => (obj?.status as Record<string, unknown> | undefined)?.name === 'alice-box',
+      'renamed',
+    );
+    const [renamed] = cloudVms('alice-box');
+    assert.equal(renamed?.id, ready?.status?.id, 'the same VM, renamed');
+
+    await cluster.delete(resources.gpuVm, NS, 'dev-box');
+    await cluster.waitFor(resources.gpuVm, NS, 'dev-box', (obj) => obj === undefined, 'gone');
+    assert.ok(['TERMINATING', 'TERMINATED'].includes(String(cloudVms('alice-box')[0]?.status)));
+  });
+
+  test('a key without terminate permission is a terminal PermissionDenied that keeps the finalizer until it is granted', async () => {
+    const cluster = stack.cluster();
+    await cluster.create(resources.gpuVm, NS, gpuVm('locked'));
+    await cluster.waitFor(resources.gpuVm, NS, 'locked', readyWith('Running'), 'Ready');
+    stack.sim().faults.setTerminatePermission(API_KEY, false);
+    try {
+      await cluster.delete(resources.gpuVm, NS, 'locked');
+      const refused = await cluster.waitFor(
+        resources.gpuVm,
+        NS,
+        'locked',
+        (obj) => condition(obj, 'Synced')?.reason === 'PermissionDenied',
+        'PermissionDenied',
+      );
+      assert.deepEqual(
+        refused?.metadata.finalizers,
+        [FINALIZER],
+        'the finalizer holds: deleting the CR must not leak the VM',
+      );
+      assert.equal(cloudVms('locked')[0]?.status, 'RUNNING');
+    } finally {
+      stack.sim().faults.setTerminatePermission(API_KEY, true);
+    }
+    await cluster.patch(resources.gpuVm, NS, 'locked', { metadata: { annotations: { nudge: '1' } } });
+    await cluster.waitFor(
+      resources.gpuVm,
+      NS,
+      'locked',
+      (obj) => obj === undefined,
+      'deleted once permitted',
+    );
+    assert.ok(['TERMINATING', 'TERMINATED'].includes(String(cloudVms('locked')[0]?.status)));
+  });
+
+  test('an endpoint is created, updated in place, scaled, stopped, started and deleted', async () => {
+    const cluster = stack.cluster();
+    await cluster.create(resources.serverlessEndpoint, NS, endpoint('infer'));
+    const ready = await cluster.waitFor(
+      resources.serverlessEndpoint,
+      NS,
+      'infer',
+      readyWith('Running'),
+      'Ready',
+    );
+    const id = ready?.status?.id;
+    assert.equal(cloudEndpoints('infer').length, 1);
+
+    await cluster.patch(resources.serverlessEndpoint, NS, 'infer', { spec: { workers: 3 } });
+    await cluster.waitFor(
+      resources.serverlessEndpoint,
+      NS,
+      'infer',
+      (obj) => (obj?.status as Record<string, unknown> | undefined)?.replicas === 3,
+      'scaled to 3',
+    );
+    assert.equal(cloudEndpoints('infer')[0]?.totalWorkers, 3);
+
+    await cluster.patch(resources.serverlessEndpoint, NS, 'infer', {
+      spec: { image: 'vllm/vllm-openai:v0.6.1' },
+    });
+    await cluster.waitFor(
+      resources.serverlessEndpoint,
+      NS,
+      'infer',
+      (obj) =>
+        obj?.status?.observedGeneration === obj?.metadata.generation &&
+        condition(obj, 'Synced')?.status === 'True',
+      'updated',
+    );
+    const api = new GpuCloudClient({ baseUrl: stack.sim().url, apiKey: API_KEY });
+    const cloud = (await api.serverless.list()).find((e) => e.id === id);
+    await api.close();
+    assert.equal(cloud?.image, 'vllm/vllm-openai:v0.6.1', 'the image was patched in place');
+    assert.equal(cloudEndpoints('infer').length, 1, 'updated, not recreated');
+
+    await cluster.patch(resources.serverlessEndpoint, NS, 'infer', { spec: { stopped: true } });
+    await cluster.waitFor(
+      resources.serverlessEndpoint,
+      NS,
+      'infer',
+      (obj) => obj?.status?.phase === 'STOPPED' && readyWith('Stopped')(obj),
+      'stopped',
+    );
+    await cluster.patch(resources.serverlessEndpoint, NS, 'infer', { spec: { stopped: false } });
+    await cluster.waitFor(resources.serverlessEndpoint, NS, 'infer', readyWith('Running'), 'running again');
+
+    await cluster.delete(resources.serverlessEndpoint, NS, 'infer');
+    await cluster.waitFor(resources.serverlessEndpoint, NS, 'infer', (obj) => obj === undefined, 'gone');
+    assert.equal(cloudEndpoints('infer').length, 0, 'deleted in the cloud');
+  });
+});
