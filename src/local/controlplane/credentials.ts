@@ -1,0 +1,51 @@
+// The secrets a control plane needs, created on first start and reused from a persistent data directory so
+// that kubeconfigs and issued service-account tokens stay valid across restarts.
+import { generateKeyPair, randomBytes } from 'node:crypto';
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { promisify } from 'node:util';
+import type { ControlPlaneLayout } from './layout.ts';
+
+export const ADMIN_USER = 'admin';
+
+const generateKeyPairAsync = promisify(generateKeyPair);
+
+export interface Credentials {
+  /** Bearer token of the `admin` user, a member of `system:masters`. */
+  adminToken: string;
+}
+
+export async function ensureCredentials(layout: ControlPlaneLayout): Promise<Credentials> {
+  await mkdir(dirname(layout.tokenFile), { recursive: true, mode: 0o700 });
+  await ensureServiceAccountKeys(layout);
+  return { adminToken: await ensureAdminToken(layout.tokenFile) };
+}
+
+async function ensureServiceAccountKeys(layout: ControlPlaneLayout): Promise<void> {
+  if (await exists(layout.serviceAccountKey)) return;
+  const { privateKey, publicKey } = await generateKeyPairAsync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  await writeFile(layout.serviceAccountPublicKey, publicKey, { mode: 0o600 });
+  await writeFile(layout.serviceAccountKey, privateKey, { mode: 0o600 });
+}
+
+/** The static token file: `token,user,uid,"groups"`, one line, the admin's. */
+async function ensureAdminToken(tokenFile: string): Promise<string> {
+  if (await exists(tokenFile)) {
+    const token = (await readFile(tokenFile, 'utf8')).split(',')[0];
+    if (token) return token;
+  }
+  const token = randomBytes(32).toString('hex');
+  await writeFile(tokenFile, `${token},${ADMIN_USER},${ADMIN_USER},"system:masters"\n`, { mode: 0o600 });
+  return token;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,65 @@
+import type { ControlPlaneLayout } from './layout.ts';
+
+const LOOPBACK = '127.0.0.1';
+const MEMBER_NAME = 'controlplane';
+export const SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
+
+export interface EtcdPorts {
+  client: number;
+  peer: number;
+}
+
+export function etcdClientUrl(ports: EtcdPorts): string {
+  return `http://${LOOPBACK}:${ports.client}`;
+}
+
+/**
+ * A single-member etcd on loopback. `durable: false` skips fsync: a throwaway plane needs no crash safety,
+ * and fsync dominates write latency on a busy machine.
+ */
+export function etcdArgs(layout: ControlPlaneLayout, ports: EtcdPorts, durable: boolean): string[] {
+  const clientUrl = etcdClientUrl(ports);
+  const peerUrl = `http://${LOOPBACK}:${ports.peer}`;
+  return [
+    `--name=${MEMBER_NAME}`,
+    `--data-dir=${layout.etcdDataDir}`,
+    `--listen-client-urls=${clientUrl}`,
+    `--advertise-client-urls=${clientUrl}`,
+    `--listen-peer-urls=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=${MEMBER_NAME}=${peerUrl}`,
+    ...(durable ? [] : ['--unsafe-no-fsync']),
+  ];
+}
+
+export function apiserverUrl(port: number): string {
+  return `https://${LOOPBACK}:${port}`;
+}
+
+/**
+ * What an operator needs: RBAC, static-token users, TokenRequest for service accounts. Lease, events, CRDs
+ * with CEL validation and watch bookmarks are on by default. With no --tls-cert-file the apiserver
+ * self-signs a certificate for 127.0.0.1 into --cert-dir and keeps it across restarts.
+ */
+export function apiserverArgs(
+  layout: ControlPlaneLayout,
+  etcd: EtcdPorts,
+  port: number,
+  extraFlags: readonly string[],
+): string[] {
+  return [
+    `--etcd-servers=${etcdClientUrl(etcd)}`,
+    `--bind-address=${LOOPBACK}`,
+    `--advertise-address=${LOOPBACK}`,
+    `--secure-port=${port}`,
+    `--cert-dir=${layout.certDir}`,
+    `--token-auth-file=${layout.tokenFile}`,
+    '--authorization-mode=RBAC',
+    `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
+    `--service-account-key-file=${layout.serviceAccountPublicKey}`,
+    `--service-account-signing-key-file=${layout.serviceAccountKey}`,
+    '--service-cluster-ip-range=10.96.0.0/16',
+    '--profiling=false',
+    ...extraFlags,
+  ];
+}

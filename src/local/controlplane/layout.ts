@@ -1,0 +1,32 @@
+import { join } from 'node:path';
+
+/** Where everything of one control plane lives inside its data directory. */
+export interface ControlPlaneLayout {
+  dataDir: string;
+  etcdDataDir: string;
+  /** kube-apiserver writes its self-signed serving certificate and CA here. */
+  certDir: string;
+  serviceAccountKey: string;
+  serviceAccountPublicKey: string;
+  tokenFile: string;
+  etcdLog: string;
+  apiserverLog: string;
+  adminKubeconfig: string;
+  kubeconfigsDir: string;
+}
+
+export function controlPlaneLayout(dataDir: string): ControlPlaneLayout {
+  const pki = join(dataDir, 'pki');
+  return {
+    dataDir,
+    etcdDataDir: join(dataDir, 'etcd'),
+    certDir: join(pki, 'serving'),
+    serviceAccountKey: join(pki, 'service-account.key'),
+    serviceAccountPublicKey: join(pki, 'service-account.pub'),
+    tokenFile: join(pki, 'tokens.csv'),
+    etcdLog: join(dataDir, 'etcd.log'),
+    apiserverLog: join(dataDir, 'apiserver.log'),
+    adminKubeconfig: join(dataDir, 'admin.kubeconfig'),
+    kubeconfigsDir: join(dataDir, 'kubeconfigs'),
+  };
+}
