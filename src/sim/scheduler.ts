@@ -48,6 +48,7 @@ export class Scheduler {
 
   /** Runs every action that is due by now, in due order; actions they schedule run too if due. */
   runDue(): void {
+    clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#timerDue = Number.POSITIVE_INFINITY;
     for (let top = this.#heap[0]; top !== undefined && top.due <= this.#clock.now(); top = this.#heap[0]) {
