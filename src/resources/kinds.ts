@@ -9,6 +9,9 @@ export type { CustomResource, KindDefinition, PrinterColumn, ScaleSubresource } 
 export { API_VERSION, CATEGORY, GROUP, VERSION } from './common/kind.ts';
 export { OPERATOR_ENV_PREFIX } from './common/schema.ts';
 export type { Condition } from './common/status.ts';
+export type { GpuPodSpec, GpuPodStatus } from './gpu-pod/schema.ts';
+export type { GpuVmSpec, GpuVmStatus } from './gpu-vm/schema.ts';
+export type { ServerlessEndpointSpec, ServerlessEndpointStatus } from './serverless-endpoint/schema.ts';
 export { gpuPodKind, gpuVmKind, serverlessEndpointKind };
 
 export const kinds = [gpuPodKind, gpuVmKind, serverlessEndpointKind] as const;

@@ -31,7 +31,10 @@ export function listMap<T extends z.ZodType>(list: T, keys: readonly string[]): 
   return list.meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': [...keys] });
 }
 
-/** Attaches CEL rules to a schema node (the rules it already had are kept). */
+/**
+ * Attaches CEL rules to a schema node, keeping the rules it already had. Apply it before
+ * `.optional()` or `.default()`: rules set on such a wrapper replace those of the schema inside.
+ */
 export function withRules<T extends z.ZodType>(schema: T, rules: readonly CelRule[]): T {
   const existing = schema.meta()?.['x-kubernetes-validations'] ?? [];
   return schema.meta({ 'x-kubernetes-validations': [...existing, ...rules] });

@@ -70,8 +70,8 @@ export function environmentVariablesSchema(workload: string, reservedKeys: reado
           .object({ secretKeyRef: secretKeyRefSchema })
           .optional()
           .describe(
-            'Source of the value: a key of a Secret, read by the operator when it creates the cloud ' +
-              'resource. Exactly one of value and valueFrom is set.',
+            'Source of the value: a key of a Secret in the same namespace, which the operator reads. ' +
+              'Exactly one of value and valueFrom is set.',
           ),
       })
       .describe('One environment variable.'),
