@@ -2,9 +2,12 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dump } from 'js-yaml';
 import { kinds } from '../src/resources/kinds.ts';
+import { argoCdFiles } from './argocd-health/artifacts.ts';
 import { buildCrd } from './crd/crd.ts';
+import { chartFiles, renderedManifestFiles, writeRepoFiles } from './helm/artifacts.ts';
 
-// Writes the generated artefacts: one CRD file per kind under crds/. Run with `npm run gen`.
+// Writes the generated artefacts: one CRD file per kind under crds/, then the deployment artefacts derived
+// from them (chart, plain manifests, Argo CD health checks). Run with `npm run gen`.
 
 export const CRD_DIR = join(import.meta.dirname, '..', 'crds');
 
@@ -26,6 +29,15 @@ async function main(): Promise<void> {
     await writeFile(join(CRD_DIR, name), content);
     console.log(`wrote crds/${name}`);
   }
+  await writeDeployFiles();
+}
+
+/** The chart, the Argo CD health checks, then the plain manifests, which helm renders from the chart. */
+async function writeDeployFiles(): Promise<void> {
+  const crds = generateCrdFiles();
+  await writeRepoFiles(await chartFiles(crds));
+  await writeRepoFiles(await argoCdFiles());
+  await writeRepoFiles(await renderedManifestFiles(crds));
 }
 
 if (import.meta.main) await main();

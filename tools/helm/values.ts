@@ -1,0 +1,332 @@
+import { z } from 'zod';
+
+// The chart's values, in one place: the generator writes values.yaml (defaults and comments),
+// values.schema.json (what helm checks every install against) and the table in docs/install.md from it.
+
+const DNS_SUBDOMAIN = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/;
+
+/** A Kubernetes object name, or empty for "the chart's default". */
+function objectName(description: string) {
+  return z.string().max(253).regex(DNS_SUBDOMAIN).default('').describe(description);
+}
+
+function secretDataKey(fallback: string, description: string) {
+  return z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(/^[-._a-zA-Z0-9]+$/)
+    .default(fallback)
+    .describe(description);
+}
+
+function positive(fallback: number, description: string) {
+  return z.number().positive().default(fallback).describe(description);
+}
+
+function port(fallback: number, description: string) {
+  return z.int().min(1).max(65535).default(fallback).describe(description);
+}
+
+function stringMap(description: string) {
+  return z.record(z.string(), z.string()).default({}).describe(description);
+}
+
+/** A Kubernetes object the chart passes through as given (affinity, a security context, …). */
+function passThrough(fallback: Record<string, unknown>, description: string) {
+  return z.record(z.string(), z.unknown()).default(fallback).describe(description);
+}
+
+function passThroughList(description: string) {
+  return z.array(z.record(z.string(), z.unknown())).default([]).describe(description);
+}
+
+const httpUrl = z.union([z.literal(''), z.string().regex(/^https?:\/\/[^\s]+$/)]);
+
+function probe(period: number) {
+  return z
+    .object({
+      initialDelaySeconds: z.int().min(0).default(0).describe('Seconds before the first probe.'),
+      periodSeconds: z.int().min(1).default(period).describe('Seconds between probes.'),
+      timeoutSeconds: z.int().min(1).default(5).describe('Seconds a probe may take.'),
+      failureThreshold: z.int().min(1).default(3).describe('Consecutive failures that count.'),
+    })
+    .strict();
+}
+
+export const valuesSchema = z
+  .object({
+    nameOverride: z.string().max(63).default('').describe('Replaces the chart name in object names.'),
+    fullnameOverride: z.string().max(63).default('').describe('Replaces the whole `<release>-<chart>` name.'),
+    replicaCount: z
+      .int()
+      .min(1)
+      .default(1)
+      .describe(
+        'Operator replicas. More than one needs `leaderElection.enabled`: one leads, the rest stand by.',
+      ),
+    image: z
+      .object({
+        repository: z
+          .string()
+          .min(1)
+          .default('ghcr.io/gpucloud/gpucloud-operator')
+          .describe('Image repository.'),
+        tag: z.string().default('').describe('Image tag; the chart appVersion when empty.'),
+        digest: z
+          .string()
+          .regex(/^(sha256:[a-f0-9]{64})?$/)
+          .default('')
+          .describe('Image digest (`sha256:…`); pins the image and wins over the tag.'),
+        pullPolicy: z
+          .enum(['Always', 'IfNotPresent', 'Never'])
+          .default('IfNotPresent')
+          .describe('Pull policy.'),
+      })
+      .strict()
+      .describe('The operator image.'),
+    imagePullSecrets: z
+      .array(z.object({ name: z.string().min(1) }).strict())
+      .default([])
+      .describe('Secrets for pulling the image from a private registry.'),
+
+    apiUrl: httpUrl
+      .default('')
+      .describe(
+        'Base URL of the GPU cloud API. When empty, read from key `apiKey.existingSecretUrlKey` of the API key Secret.',
+      ),
+    apiKey: z
+      .object({
+        existingSecret: objectName(
+          'Secret that holds the API key (you create it). Empty: `<fullname>-credentials`, which the chart ' +
+            'creates when `apiKey.value` is set and you create otherwise.',
+        ),
+        existingSecretKey: secretDataKey('api-key', 'Key of the API key in the Secret.'),
+        existingSecretUrlKey: secretDataKey(
+          'api-url',
+          'Key of the API URL in the Secret, used when `apiUrl` is empty.',
+        ),
+        value: z
+          .string()
+          .default('')
+          .describe(
+            'The API key itself: the chart creates the Secret. Prefer `existingSecret` outside of tests.',
+          ),
+      })
+      .strict()
+      .describe(
+        'The GPU cloud API key, mounted as a file for `--api-key-file`; never a flag or a plain env var.',
+      ),
+    watchNamespace: objectName(
+      'Watch custom resources in this namespace only (and grant access to it only). Empty: every namespace.',
+    ),
+    kubeconfig: z
+      .object({
+        existingSecret: objectName(
+          'Secret with a kubeconfig to manage another cluster than the one the operator runs in. Empty: in-cluster.',
+        ),
+        key: secretDataKey('kubeconfig', 'Key of the kubeconfig in the Secret.'),
+      })
+      .strict()
+      .describe('`--kubeconfig`: which cluster the operator manages.'),
+    leaderElection: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(true)
+          .describe('Elect one active replica through a Lease. Required when `replicaCount` > 1.'),
+        leaseName: objectName('Name of the Lease. Empty: the release fullname.'),
+        leaseNamespace: objectName('Namespace of the Lease. Empty: the release namespace.'),
+      })
+      .strict()
+      .describe('Leader election (`--leader-elect`, `--lease-name`, `--lease-namespace`).'),
+    healthPort: port(8081, 'Port of `/healthz`, `/readyz` and `/metrics` (`--health-port`).'),
+    callbacks: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(false)
+          .describe(
+            'Serve pod lifecycle callbacks, so the operator reacts at once instead of at the next poll.',
+          ),
+        port: port(8082, 'Container port of the callback server (`--callback-port`).'),
+        baseUrl: httpUrl
+          .default('')
+          .describe(
+            'URL at which the cloud reaches the callback Service (`--callback-base-url`); required when enabled.',
+          ),
+        tokenSecretKey: secretDataKey(
+          'callback-token',
+          'Key of the callback token in the API key Secret (`GPUCLOUD_CALLBACK_TOKEN`).',
+        ),
+        token: z
+          .string()
+          .default('')
+          .describe('The callback token, when the chart creates the Secret (`apiKey.value`).'),
+        service: z
+          .object({
+            type: z
+              .enum(['ClusterIP', 'NodePort', 'LoadBalancer'])
+              .default('ClusterIP')
+              .describe('Service type.'),
+            port: port(80, 'Service port.'),
+            annotations: stringMap('Service annotations (e.g. for a cloud load balancer).'),
+          })
+          .strict()
+          .describe(
+            'The Service in front of the callback port; expose it with your ingress or load balancer.',
+          ),
+      })
+      .strict()
+      .describe(
+        'Pod lifecycle callbacks from the cloud: only a hint to re-read a pod, never trusted as state.',
+      ),
+    operator: z
+      .object({
+        concurrency: positive(16, 'Resources reconciled at once (`--concurrency`).'),
+        pollIntervalSeconds: positive(
+          30,
+          'Seconds between list calls that refresh cloud state (`--poll-interval`).',
+        ),
+        apiRequestsPerSecond: positive(50, 'Client-side rate limit of GPU cloud API calls (`--api-rps`).'),
+        detailsCallsPerSecond: positive(
+          2,
+          'Budget of per-resource detail calls, e.g. metrics (`--details-rps`).',
+        ),
+        detailsIntervalSeconds: positive(
+          300,
+          'Seconds between detail refreshes of one resource (`--details-interval`).',
+        ),
+        resyncMinutes: positive(60, 'Minutes between full resyncs of every resource (`--resync`).'),
+        logLevel: z
+          .enum(['trace', 'debug', 'info', 'warn', 'error'])
+          .default('info')
+          .describe('Log level (`--log-level`).'),
+      })
+      .strict()
+      .describe('Operator tuning; each value is the flag named beside it.'),
+    extraEnv: passThroughList('Extra environment variables of the operator container (e.g. NODE_OPTIONS).'),
+
+    serviceAccount: z
+      .object({
+        create: z.boolean().default(true).describe('Create the ServiceAccount.'),
+        name: objectName('Name of the ServiceAccount. Empty: the release fullname.'),
+        annotations: stringMap('ServiceAccount annotations.'),
+      })
+      .strict()
+      .describe('The identity the operator talks to the Kubernetes API as.'),
+    rbac: z
+      .object({ create: z.boolean().default(true).describe('Create the (Cluster)Roles and their bindings.') })
+      .strict()
+      .describe('Least-privilege RBAC for the operator.'),
+
+    podAnnotations: stringMap('Annotations of the operator pod.'),
+    podLabels: stringMap('Extra labels of the operator pod.'),
+    podSecurityContext: passThrough(
+      {
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        runAsGroup: 65532,
+        fsGroup: 65532,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      'Pod security context. `fsGroup` lets the non-root user read the mounted Secrets.',
+    ),
+    securityContext: passThrough(
+      {
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        capabilities: { drop: ['ALL'] },
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      'Container security context.',
+    ),
+    resources: passThrough(
+      { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+      'Container resources.',
+    ),
+    livenessProbe: probe(10).describe('Timing of the liveness probe on `/healthz`.'),
+    readinessProbe: probe(5).describe('Timing of the readiness probe on `/readyz`.'),
+    terminationGracePeriodSeconds: z
+      .int()
+      .min(0)
+      .default(30)
+      .describe('Seconds the operator gets after SIGTERM to finish in-flight work and release its Lease.'),
+    priorityClassName: z.string().default('').describe('Priority class of the operator pod.'),
+    nodeSelector: stringMap('Node selector.'),
+    tolerations: passThroughList('Tolerations.'),
+    affinity: passThrough({}, 'Affinity.'),
+    topologySpreadConstraints: passThroughList('Topology spread constraints.'),
+
+    metrics: z
+      .object({
+        service: z
+          .object({
+            enabled: z.boolean().default(true).describe('Create a ClusterIP Service for the metrics port.'),
+            port: port(8081, 'Service port.'),
+            annotations: stringMap('Service annotations (e.g. `prometheus.io/scrape`).'),
+          })
+          .strict()
+          .describe('The Service that exposes `/metrics`.'),
+        serviceMonitor: z
+          .object({
+            enabled: z.boolean().default(false).describe('Create a Prometheus Operator ServiceMonitor.'),
+            interval: z.string().default('30s').describe('Scrape interval.'),
+            scrapeTimeout: z.string().default('10s').describe('Scrape timeout.'),
+            labels: stringMap('Extra labels, e.g. the one your Prometheus selects ServiceMonitors by.'),
+          })
+          .strict()
+          .describe('Prometheus Operator scraping; needs the metrics Service.'),
+      })
+      .strict()
+      .describe('Prometheus metrics on `/metrics` of the health port.'),
+    podDisruptionBudget: z
+      .object({
+        enabled: z.boolean().default(false).describe('Create a PodDisruptionBudget.'),
+        minAvailable: z
+          .union([z.int().min(0), z.string().regex(/^\d+%$/), z.literal('')])
+          .default('')
+          .describe('Minimum available pods; set this or `maxUnavailable`.'),
+        maxUnavailable: z
+          .union([z.int().min(0), z.string().regex(/^\d+%$/), z.literal('')])
+          .default(1)
+          .describe('Maximum unavailable pods; ignored when `minAvailable` is set.'),
+      })
+      .strict()
+      .describe('Limits voluntary disruptions (node drains) of the operator.'),
+    networkPolicy: z
+      .object({
+        enabled: z.boolean().default(false).describe('Create a NetworkPolicy for the operator pod.'),
+        metricsFrom: passThroughList('Peers allowed to reach the health/metrics port. Empty: any.'),
+        callbacksFrom: passThroughList('Peers allowed to reach the callback port. Empty: any.'),
+        egressPorts: z
+          .array(z.int().min(1).max(65535))
+          .default([443, 6443])
+          .describe(
+            'TCP ports the operator may connect to: the GPU cloud API and the Kubernetes API. DNS is always allowed.',
+          ),
+      })
+      .strict()
+      .describe('Restricts the operator pod to the traffic it needs.'),
+    argocd: z
+      .object({
+        syncWave: z
+          .string()
+          .regex(/^-?\d+$/)
+          .default('-1')
+          .describe(
+            'Sync wave of the chart objects. Before custom resources (wave 0), so that on deletion the operator outlives them and removes their finalizers.',
+          ),
+      })
+      .strict()
+      .describe('Argo CD annotations.'),
+  })
+  .strict();
+
+export type ChartValues = z.output<typeof valuesSchema>;
+
+/** The chart's values.schema.json: strict, so that a misspelt value fails the install instead of being ignored. */
+export function valuesJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(valuesSchema, { target: 'draft-07', io: 'output' });
+}
