@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Counter, Registry } from 'prom-client';
 import type { ClientOptions } from '../../src/api/call.ts';
 import { GpuCloudClient } from '../../src/api/client.ts';
@@ -30,7 +31,8 @@ const KEYS = {
 const clientDefaults = {
   // Contract tests make many quick calls: the client's limiter must not pace them.
   rateLimit: { requestsPerSecond: 10_000, burst: 10_000 },
-  retry: { maxRetries: 0 },
+  // The client's own retry policy, with short delays: what it retries stays visible in call counts.
+  retry: { baseDelayMs: 1, maxDelayMs: 10 },
 } satisfies Partial<ClientOptions>;
 
 export interface RawAnswer {
@@ -69,9 +71,12 @@ export class ContractEnv {
     return this.#track(new GpuCloudClient({ ...clientDefaults, baseUrl: this.sim.url, apiKey }));
   }
 
-  /** Moves simulated time on by `steps` state-machine steps, running every transition that falls due. */
+  /**
+   * Moves simulated time on by `steps` state-machine steps. One step at a time, so that a step
+   * scheduled by another (DELIVERED, then SUCCESS) also runs.
+   */
   step(steps = 1): void {
-    this.sim.clock.advance(steps * STEP_MS);
+    for (let i = 0; i < steps; i++) this.sim.clock.advance(STEP_MS);
   }
 
   /** How many calls of one operation reached the simulator. */
@@ -216,4 +221,20 @@ export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const all: T[] = [];
   for await (const item of items) all.push(item);
   return all;
+}
+
+/**
+ * Retries `check` until it passes, for what happens outside simulated time (webhook deliveries over
+ * real HTTP). Fails with the last assertion once `deadlineMs` has passed.
+ */
+export async function eventually(check: () => Promise<void>, deadlineMs = 5_000): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await delay(20);
+    }
+  }
 }
