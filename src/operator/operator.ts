@@ -23,13 +23,19 @@ export async function runOperator(
     kubeConfig: loadKubeConfig(config.kubeconfig),
     logger,
     leaderElection: config.leaderElect
-      ? { lease: { namespace: config.leaseNamespace, name: config.leaseName } }
+      ? {
+          lease: { namespace: config.leaseNamespace, name: config.leaseName },
+          leaseDurationMs: config.leaseDurationSeconds * 1000,
+          renewDeadlineMs: config.renewDeadlineSeconds * 1000,
+          retryPeriodMs: config.retryPeriodSeconds * 1000,
+        }
       : undefined,
     health: { port: config.healthPort },
   });
   const client = new GpuCloudClient({
     baseUrl: config.apiUrl,
     apiKey: config.apiKey,
+    requestTimeoutMs: Math.ceil(config.apiTimeoutSeconds * 1000),
     rateLimit: {
       requestsPerSecond: config.apiRequestsPerSecond,
       burst: Math.ceil(config.apiRequestsPerSecond),
@@ -69,7 +75,7 @@ export async function runOperator(
 }
 
 function controllerSettings(config: OperatorConfig): ManagedControllerSettings {
-  const requestTimeoutMs = 30_000;
+  const requestTimeoutMs = config.apiTimeoutSeconds * 1000;
   return {
     namespace: config.namespace,
     concurrency: config.concurrency,
