@@ -18,8 +18,8 @@ export const DEFAULT_PAGE_SIZE = 10;
 const INTEGER_TEXT = /^-?\d+$/;
 
 /**
- * A 64-bit integer on the wire. Decoding accepts both a JSON string and a JSON integer, as the
- * protobuf JSON mapping the service follows does, so a response in either form is understood.
+ * A 64-bit integer on the wire. Decoding accepts both a JSON string and a JSON integer, as
+ * protobuf's JSON mapping does, so a payload in either form is understood.
  */
 const int64Wire = z.union([
   z.string().regex(INTEGER_TEXT, 'must be an integer written as a string'),
@@ -56,7 +56,10 @@ export const idAsString = z.codec(idWire, z.string(), {
   encode: (id) => id,
 });
 
-/** A cloud id that travels as a JSON integer (v2 VM and v1 payloads). */
+/**
+ * A cloud id that travels as a JSON integer (v2 VM and v1 payloads). Such an id is exact only up to
+ * 2^53 on either side of the wire; that limit is the wire format's, not this client's.
+ */
 export const idAsNumber = z.codec(idWire, z.string(), {
   decode: (wire) => String(wire),
   encode: (id) => Number(id),
@@ -123,9 +126,6 @@ export const pageSize = z
   .min(1, 'page size must be at least 1')
   .max(MAX_PAGE_SIZE, `page size must be at most ${MAX_PAGE_SIZE}`);
 
-/** A non-negative counter. */
-export const count = z.number().int().min(0);
-
 /** Paged list response of the v2 surface: `items` plus counters. */
 export function pagedList<Item extends z.ZodType>(
   item: Item,
@@ -149,7 +149,7 @@ export const envVarRequest = z.strictObject({
   value: z.string(),
 });
 
-export const httpUrlPattern = /^https?:\/\/.*/;
+const httpUrlPattern = /^https?:\/\/.*/;
 /** A URL the service will call back (spec pattern `^https?://.*`). */
 export function httpUrl(field: string, maxLength?: number) {
   const url = z.string().regex(httpUrlPattern, `${field} must be an http:// or https:// URL`);
