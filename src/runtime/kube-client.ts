@@ -16,7 +16,8 @@ export interface KubeRequest {
   readonly patchType?:
     | 'application/merge-patch+json'
     | 'application/strategic-merge-patch+json'
-    | 'application/json-patch+json';
+    | 'application/json-patch+json'
+    | 'application/apply-patch+yaml';
   readonly signal?: AbortSignal;
   /** Bound on the whole request; defaults to the client's `requestTimeoutMs`. */
   readonly timeoutMs?: number;
@@ -86,8 +87,15 @@ export class KubeClient {
   async request<S extends z.ZodType>(schema: S, request: KubeRequest): Promise<z.output<S>> {
     const timeout = AbortSignal.timeout(request.timeoutMs ?? this.#requestTimeoutMs);
     const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
-    const response = await this.#send(request, signal);
-    const text = await this.#readText(request, response);
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.#send(request, signal);
+      text = await this.#readText(request, response);
+    } catch (err) {
+      if (timeout.aborted) this.resetConnections();
+      throw err;
+    }
     if (!response.ok) throw apiError(request.method, request.path, response.status, text);
     const decoded = schema.safeParse(parseJson(text));
     if (!decoded.success) {
@@ -124,6 +132,17 @@ export class KubeClient {
         ? err
         : new KubeTransportError('GET', path, 'watch stream broken', err);
     }
+  }
+
+  /**
+   * Drops every pooled connection, so the next request dials afresh. Called when a connection may
+   * have gone silent (a stalled watch, a timed-out request): requests are multiplexed over one
+   * HTTP/2 connection, and a dead one would otherwise swallow every retry too.
+   */
+  resetConnections(): void {
+    const dispatcher = this.#dispatcher;
+    this.#dispatcher = undefined;
+    dispatcher?.destroy().catch(() => {});
   }
 
   async #send(request: KubeRequest, signal: AbortSignal): Promise<Response> {

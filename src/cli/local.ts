@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// The whole local stack in one command: a real kube-apiserver + etcd, the simulated GPU cloud, the CRDs,
+// the operator and the examples. Ctrl-C tears everything down.
+import { startLocalStack } from '../local/stack.ts';
+import { createLogger } from '../runtime/logger.ts';
+
+const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info', name: 'gpucloud-operator' });
+const stack = await startLocalStack(logger);
+const kubectl = `kubectl --kubeconfig ${stack.kubeconfigPath}`;
+console.error(`
+gpucloud-operator local stack is up.
+  cloud simulator   ${stack.simulatorUrl}
+  kubeconfig        ${stack.kubeconfigPath}
+
+Try, in another terminal:
+  ${kubectl} get gpucloud                      # every GpuPod, GpuVm and ServerlessEndpoint
+  ${kubectl} wait gpupod/jupyter --for=condition=Ready --timeout=60s
+  ${kubectl} patch gpupod jupyter --type merge -p '{"spec":{"paused":true}}'
+  ${kubectl} scale serverlessendpoint/sd-inference --replicas=4
+  ${kubectl} describe gpupod jupyter           # status, conditions and events
+  ${kubectl} delete gpupod jupyter
+
+Ctrl-C stops everything.
+`);
+
+const stop = async () => {
+  await stack.stop();
+  process.exit(0);
+};
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);

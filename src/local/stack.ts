@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { copyFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../operator/config.ts';
+import { runOperator } from '../operator/operator.ts';
+import { kinds } from '../resources/kinds.ts';
+import { KubeClient } from '../runtime/kube-client.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { collectionPath, secrets } from '../runtime/resource-type.ts';
+import { type RunningSimulator, startSimulator } from '../sim/index.ts';
+import { freeLoopbackPorts } from './controlplane/ports.ts';
+import { type ControlPlane, startControlPlane } from './controlplane.ts';
+import { apply, installCrds, readManifests } from './manifests.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const NAMESPACE = 'default';
+
+export interface LocalStack {
+  /** A stable copy of the admin kubeconfig, for kubectl in another terminal. */
+  kubeconfigPath: string;
+  simulatorUrl: string;
+  apiKey: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Everything a user needs to try the operator with no cluster and no cloud: a real control plane, the
+ * simulator (with pod callbacks wired to the operator), the CRDs, the operator, and the examples.
+ */
+export async function startLocalStack(logger: Logger, workDir = join(ROOT, '.local')): Promise<LocalStack> {
+  const started: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const step of started.reverse()) await step();
+  };
+  try {
+    const plane = await startControlPlane();
+    started.push(() => plane.stop());
+    const client = new KubeClient(plane.kubeConfig);
+    await installCrds(client, join(ROOT, 'crds'));
+    const apiKey = `local-${randomBytes(12).toString('hex')}`;
+    const sim = await startSimulator({ apiKeys: [apiKey], transitionMs: 2000 });
+    started.push(() => sim.stop());
+    const operator = await startOperator(plane, sim, apiKey, logger);
+    started.push(operator);
+    await applyExamples(client);
+    await mkdir(workDir, { recursive: true });
+    const kubeconfigPath = join(workDir, 'kubeconfig');
+    await copyFile(plane.kubeconfigPath, kubeconfigPath);
+    return { kubeconfigPath, simulatorUrl: sim.url, apiKey, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+async function startOperator(plane: ControlPlane, sim: RunningSimulator, apiKey: string, logger: Logger) {
+  const [callbackPort = 0] = await freeLoopbackPorts(1);
+  const config = loadConfig(
+    [
+      '--kubeconfig',
+      plane.kubeconfigPath,
+      '--api-url',
+      sim.url,
+      '--poll-interval',
+      '5',
+      '--details-interval',
+      '30',
+      '--callback-port',
+      String(callbackPort),
+      '--callback-base-url',
+      `http://127.0.0.1:${callbackPort}`,
+    ],
+    { GPUCLOUD_API_KEY: apiKey, GPUCLOUD_CALLBACK_TOKEN: randomBytes(16).toString('hex') },
+  );
+  const shutdown = new AbortController();
+  const running = runOperator(config, logger, shutdown.signal);
+  running.catch((error: unknown) => logger.fatal({ err: error }, 'operator stopped'));
+  return async () => {
+    shutdown.abort();
+    await running.catch(() => undefined);
+  };
+}
+
+/** Applies every object of examples/: the custom resources and the Secrets they read. */
+async function applyExamples(client: KubeClient): Promise<void> {
+  const types = [secrets, ...kinds.map((kind) => ({ ...kind, namespaced: true }))];
+  for (const manifest of await readManifests(join(ROOT, 'examples'))) {
+    const type = types.find((candidate) => candidate.kind === manifest.kind);
+    if (!type) throw new Error(`examples/ holds a ${manifest.kind}, which the local stack does not know`);
+    await apply(client, collectionPath(type, NAMESPACE), manifest);
+  }
+}
