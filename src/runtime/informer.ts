@@ -254,6 +254,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const stallTimer = setTimeout(() => {
       this.#stats.stalls++;
       this.#log.warn({ stallTimeoutMs }, 'watch stalled: nothing received in time; re-watching');
+      this.#client.resetConnections();
       watchAbort.abort();
     }, stallTimeoutMs);
     try {
