@@ -69,13 +69,41 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   }
 
   async reconcile(key: ObjectKey): Promise<Result> {
-    const stored = this.#o.store.get(key);
-    if (!stored || stored.metadata.annotations?.[SKIP_RECONCILE] === 'true') return {};
+    const stored = this.#read(key);
+    if (!stored) return {};
+    if (stored.metadata.annotations?.[SKIP_RECONCILE] === 'true') return this.#skip(stored);
     try {
       const mr: ManagedObject<Spec> = { ...stored, spec: this.#o.parseSpec(stored.spec) };
       return mr.metadata.deletionTimestamp ? await this.#finalize(mr) : await this.#converge(mr);
     } catch (error) {
       return this.#fail(stored, error);
+    }
+  }
+
+  /** The resource from the cache; one whose envelope is malformed is logged and left alone. */
+  #read(key: ObjectKey): ManagedObject<unknown> | undefined {
+    try {
+      return this.#o.store.get(key);
+    } catch (error) {
+      this.#o.log.error(
+        { resource: `${key.namespace}/${key.name}`, err: error },
+        'malformed object; not reconciled',
+      );
+      return undefined;
+    }
+  }
+
+  /**
+   * A skipped resource gets no cloud call and no status write, and its deletion is not held up: the
+   * finalizer goes and the cloud resource is left as it is, as the user asked.
+   */
+  async #skip(mr: ManagedObject<unknown>): Promise<Result> {
+    if (!mr.metadata.deletionTimestamp || !mr.metadata.finalizers?.includes(FINALIZER)) return {};
+    try {
+      await this.#release(mr, 'Skipped', `${SKIP_RECONCILE} is set: the cloud resource is left as it is`);
+      return {};
+    } catch (error) {
+      return this.#fail(mr, error);
     }
   }
 
@@ -199,7 +227,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     return found.cloud && this.#o.adapter.idOf(found.cloud);
   }
 
-  async #release(mr: ManagedObject<Spec>, reason: string, message: string): Promise<void> {
+  async #release(mr: ManagedObject<unknown>, reason: string, message: string): Promise<void> {
     const finalizers = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
     await this.#o.writer.patchMetadata(mr, { finalizers });
     this.#creation.forget(mr.metadata.uid);

@@ -200,6 +200,25 @@ describe('GpuPod lifecycle', () => {
     assert.equal(cloudPods('ignored').length, 0);
   });
 
+  test('skip-reconcile on a managed resource leaves its cloud pod alone and does not hold its deletion', async () => {
+    const cluster = stack.cluster();
+    await cluster.create(resources.gpuPod, NS, gpuPod('frozen'));
+    await cluster.waitFor(resources.gpuPod, NS, 'frozen', isReady('Running'), 'Ready');
+    await cluster.patch(resources.gpuPod, NS, 'frozen', {
+      metadata: { annotations: { [SKIP_RECONCILE]: 'true' } },
+    });
+    await cluster.patch(resources.gpuPod, NS, 'frozen', { spec: { paused: true } });
+    await cluster.delete(resources.gpuPod, NS, 'frozen');
+    await cluster.waitFor(
+      resources.gpuPod,
+      NS,
+      'frozen',
+      (obj) => obj === undefined,
+      'deleted without waiting on the cloud',
+    );
+    assert.equal(cloudPods('frozen')[0]?.status, 'RUNNING', 'neither paused nor deleted in the cloud');
+  });
+
   test('a cloud failure shows as Synced=False and clears when the fault stops', async () => {
     const cluster = stack.cluster();
     stack.sim().faults.set({ errorRate: 1 });
