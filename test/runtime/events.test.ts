@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { z } from 'zod';
 import { EventRecorder, type EventRecorderOptions } from '../../src/runtime/events.ts';
 import { KubeClient } from '../../src/runtime/kube-client.ts';
@@ -95,6 +97,20 @@ describe('EventRecorder against a real apiserver', () => {
     ]);
     const repeated = found.find((e) => e.count === 6);
     assert.ok(repeated && repeated.lastTimestamp >= repeated.firstTimestamp);
+
+    const { stdout } = await promisify(execFile)('kubectl', [
+      '--kubeconfig',
+      plane().kubeconfigPath,
+      'describe',
+      'configmap',
+      'repeated',
+      '--namespace',
+      namespace,
+    ]);
+    assert.match(
+      stdout,
+      /Warning\s+CloudUnavailable\s+.*\(x6 over .*\)\s+gpucloud-operator\s+the GPU cloud answered 503/,
+    );
   });
 
   test('rate limits per object, so one failing resource cannot flood the apiserver', async () => {

@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../../src/runtime/kube-client.ts';
+import { LeaseLock } from '../../src/runtime/lease-lock.ts';
 import { useControlPlane } from '../support/control-plane.ts';
 import { createConfigMap, createNamespace } from './support/kube.ts';
 import { until } from './support/until.ts';
@@ -132,5 +133,35 @@ test(
 
     b.child.kill('SIGINT');
     assert.equal(await b.exited, 0);
+  }),
+);
+
+test(
+  'losing the lease aborts the reconcile in progress at once and exits non-zero',
+  withLogsOnFailure(async () => {
+    const client = new KubeClient(plane().kubeConfig);
+    const namespace = await createNamespace(client, 'manager-lost');
+    const operator = await startOperator(namespace, 'c');
+    await until(async () => (await leaderStatus(operator)) === '1', 'c to lead');
+    await createConfigMap(client, namespace, 'endless', { slowMs: '600000' });
+    await until(() => reported(operator, { reconciled: 'endless' }), 'the long reconcile to start');
+
+    const lock = new LeaseLock(client, { namespace, name: 'operator' });
+    const current = await lock.get(5_000);
+    assert.ok(current);
+    const now = new Date();
+    await lock.update(
+      current.lease,
+      { ...current.record, holderIdentity: 'intruder', renewTime: now },
+      5_000,
+    );
+
+    assert.equal(await operator.exited, 1);
+    assert.ok(
+      reported(operator, { finished: 'endless', aborted: true }),
+      'the reconcile saw its signal abort',
+    );
+    assert.ok(reported(operator, { exit: 'leadership-lost' }));
+    assert.equal((await lock.get(5_000))?.record.holderIdentity, 'intruder', 'a lost lease is not released');
   }),
 );
