@@ -1,6 +1,8 @@
-// Installs what the tests need that npm does not bring (the local control plane binaries, and later
-// helm and lua), so that `npm test` works on a fresh machine. Each step is cached and idempotent.
+// Installs what the tests need that npm does not bring (the local control plane binaries, helm and the
+// Argo CD health script runner), so that `npm test` works on a fresh machine. Each step is cached and idempotent.
+import { ensureHealthRunner } from './argocd-health/ensure.ts';
 import { ensureControlPlaneBinary } from './controlplane/build.ts';
+import { ensureHelm, HELM_VERSION } from './helm/ensure.ts';
 
 const steps: Array<{ name: string; run: () => Promise<void> }> = [
   {
@@ -9,6 +11,14 @@ const steps: Array<{ name: string; run: () => Promise<void> }> = [
       const binary = await ensureControlPlaneBinary((line) => console.log(`  ${line}`));
       console.log(`  ${binary}`);
     },
+  },
+  {
+    name: `helm ${HELM_VERSION}`,
+    run: async () => console.log(`  ${await ensureHelm()}`),
+  },
+  {
+    name: 'Argo CD health script runner (gopher-lua)',
+    run: async () => console.log(`  ${await ensureHealthRunner()}`),
   },
 ];
 

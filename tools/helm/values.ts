@@ -137,9 +137,21 @@ export const valuesSchema = z
           .describe('Elect one active replica through a Lease. Required when `replicaCount` > 1.'),
         leaseName: objectName('Name of the Lease. Empty: the release fullname.'),
         leaseNamespace: objectName('Namespace of the Lease. Empty: the release namespace.'),
+        leaseDurationSeconds: positive(
+          15,
+          'Seconds a standby waits after the last renewal before taking over (`--lease-duration`).',
+        ),
+        renewDeadlineSeconds: positive(
+          10,
+          'Seconds the leader keeps trying to renew before it steps down (`--renew-deadline`).',
+        ),
+        retryPeriodSeconds: positive(
+          2,
+          'Seconds between attempts to acquire or renew the Lease (`--retry-period`).',
+        ),
       })
       .strict()
-      .describe('Leader election (`--leader-elect`, `--lease-name`, `--lease-namespace`).'),
+      .describe('Leader election (`--leader-elect` and the Lease flags).'),
     healthPort: port(8081, 'Port of `/healthz`, `/readyz` and `/metrics` (`--health-port`).'),
     callbacks: z
       .object({
@@ -189,6 +201,7 @@ export const valuesSchema = z
           'Seconds between list calls that refresh cloud state (`--poll-interval`).',
         ),
         apiRequestsPerSecond: positive(50, 'Client-side rate limit of GPU cloud API calls (`--api-rps`).'),
+        apiTimeoutSeconds: positive(30, 'Seconds one GPU cloud API request may take (`--api-timeout`).'),
         detailsCallsPerSecond: positive(
           2,
           'Budget of per-resource detail calls, e.g. metrics (`--details-rps`).',

@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import type { V1Secret } from '@kubernetes/client-node';
+import { FLAGS, loadConfig, type OperatorConfig } from '../../src/operator/config.ts';
+import {
+  ALL_ON_VALUES,
+  type Manifest,
+  NAMESPACE,
+  RELEASE,
+  type Rendered,
+  renderChart,
+} from './chart-render.ts';
+
+// The operator container as the chart renders it, read by the operator's own loadConfig: proves that
+// every flag the chart passes exists and parses, and that every setting of the operator is reachable
+// from the chart's values.
+
+const scratch = await mkdtemp(join(tmpdir(), 'gpucloud-chart-config-'));
+after(() => rm(scratch, { recursive: true, force: true }));
+
+/**
+ * What the kubelet would hand the container: the credentials Secret mounted where the chart mounts it
+ * (under a scratch directory), and env vars with their secretKeyRefs resolved.
+ */
+async function containerConfig(
+  rendered: Rendered,
+  secrets: Record<string, Record<string, string>>,
+): Promise<OperatorConfig> {
+  const container = rendered.container();
+  const pod = rendered.deployment().spec?.template.spec;
+  const secretValue = (name: string, key: string): string => {
+    const value = secrets[name]?.[key];
+    assert.ok(
+      value !== undefined,
+      `the container reads key ${key} of Secret ${name}, which the test has not`,
+    );
+    return value;
+  };
+
+  let args = container.args ?? [];
+  for (const mount of container.volumeMounts ?? []) {
+    const secret = pod?.volumes?.find((volume) => volume.name === mount.name)?.secret;
+    if (!secret?.secretName) continue;
+    const dir = join(scratch, mount.name);
+    await mkdir(dir, { recursive: true });
+    for (const item of secret.items ?? []) {
+      await writeFile(join(dir, item.path), secretValue(secret.secretName, item.key));
+    }
+    args = args.map((arg) => arg.replace(mount.mountPath, dir));
+  }
+
+  const env: NodeJS.ProcessEnv = {};
+  for (const variable of container.env ?? []) {
+    const ref = variable.valueFrom?.secretKeyRef;
+    env[variable.name] = ref ? secretValue(ref.name ?? '', ref.key) : variable.value;
+  }
+  return loadConfig(args, env);
+}
+
+function decodedData(secret: Manifest): Record<string, string> {
+  const data = (secret as V1Secret).data ?? {};
+  return Object.fromEntries(
+    Object.entries(data).map(([key, value]) => [key, Buffer.from(value, 'base64').toString()]),
+  );
+}
+
+describe('the operator reads the container the chart renders', () => {
+  test('with the defaults: the operator defaults, the URL and key from the user-made Secret', async () => {
+    const rendered = await renderChart();
+    const config = await containerConfig(rendered, {
+      [`${RELEASE}-credentials`]: { 'api-key': 'user-key', 'api-url': 'https://api.example' },
+    });
+    const operatorDefaults = loadConfig([], {
+      GPUCLOUD_API_URL: 'https://api.example',
+      GPUCLOUD_API_KEY: 'k',
+    });
+    assert.equal(config.apiUrl, 'https://api.example');
+    assert.equal(config.apiKey, 'user-key');
+    assert.equal(config.namespace, '');
+    assert.equal(config.kubeconfig, undefined);
+    assert.equal(config.callbackPort, 0);
+    assert.deepEqual(
+      { ...config, apiKey: undefined, apiKeyFile: undefined, leaderElect: undefined },
+      {
+        ...operatorDefaults,
+        apiKey: undefined,
+        apiKeyFile: undefined,
+        leaderElect: undefined,
+        leaseName: RELEASE,
+        leaseNamespace: NAMESPACE,
+      },
+      'the chart defaults are the operator defaults, but for the Lease of the release',
+    );
+    assert.equal(config.leaderElect, true);
+  });
+
+  test('with every option on: each value arrives as the setting it names', async () => {
+    const rendered = await renderChart({ valuesFile: ALL_ON_VALUES });
+    const config = await containerConfig(rendered, {
+      [`${RELEASE}-credentials`]: decodedData(rendered.one('Secret')),
+      'remote-cluster': { config: 'apiVersion: v1\nkind: Config\n' },
+    });
+    assert.deepEqual(
+      { ...config, apiKeyFile: undefined, kubeconfig: undefined },
+      {
+        apiUrl: 'https://api.gpucloud.example',
+        apiKeyFile: undefined,
+        apiKey: 'test-api-key',
+        namespace: 'gpu-workloads',
+        kubeconfig: undefined,
+        leaderElect: true,
+        leaseName: 'gpucloud-leader',
+        leaseNamespace: 'gpucloud-leases',
+        leaseDurationSeconds: 30,
+        renewDeadlineSeconds: 20,
+        retryPeriodSeconds: 4,
+        healthPort: 9090,
+        callbackPort: 9443,
+        callbackBaseUrl: 'https://callbacks.gpucloud.example/hooks',
+        callbackToken: 'test-callback-token',
+        concurrency: 8,
+        pollIntervalSeconds: 15,
+        apiRequestsPerSecond: 20,
+        apiTimeoutSeconds: 45,
+        detailsCallsPerSecond: 1,
+        detailsIntervalSeconds: 600,
+        resyncMinutes: 30,
+        logLevel: 'debug',
+      },
+    );
+    assert.match(config.kubeconfig ?? '', /\/kubeconfig\/kubeconfig$/);
+  });
+
+  test('every operator setting has a chart value: all-on sets each flag or its variable', async () => {
+    const container = (await renderChart({ valuesFile: ALL_ON_VALUES })).container();
+    const flags = new Set((container.args ?? []).map((arg) => /^--([^=]+)=/.exec(arg)?.[1]));
+    const variables = new Set((container.env ?? []).map((variable) => variable.name));
+    const missing = Object.entries(FLAGS)
+      .filter(([, { flag, env }]) => !flags.has(flag) && !variables.has(env))
+      .map(([setting]) => setting);
+    assert.deepEqual(missing, [], 'settings the chart cannot set');
+  });
+});

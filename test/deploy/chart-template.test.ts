@@ -1,0 +1,288 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { describe, test } from 'node:test';
+import type { V1PolicyRule, V1Role } from '@kubernetes/client-node';
+import { load } from 'js-yaml';
+import { kinds } from '../../src/resources/kinds.ts';
+import { CHART_DIR, HelmError, helm } from '../../tools/helm/helm.ts';
+import { ALL_ON_VALUES, type Manifest, NAMESPACE, RELEASE, renderChart } from './chart-render.ts';
+
+// The chart as `helm lint` and `helm template` see it: what it renders with the defaults and with every
+// option on, and what it refuses.
+
+const plurals = kinds.map((kind) => kind.plural);
+
+/** The operator's rules, exactly: anything more is a privilege it does not need. */
+const operatorRules: V1PolicyRule[] = [
+  { apiGroups: ['gpucloud.io'], resources: plurals, verbs: ['get', 'list', 'watch', 'patch'] },
+  { apiGroups: ['gpucloud.io'], resources: plurals.map((p) => `${p}/status`), verbs: ['patch'] },
+  { apiGroups: ['gpucloud.io'], resources: plurals.map((p) => `${p}/finalizers`), verbs: ['update'] },
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+  { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+];
+
+function leaseRules(leaseName: string): V1PolicyRule[] {
+  return [
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      resourceNames: [leaseName],
+      verbs: ['get', 'update'],
+    },
+  ];
+}
+
+async function renderFailure(values: Record<string, unknown>): Promise<string> {
+  const error = await renderChart({ values }).then(
+    () => assert.fail('the chart rendered values it should refuse'),
+    (failure: unknown) => failure,
+  );
+  assert.ok(error instanceof HelmError, String(error));
+  return error.stderr;
+}
+
+describe('helm lint', () => {
+  test('passes strictly with the default values', async () => {
+    await helm(['lint', '--strict', CHART_DIR]);
+  });
+
+  test('passes strictly with every option on', async () => {
+    await helm(['lint', '--strict', CHART_DIR, '--values', ALL_ON_VALUES]);
+  });
+});
+
+describe('the chart with its default values', async () => {
+  const rendered = await renderChart();
+
+  test('renders the operator objects, and no Secret: the user creates the credentials', () => {
+    const kinds = rendered.manifests.map((m) => `${m.kind}/${m.metadata?.name}`).sort();
+    assert.deepEqual(kinds, [
+      `ClusterRole/${RELEASE}`,
+      `ClusterRoleBinding/${RELEASE}`,
+      `Deployment/${RELEASE}`,
+      `Role/${RELEASE}-leader-election`,
+      `RoleBinding/${RELEASE}-leader-election`,
+      `Service/${RELEASE}-metrics`,
+      `ServiceAccount/${RELEASE}`,
+    ]);
+  });
+
+  test('the ClusterRole grants exactly what the operator does', () => {
+    assert.deepEqual(rendered.one<V1Role & Manifest>('ClusterRole').rules, operatorRules);
+  });
+
+  test('the Lease Role is in the release namespace and names the lease the operator uses', () => {
+    const role = rendered.one<V1Role & Manifest>('Role');
+    assert.equal(role.metadata?.namespace, NAMESPACE);
+    assert.deepEqual(role.rules, leaseRules(RELEASE));
+    const args = rendered.container().args ?? [];
+    assert.ok(args.includes(`--lease-name=${RELEASE}`));
+    assert.ok(args.includes(`--lease-namespace=${NAMESPACE}`));
+  });
+
+  test('both bindings name the chart ServiceAccount', () => {
+    for (const kind of ['ClusterRoleBinding', 'RoleBinding']) {
+      const binding = rendered.one(kind) as Manifest & { subjects: unknown };
+      assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: RELEASE, namespace: NAMESPACE }]);
+    }
+    assert.equal(rendered.deployment().spec?.template.spec?.serviceAccountName, RELEASE);
+  });
+
+  test('the pod runs non-root, read-only, without capabilities, under the RuntimeDefault seccomp profile', () => {
+    const pod = rendered.deployment().spec?.template.spec;
+    assert.deepEqual(pod?.securityContext, {
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      fsGroup: 65532,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    assert.deepEqual(rendered.container().securityContext, {
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+  });
+
+  test('/tmp is the one writable place', () => {
+    const mounts = rendered.container().volumeMounts ?? [];
+    assert.deepEqual(
+      mounts.filter((mount) => !mount.readOnly).map((mount) => mount.mountPath),
+      ['/tmp'],
+    );
+  });
+
+  test('liveness and readiness probe /healthz and /readyz on the health port', () => {
+    const container = rendered.container();
+    assert.deepEqual(container.ports, [{ name: 'http-health', containerPort: 8081, protocol: 'TCP' }]);
+    assert.deepEqual(container.livenessProbe?.httpGet, { path: '/healthz', port: 'http-health' });
+    assert.deepEqual(container.readinessProbe?.httpGet, { path: '/readyz', port: 'http-health' });
+    assert.ok(container.args?.includes('--health-port=8081'));
+  });
+
+  test('resources have requests and a memory limit', () => {
+    assert.deepEqual(rendered.container().resources, {
+      requests: { cpu: '100m', memory: '128Mi' },
+      limits: { memory: '512Mi' },
+    });
+  });
+
+  test('the API key is a mounted file, the URL comes from the same Secret', () => {
+    const container = rendered.container();
+    const pod = rendered.deployment().spec?.template.spec;
+    assert.ok(container.args?.includes('--api-key-file=/var/run/secrets/gpucloud.io/credentials/api-key'));
+    assert.deepEqual(pod?.volumes?.find((volume) => volume.name === 'credentials')?.secret, {
+      secretName: `${RELEASE}-credentials`,
+      items: [{ key: 'api-key', path: 'api-key' }],
+      defaultMode: 0o440, // readable by the owner and the pod's fsGroup only
+    });
+    assert.deepEqual(container.env, [
+      {
+        name: 'GPUCLOUD_API_URL',
+        valueFrom: { secretKeyRef: { name: `${RELEASE}-credentials`, key: 'api-url' } },
+      },
+    ]);
+  });
+
+  test('leader election is on, so updates roll with a standby', () => {
+    const deployment = rendered.deployment();
+    assert.ok(rendered.container().args?.includes('--leader-elect=true'));
+    assert.equal(deployment.spec?.strategy?.type, 'RollingUpdate');
+    assert.equal(deployment.spec?.replicas, 1);
+  });
+
+  test('every object carries the Argo CD sync wave that puts it before custom resources', () => {
+    for (const manifest of rendered.manifests) {
+      const wave = manifest.metadata?.annotations?.['argocd.argoproj.io/sync-wave'];
+      assert.equal(wave, '-1', `${manifest.kind}/${manifest.metadata?.name}`);
+    }
+  });
+});
+
+describe('the chart with every option on', async () => {
+  const rendered = await renderChart({ valuesFile: ALL_ON_VALUES });
+  const allOn = load(await readFile(ALL_ON_VALUES, 'utf8')) as {
+    watchNamespace: string;
+    leaderElection: { leaseName: string; leaseNamespace: string };
+    apiKey: { value: string };
+    callbacks: { token: string };
+  };
+
+  test('renders every optional object', () => {
+    for (const kind of ['Secret', 'ServiceMonitor', 'PodDisruptionBudget', 'NetworkPolicy']) {
+      assert.equal(rendered.all(kind).length, 1, kind);
+    }
+    assert.deepEqual(
+      rendered.all('Service').map((s) => s.metadata?.name),
+      [`${RELEASE}-metrics`, `${RELEASE}-callbacks`],
+    );
+  });
+
+  test('with watchNamespace, the operator rules are a Role in that namespace and no ClusterRole exists', () => {
+    assert.equal(rendered.all('ClusterRole').length, 0);
+    assert.equal(rendered.all('ClusterRoleBinding').length, 0);
+    const role = rendered.one<V1Role & Manifest>('Role', RELEASE);
+    assert.equal(role.metadata?.namespace, allOn.watchNamespace);
+    assert.deepEqual(role.rules, operatorRules);
+    assert.equal(rendered.one('RoleBinding', RELEASE).metadata?.namespace, allOn.watchNamespace);
+  });
+
+  test('the Lease Role follows leaseName and leaseNamespace', () => {
+    const role = rendered.one<V1Role & Manifest>('Role', `${RELEASE}-leader-election`);
+    assert.equal(role.metadata?.namespace, allOn.leaderElection.leaseNamespace);
+    assert.deepEqual(role.rules, leaseRules(allOn.leaderElection.leaseName));
+  });
+
+  test('the secrets appear only base64-encoded in the chart Secret', () => {
+    for (const secret of [allOn.apiKey.value, allOn.callbacks.token]) {
+      assert.ok(!rendered.text.includes(secret), 'a secret value is rendered in clear');
+    }
+    const data = rendered.one('Secret').data as Record<string, string>;
+    const decoded = Object.values(data).map((value) => Buffer.from(value, 'base64').toString('utf8'));
+    assert.deepEqual(decoded.sort(), [allOn.apiKey.value, allOn.callbacks.token].sort());
+  });
+
+  test('a change of the chart Secret rolls the pods', () => {
+    const annotations = rendered.deployment().spec?.template.metadata?.annotations ?? {};
+    assert.match(annotations['checksum/credentials'] ?? '', /^[0-9a-f]{64}$/);
+  });
+
+  test('the callback port is a container port behind its own Service', () => {
+    const ports = rendered.container().ports?.map((port) => port.name);
+    assert.deepEqual(ports, ['http-health', 'http-callbacks']);
+    const service = rendered.one('Service', `${RELEASE}-callbacks`) as Manifest & {
+      spec: { ports: Array<{ targetPort: string }> };
+    };
+    assert.equal(service.spec.ports[0]?.targetPort, 'http-callbacks');
+  });
+
+  test('the image digest wins over the tag', () => {
+    assert.match(
+      rendered.container().image ?? '',
+      /^ghcr\.io\/gpucloud\/gpucloud-operator@sha256:[0-9a-f]{64}$/,
+    );
+  });
+});
+
+describe('the chart refuses contradictory values', () => {
+  test('more than one replica without leader election', async () => {
+    const stderr = await renderFailure({ replicaCount: 2, leaderElection: { enabled: false } });
+    assert.match(stderr, /replicaCount > 1 needs leaderElection\.enabled=true/);
+  });
+
+  test('an unknown value (values.schema.json is strict)', async () => {
+    const stderr = await renderFailure({ image: { repo: 'typo' } });
+    assert.match(stderr, /additional properties 'repo' not allowed|additionalProperties/);
+  });
+
+  test('a value of the wrong type', async () => {
+    const stderr = await renderFailure({ operator: { concurrency: 'many' } });
+    assert.match(stderr, /concurrency/);
+  });
+
+  test('both a chart-made and an existing API key Secret', async () => {
+    const stderr = await renderFailure({
+      apiUrl: 'https://a.example',
+      apiKey: { value: 'k', existingSecret: 's' },
+    });
+    assert.match(stderr, /not both/);
+  });
+
+  test('a chart-made Secret without the API URL', async () => {
+    assert.match(await renderFailure({ apiKey: { value: 'k' } }), /apiUrl is required/);
+  });
+
+  test('callbacks without the URL the cloud reaches', async () => {
+    assert.match(await renderFailure({ callbacks: { enabled: true } }), /callbacks\.baseUrl/);
+  });
+
+  test('a ServiceMonitor without the metrics Service', async () => {
+    const stderr = await renderFailure({
+      metrics: { service: { enabled: false }, serviceMonitor: { enabled: true } },
+    });
+    assert.match(stderr, /needs metrics\.service\.enabled/);
+  });
+});
+
+describe('without leader election', async () => {
+  const rendered = await renderChart({ values: { leaderElection: { enabled: false } } });
+
+  test('the old pod stops before the new one starts, and no Lease permission is granted', () => {
+    assert.equal(rendered.deployment().spec?.strategy?.type, 'Recreate');
+    assert.ok(rendered.container().args?.includes('--leader-elect=false'));
+    assert.equal(rendered.all('Role').length, 0);
+  });
+});
+
+describe('the chart and the repository agree', () => {
+  test('the chart appVersion is the package version', async () => {
+    const chart = load(await readFile(`${CHART_DIR}/Chart.yaml`, 'utf8')) as { appVersion: string };
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    assert.equal(chart.appVersion, pkg.version);
+  });
+});
