@@ -12,6 +12,11 @@ export interface SimulatorOptions {
   readonly apiKeys: readonly ApiKeyOption[];
   /** Duration of each state-machine step in ms; 0 makes steps instant. Default 1000. */
   readonly transitionMs?: number;
+  /**
+   * When true, simulated time stands still until `clock.advance` moves it (deterministic tests);
+   * by default it flows with the wall clock.
+   */
+  readonly manualTime?: boolean;
   /** How long a terminated pod or VM stays visible, in ms. Default 5 minutes. */
   readonly retentionMs?: number;
   readonly capacity?: CapacityOptions;

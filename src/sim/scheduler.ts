@@ -35,8 +35,8 @@ export class Scheduler {
 
   /** Runs `run` after `delayMs` of simulated time. */
   after(delayMs: number, run: () => void): Cancellable {
-    const entry: Entry = { due: this.#clock.now() + delayMs, seq: this.#seq++, run, cancelled: false };
     if (this.#stopped) return { cancel() {} };
+    const entry: Entry = { due: this.#clock.now() + delayMs, seq: this.#seq++, run, cancelled: false };
     this.#push(entry);
     this.#arm();
     return {
@@ -46,26 +46,31 @@ export class Scheduler {
     };
   }
 
-  /** Runs every action that is due by now, in due order; actions they schedule run too if due. */
-  runDue(): void {
+  /**
+   * Moves simulated time forward by `ms`, running each action that falls due at its own instant,
+   * so that what it records (a status change, the start of billing) carries the right time.
+   */
+  advance(ms: number): void {
+    this.#advanceTo(this.#clock.now() + ms);
+  }
+
+  /** Runs every action due by `target`, in due order (actions they schedule too, if due). */
+  #advanceTo(target: number): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#timerDue = Number.POSITIVE_INFINITY;
-    for (let top = this.#heap[0]; top !== undefined && top.due <= this.#clock.now(); top = this.#heap[0]) {
+    for (let top = this.#heap[0]; top !== undefined && top.due <= target; top = this.#heap[0]) {
       this.#pop();
       if (top.cancelled) continue;
+      this.#clock.skip(Math.max(0, top.due - this.#clock.now()));
       try {
         top.run();
       } catch (error) {
         this.#onError(error);
       }
     }
+    this.#clock.skip(Math.max(0, target - this.#clock.now()));
     this.#arm();
-  }
-
-  /** Number of pending (possibly cancelled) entries; for the state view. */
-  get pending(): number {
-    return this.#heap.length;
   }
 
   stop(): void {
@@ -76,11 +81,11 @@ export class Scheduler {
 
   #arm(): void {
     const top = this.#heap[0];
-    if (this.#stopped || top === undefined || top.due >= this.#timerDue) return;
+    if (this.#stopped || this.#clock.manual || top === undefined || top.due >= this.#timerDue) return;
     clearTimeout(this.#timer);
     this.#timerDue = top.due;
     const delay = Math.min(MAX_TIMER_MS, Math.max(0, top.due - this.#clock.now()));
-    this.#timer = setTimeout(() => this.runDue(), delay);
+    this.#timer = setTimeout(() => this.#advanceTo(this.#clock.now()), delay);
   }
 
   #before(a: Entry, b: Entry): boolean {

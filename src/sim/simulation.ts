@@ -30,7 +30,7 @@ export class Simulation {
 
   constructor(options: SimulatorOptions) {
     this.keys = new KeyRegistry(options.apiKeys);
-    const clock = new SimClock();
+    const clock = new SimClock(options.manualTime);
     const scheduler = new Scheduler(clock, (error) =>
       console.error('simulator: a scheduled action failed', error),
     );
@@ -62,8 +62,7 @@ export class Simulation {
 
   /** Moves simulated time forward and carries out everything that became due. */
   advance(ms: number): void {
-    this.ctx.clock.skip(ms);
-    this.ctx.scheduler.runDue();
+    this.ctx.scheduler.advance(ms);
   }
 
   async stop(): Promise<void> {

@@ -38,7 +38,8 @@ export function createSimServer(sim: Simulation, options: ServerOptions): Server
     const { operation } = match.route;
     sim.calls.record(operation.name);
     const latency = sim.ctx.faults.latencyFor(operation.name);
-    if (latency > 0) await sleep(latency);
+    // Unreferenced: a call left waiting must not keep a stopped simulator's process alive.
+    if (latency > 0) await sleep(latency, undefined, { ref: false });
     const fault = sim.ctx.faults.forRequest(operation.name);
     if (fault.kind === 'drop' && !fault.afterEffect) return void request.socket.destroy();
     if (fault.kind === 'error') {
