@@ -92,7 +92,7 @@ export class Controller {
     this.#state = 'stopped';
     for (const unsubscribe of this.#unsubscribe) unsubscribe();
     if (graceMs <= 0) this.#abort.abort();
-    const drained = await settlesWithin(this.#queue.shutDownWithDrain(), graceMs);
+    const drained = await settlesWithin(this.#queue.shutdownWithDrain(), graceMs);
     if (!drained)
       this.#log.warn({ graceMs }, 'reconciles still running after the grace period; aborting them');
     this.#abort.abort();

@@ -129,7 +129,7 @@ export class Manager {
   async #runUnelected(signal: AbortSignal): Promise<ElectionEnd> {
     await this.#startControllersWhenSynced(signal);
     await aborted(signal);
-    await this.#shutDown(Date.now() + this.#shutdownTimeoutMs());
+    await this.#shutdown(Date.now() + this.#shutdownTimeoutMs());
     return 'released';
   }
 
@@ -155,7 +155,7 @@ export class Manager {
     const end = await Promise.race([running, aborted(signal).then(() => undefined)]);
     const deadline = Date.now() + this.#shutdownTimeoutMs();
     // Release only after in-flight reconciles are done, so a successor never overlaps with them.
-    await this.#shutDown(deadline, async () => {
+    await this.#shutdown(deadline, async () => {
       release.abort();
       await settlesWithin(running, remaining(deadline));
     });
@@ -170,7 +170,7 @@ export class Manager {
   }
 
   /** `afterDrain` runs once no reconcile is in flight any more (or the grace period is over). */
-  async #shutDown(deadline: number, afterDrain?: () => Promise<void>): Promise<void> {
+  async #shutdown(deadline: number, afterDrain?: () => Promise<void>): Promise<void> {
     this.#log.info('shutting down: finishing in-flight reconciles');
     await this.#stopControllers(remaining(deadline));
     await afterDrain?.();

@@ -113,7 +113,7 @@ export class WorkQueue {
   }
 
   /** Stops handing out work at once; delayed and queued keys are dropped. */
-  shutDown(): void {
+  shutdown(): void {
     if (this.#shuttingDown) return;
     this.#shuttingDown = true;
     clearTimeout(this.#timer);
@@ -125,8 +125,8 @@ export class WorkQueue {
   }
 
   /** Shuts down, then resolves once every key handed out has been marked `done`. */
-  shutDownWithDrain(): Promise<void> {
-    this.shutDown();
+  shutdownWithDrain(): Promise<void> {
+    this.shutdown();
     if (this.#processing.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.#drained.push(resolve));
   }

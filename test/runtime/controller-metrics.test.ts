@@ -42,7 +42,7 @@ test('work queue metrics follow keys through the queue', async () => {
   assert.equal(await value(registry, 'workqueue_unfinished_work_seconds', { name: 'gpuvm' }), 0);
   queue.addRateLimited('ns/a');
   assert.equal(await value(registry, 'workqueue_retries_total', { name: 'gpuvm' }), 1);
-  queue.shutDown();
+  queue.shutdown();
 });
 
 test('reconcile metrics count outcomes, errors, time and busy workers per controller', async () => {

@@ -14,7 +14,7 @@ describe('WorkQueue', () => {
     for (const key of ['a', 'b', 'a', 'c', 'b', 'a']) queue.add(key);
     assert.equal(queue.length, 3);
     assert.deepEqual([await queue.get(), await queue.get(), await queue.get()], ['a', 'b', 'c']);
-    queue.shutDown();
+    queue.shutdown();
   });
 
   test('holds back a key added while it is processed until done, then hands it out once', async () => {
@@ -36,7 +36,7 @@ describe('WorkQueue', () => {
     assert.equal(second, 'a');
     queue.done('a');
     assert.equal(queue.length, 0);
-    queue.shutDown();
+    queue.shutdown();
   });
 
   test('never lets two workers process one key at once', async () => {
@@ -62,7 +62,7 @@ describe('WorkQueue', () => {
     const workers = Array.from({ length: 4 }, worker);
     for (let round = 0; round < 3; round++) for (const key of ['a', 'b', 'c', 'd', 'e', 'f']) queue.add(key);
     while ([...processed.values()].reduce((sum, n) => sum + n, 0) < 36 || queue.length > 0) await tick();
-    await queue.shutDownWithDrain();
+    await queue.shutdownWithDrain();
     await Promise.all(workers);
     assert.equal(overlaps, 0);
     assert.ok(maxParallel > 1, 'different keys are processed in parallel');
@@ -80,7 +80,7 @@ describe('WorkQueue', () => {
     const order = [];
     for (let i = 0; i < 4; i++) order.push(await queue.get());
     assert.deepEqual(order, ['a', 'x', 'b', 'c']);
-    queue.shutDown();
+    queue.shutdown();
   });
 
   test('drives all delayed keys with a single timer', async () => {
@@ -98,7 +98,7 @@ describe('WorkQueue', () => {
       seen.add(key);
       queue.done(key);
     }
-    queue.shutDown();
+    queue.shutdown();
     assert.equal(pendingTimers(), before);
   });
 
@@ -120,17 +120,17 @@ describe('WorkQueue', () => {
     queue.forget('a');
     assert.equal(queue.retries('a'), 0);
     assert.deepEqual(retried, ['a', 'a', 'a']);
-    queue.shutDown();
+    queue.shutdown();
   });
 
-  test('shutDownWithDrain stops handing out work and waits for work in progress', async () => {
+  test('shutdownWithDrain stops handing out work and waits for work in progress', async () => {
     const queue = new WorkQueue();
     queue.add('a');
     queue.add('b');
     queue.addAfter('c', 10);
     assert.equal(await queue.get(), 'a');
     let drained = false;
-    const draining = queue.shutDownWithDrain().then(() => {
+    const draining = queue.shutdownWithDrain().then(() => {
       drained = true;
     });
     assert.equal(await queue.get(), undefined, 'queued work is not started after shutdown');
@@ -143,12 +143,12 @@ describe('WorkQueue', () => {
     assert.equal(drained, true);
   });
 
-  test('shutDown wakes idle workers', async () => {
+  test('shutdown wakes idle workers', async () => {
     const queue = new WorkQueue();
     const waiting = Promise.all([queue.get(), queue.get()]);
-    queue.shutDown();
+    queue.shutdown();
     assert.deepEqual(await waiting, [undefined, undefined]);
-    await queue.shutDownWithDrain();
+    await queue.shutdownWithDrain();
   });
 
   test('reports the key life cycle to its observer', async () => {
@@ -166,6 +166,6 @@ describe('WorkQueue', () => {
     queue.add('a');
     queue.done(key ?? '');
     assert.deepEqual(calls, ['added a', 'started a', 'finished a', 'added a']);
-    queue.shutDown();
+    queue.shutdown();
   });
 });
