@@ -84,10 +84,12 @@ export class Creation<Spec, Cloud> {
     const own = this.#intents.get(mr.metadata.uid);
     if (own?.at === intentAt && own.created !== undefined) return { kind: 'found', cloud: own.created };
     if (own?.at === intentAt && own.ambiguousSince === undefined) return { kind: 'found', cloud: undefined };
-    const trustFrom = own?.ambiguousSince ?? intentAt + this.#options.graceMs;
-    const wait = trustFrom - Date.now();
+    // A create another process sent may land up to a grace after its intent; ours, until we gave up.
+    const settledAt = own?.ambiguousSince ?? intentAt + this.#options.graceMs;
+    const wait = settledAt - Date.now();
     if (wait > 0) return { kind: 'wait', ms: wait };
-    await this.#cache.waitForListAfter(trustFrom);
+    // Only a list that starts now can show everything that landed: an older one may predate it.
+    await this.#cache.waitForListAfter(Date.now());
     for (const cloud of this.#cache.objects()) {
       if (await this.#isCandidate(mr, cloud, intentAt, ctx)) return { kind: 'found', cloud };
     }
