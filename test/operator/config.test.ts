@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/operator/config.ts';
+
+const base = { GPUCLOUD_API_URL: 'https://api.example.com', GPUCLOUD_API_KEY: 'k-123' };
+
+test('defaults apply, and a flag wins over its environment variable', () => {
+  const config = loadConfig(['--poll-interval', '5'], {
+    ...base,
+    POLL_INTERVAL_SECONDS: '60',
+    CONCURRENCY: '4',
+  });
+  assert.equal(config.pollIntervalSeconds, 5);
+  assert.equal(config.concurrency, 4);
+  assert.equal(config.healthPort, 8081);
+  assert.equal(config.leaderElect, false);
+  assert.equal(config.namespace, '');
+  assert.equal(config.apiKey, 'k-123');
+});
+
+test('the API key file wins over the environment and is trimmed', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'config-test-'));
+  const file = join(dir, 'key');
+  await writeFile(file, 'from-file\n');
+  assert.equal(loadConfig(['--api-key-file', file], base).apiKey, 'from-file');
+  assert.throws(
+    () => loadConfig(['--api-key-file', join(dir, 'missing')], base),
+    /cannot read the API key file .*ENOENT/,
+  );
+});
+
+test('every bad setting is named by its flag and variable, without echoing the key', () => {
+  const cases: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
+    [[], { GPUCLOUD_API_KEY: 'k' }, /--api-url \/ GPUCLOUD_API_URL: is required/],
+    [
+      ['--api-url', 'not a url'],
+      { GPUCLOUD_API_KEY: 'k' },
+      /--api-url \/ GPUCLOUD_API_URL: must be an http\(s\) URL/,
+    ],
+    [[], { GPUCLOUD_API_URL: 'https://x' }, /no API key/],
+    [['--concurrency', '0'], base, /--concurrency \/ CONCURRENCY/],
+    [['--leader-elect', 'yes'], base, /--leader-elect \/ LEADER_ELECT/],
+    [['--log-level', 'loud'], base, /--log-level \/ LOG_LEVEL/],
+    [['--no-such-flag', 'x'], base, /no-such-flag/],
+    [['--callback-port', '9443'], base, /--callback-port needs --callback-base-url/],
+  ];
+  for (const [argv, env, message] of cases) {
+    assert.throws(
+      () => loadConfig(argv, env),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError, String(error));
+        assert.match(error.message, message);
+        assert.ok(!error.message.includes('k-123'));
+        return true;
+      },
+    );
+  }
+});
