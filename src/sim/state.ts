@@ -54,7 +54,8 @@ export interface EndpointState {
 export interface SimState {
   /** Simulated time of the snapshot, epoch ms. */
   readonly now: number;
-  readonly organisations: readonly Caller[];
+  /** One entry per configured API key: its organisation and permission, never the key. */
+  readonly apiKeys: readonly Caller[];
   readonly pods: readonly PodState[];
   readonly vms: readonly VmState[];
   readonly endpoints: readonly EndpointState[];
@@ -68,7 +69,7 @@ export function snapshot(sim: Simulation): SimState {
   const now = sim.ctx.clock.now();
   return {
     now,
-    organisations: sim.keys.describe(),
+    apiKeys: sim.keys.describe(),
     pods: [...sim.pods.store.all()].map((pod) => ({
       id: pod.id,
       org: pod.org,

@@ -51,7 +51,7 @@ describe('organisation isolation', () => {
     const state = (await sim.running()).state.snapshot();
     assert.ok(state.pods.length > 0 && state.pods.every((pod) => pod.org === 'org-1'));
     assert.deepEqual(
-      state.organisations.map((org) => org.org),
+      state.apiKeys.map((key) => key.org),
       ['org-1', 'org-2'],
     );
     assert.equal(JSON.stringify(state).includes(OTHER_KEY), false);

@@ -5,12 +5,6 @@ import { invalid, SimError } from '../errors.ts';
 /** How far past the limit a body is still drained (so its sender can read our answer) before we hang up. */
 const DRAIN_FACTOR = 16;
 
-export class BodyTooLarge extends SimError {
-  constructor(limit: number) {
-    super(ApiCode.InvalidRequest, `request body is larger than the ${limit} bytes this service accepts`, 413);
-  }
-}
-
 /**
  * Reads a request body of at most `limit` bytes. A larger body is drained and discarded, then
  * refused with 413, so the client gets an answer instead of a reset connection; a body far beyond
@@ -25,11 +19,20 @@ export function readBody(request: IncomingMessage, limit: number): Promise<Buffe
       if (size <= limit) chunks.push(chunk);
       else if (size > limit * DRAIN_FACTOR) request.socket.destroy();
     });
-    request.on('end', () =>
-      size > limit ? reject(new BodyTooLarge(limit)) : resolve(Buffer.concat(chunks)),
-    );
-    request.on('error', reject);
-    request.on('close', () => reject(new Error('request closed before its body ended')));
+    request.on('end', () => {
+      if (size <= limit) return resolve(Buffer.concat(chunks));
+      reject(
+        new SimError(
+          ApiCode.InvalidRequest,
+          `request body is larger than the ${limit} bytes this service accepts`,
+          413,
+        ),
+      );
+    });
+    // Whoever hung up gets no answer; the rejection only ends the handling of the call.
+    const cut = () => reject(invalid('the request ended before its body did'));
+    request.on('error', cut);
+    request.on('close', cut);
   });
 }
 

@@ -2,7 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiCode } from '../../api/codes.ts';
 import { UNROUTED } from '../calls.ts';
-import { SimError } from '../errors.ts';
+import { invalid, SimError } from '../errors.ts';
+import type { RequestFault } from '../faults.ts';
+import type { Caller } from '../keys.ts';
 import type { RawInput } from '../route.ts';
 import { allRoutes } from '../routes/index.ts';
 import type { Simulation } from '../simulation.ts';
@@ -18,7 +20,7 @@ export interface ServerOptions {
 
 /**
  * The simulator's HTTP face. Each API call goes: route → count → injected latency and faults →
- * API key → body → operation; every failure, expected or not, is answered with an envelope and
+ * API key → body → operation. Every failure, expected or not, is answered with an envelope, and
  * nothing a caller sends can bring the server down.
  */
 export function createSimServer(sim: Simulation, options: ServerOptions): Server {
@@ -26,14 +28,16 @@ export function createSimServer(sim: Simulation, options: ServerOptions): Server
   const admin = new Admin(sim, options.adminToken);
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? '/', 'http://simulator');
+    const method = request.method ?? '';
+    const url = URL.parse(request.url ?? '/', 'http://simulator');
+    if (url === null) throw invalid(`the request target ${JSON.stringify(request.url)} is not a path`);
     if (url.pathname === ADMIN_PREFIX || url.pathname.startsWith(`${ADMIN_PREFIX}/`)) {
       return admin.handle(request, response, url.pathname);
     }
-    const match = router.match(request.method ?? '', url.pathname);
+    const match = router.match(method, url.pathname);
     if (match.kind !== 'found') {
       sim.calls.record(UNROUTED);
-      return refuseUnrouted(response, match, request.method ?? '', url.pathname);
+      return refuseUnrouted(response, match, method, url.pathname);
     }
     const { operation } = match.route;
     sim.calls.record(operation.name);
@@ -41,30 +45,8 @@ export function createSimServer(sim: Simulation, options: ServerOptions): Server
     // Unreferenced: a call left waiting must not keep a stopped simulator's process alive.
     if (latency > 0) await sleep(latency, undefined, { ref: false });
     const fault = sim.ctx.faults.forRequest(operation.name);
-    if (fault.kind === 'drop' && !fault.afterEffect) return void request.socket.destroy();
-    if (fault.kind === 'error') {
-      return sendFailure(response, 500, ApiCode.SystemError, 'internal error (injected fault); retry later');
-    }
-    if (fault.kind === 'rate-limit') {
-      return sendFailure(
-        response,
-        429,
-        ApiCode.SystemError,
-        'too many requests; retry after the Retry-After delay',
-        {
-          'retry-after': String(fault.retryAfterSeconds),
-        },
-      );
-    }
-    const caller = sim.keys.resolve(headerValue(request.headers['x-api-key']));
-    if (caller === undefined) {
-      return sendFailure(
-        response,
-        401,
-        ApiCode.InvalidRequest,
-        'missing or unknown API key: send a valid x-api-key header',
-      );
-    }
+    if (answeredByFault(fault, request, response)) return;
+    const caller = authenticate(sim, request);
     const input: RawInput = {
       params: match.params,
       query: queryOf(url.searchParams),
@@ -85,28 +67,59 @@ export function createSimServer(sim: Simulation, options: ServerOptions): Server
   });
 }
 
+/** Carries out a fault that ends the call before it has any effect; true when it did. */
+function answeredByFault(fault: RequestFault, request: IncomingMessage, response: ServerResponse): boolean {
+  switch (fault.kind) {
+    case 'drop':
+      if (fault.afterEffect) return false;
+      request.socket.destroy();
+      return true;
+    case 'error':
+      sendFailure(response, 500, ApiCode.SystemError, 'internal error (injected fault); retry later');
+      return true;
+    case 'rate-limit':
+      sendFailure(
+        response,
+        429,
+        ApiCode.SystemError,
+        'too many requests; retry after the Retry-After delay',
+        {
+          'retry-after': String(fault.retryAfterSeconds),
+        },
+      );
+      return true;
+    case 'none':
+      return false;
+  }
+}
+
+function authenticate(sim: Simulation, request: IncomingMessage): Caller {
+  const header = request.headers['x-api-key'];
+  const caller = sim.keys.resolve(Array.isArray(header) ? header[0] : header);
+  if (caller === undefined) {
+    throw new SimError(
+      ApiCode.InvalidRequest,
+      'missing or unknown API key: send a valid x-api-key header',
+      401,
+    );
+  }
+  return caller;
+}
+
 function refuseUnrouted(
   response: ServerResponse,
   match: Exclude<Match, { kind: 'found' }>,
   method: string,
   path: string,
-) {
-  if (match.kind === 'wrong-method') {
-    return sendFailure(
-      response,
-      405,
-      ApiCode.InvalidRequest,
-      `${method} is not allowed on ${path}; use ${match.allowed.join(' or ')}`,
-      {
-        allow: match.allowed.join(', '),
-      },
-    );
+): void {
+  if (match.kind === 'no-path') {
+    sendFailure(response, 404, ApiCode.InvalidRequest, `no operation at ${method} ${path}`);
+    return;
   }
-  return sendFailure(response, 404, ApiCode.InvalidRequest, `no operation at ${method} ${path}`);
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
+  const allowed = match.allowed.join(', ');
+  sendFailure(response, 405, ApiCode.InvalidRequest, `${method} is not allowed on ${path}; use ${allowed}`, {
+    allow: allowed,
+  });
 }
 
 /** Query parameters in wire form: a repeated parameter becomes an array. */

@@ -1,5 +1,6 @@
 import { ApiCode } from '../../api/codes.ts';
 import type { PodListQuery, PodLogs, PodLogsQuery, PodStatus } from '../../api/schemas/index.ts';
+import { CPU_MODEL } from '../catalog.ts';
 import type { SimContext } from '../context.ts';
 import { notFound, SimError } from '../errors.ts';
 import type { Caller } from '../keys.ts';
@@ -85,7 +86,7 @@ export class PodService {
   resume(caller: Caller, id: string): void {
     const pod = this.get(caller, id);
     requireStatus(pod, 'PAUSED', 'resumed');
-    if (pod.model.gpuType !== 'CPU') {
+    if (pod.model !== CPU_MODEL) {
       pod.reservation = this.#ctx.capacity.reserve(pod.region, pod.model.gpuType, pod.spec.gpuCount);
       if (pod.reservation === undefined) {
         throw new SimError(
