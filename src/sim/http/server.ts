@@ -52,8 +52,13 @@ export function createSimServer(sim: Simulation, options: ServerOptions): Server
       query: queryOf(url.searchParams),
       body: parseJson(await readBody(request, options.maxBodyBytes)),
     };
-    const data = match.route.execute(input, caller);
-    if (fault.kind === 'drop') return void request.socket.destroy();
+    let data: unknown;
+    try {
+      data = match.route.execute(input, caller);
+    } finally {
+      // Carried out (or refused), but the caller never hears of it: what is written next is lost.
+      if (fault.kind === 'drop') request.socket.destroy();
+    }
     sendSuccess(response, data);
   }
 
