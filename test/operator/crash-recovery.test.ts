@@ -10,7 +10,8 @@ import {
 } from '../../src/resources/annotations.ts';
 import {
   API_KEY,
-  condition,
+  cloudObjects,
+  isReady,
   type RunningOperator,
   resources,
   startOperator,
@@ -25,12 +26,8 @@ const stack = useStack();
 let operator: RunningOperator;
 let client: GpuCloudClient;
 
-const ready = (obj: TestObject | undefined) => condition(obj, 'Ready')?.status === 'True';
-const cloudPods = (name: string) =>
-  stack
-    .sim()
-    .state.snapshot()
-    .pods.filter((pod) => pod.name === name);
+const ready = isReady();
+const cloudPods = (name: string) => cloudObjects(stack.sim()).pods(name);
 
 /**
  * A GpuPod as a crashed process left it: finalizer added, intent recorded long enough ago, no id. The

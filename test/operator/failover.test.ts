@@ -1,26 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { condition, poll, resources, startOperator, type TestObject, useStack } from '../support/operator.ts';
+import {
+  cloudObjects,
+  isReady,
+  manifests,
+  poll,
+  resources,
+  startOperator,
+  useStack,
+} from '../support/operator.ts';
 
 const NS = 'failover';
 const stack = useStack();
 
-const ready = (obj: TestObject | undefined) => condition(obj, 'Ready')?.status === 'True';
-
-function gpuPod(name: string, spec: Record<string, unknown> = {}) {
-  return {
-    apiVersion: 'gpucloud.io/v1alpha1',
-    kind: 'GpuPod',
-    metadata: { name },
-    spec: { image: 'ubuntu:24.04', gpuType: 'NVIDIA L40S', gpuCount: 1, ...spec },
-  };
-}
-
-const cloudPods = (name: string) =>
-  stack
-    .sim()
-    .state.snapshot()
-    .pods.filter((pod) => pod.name === name);
+const ready = isReady();
+const gpuPod = manifests.gpuPod;
+const cloudPods = (name: string) => cloudObjects(stack.sim()).pods(name);
 
 describe('operator restarts and leader election', () => {
   test('a restarted operator picks up where the last one stopped, without a second create', async () => {

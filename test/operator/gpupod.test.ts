@@ -4,7 +4,10 @@ import { GpuCloudClient } from '../../src/api/client.ts';
 import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from '../../src/resources/annotations.ts';
 import {
   API_KEY,
+  cloudObjects,
   condition,
+  isReady,
+  manifests,
   type RunningOperator,
   resources,
   startOperator,
@@ -15,32 +18,13 @@ const NS = 'pods';
 const stack = useStack();
 let operator: RunningOperator;
 
-function gpuPod(name: string, spec: Record<string, unknown> = {}, annotations: Record<string, string> = {}) {
-  return {
-    apiVersion: 'gpucloud.io/v1alpha1',
-    kind: 'GpuPod',
-    metadata: { name, annotations },
-    spec: {
-      image: 'pytorch/pytorch:2.4.0',
-      gpuType: 'NVIDIA A100-SXM4-80GB',
-      gpuCount: 1,
-      expose: [{ port: 8888 }],
-      ...spec,
-    },
-  };
-}
-
-function cloudPods(name: string) {
-  return stack
-    .sim()
-    .state.snapshot()
-    .pods.filter((pod) => pod.name === name);
-}
-
-const isReady = (reason?: string) => (obj: Parameters<typeof condition>[0]) => {
-  const ready = condition(obj, 'Ready');
-  return ready?.status === 'True' && (reason === undefined || ready.reason === reason);
-};
+const gpuPod = (name: string, spec: Record<string, unknown> = {}, annotations: Record<string, string> = {}) =>
+  manifests.gpuPod(
+    name,
+    { image: 'pytorch/pytorch:2.4.0', gpuType: 'NVIDIA A100-SXM4-80GB', expose: [{ port: 8888 }], ...spec },
+    { annotations },
+  );
+const cloudPods = (name: string) => cloudObjects(stack.sim()).pods(name);
 
 describe('GpuPod lifecycle', () => {
   before(async () => {

@@ -4,11 +4,13 @@ import { GpuCloudClient } from '../../src/api/client.ts';
 import { FINALIZER } from '../../src/resources/annotations.ts';
 import {
   API_KEY,
+  cloudObjects,
   condition,
+  isReady,
+  manifests,
   type RunningOperator,
   resources,
   startOperator,
-  type TestObject,
   useStack,
 } from '../support/operator.ts';
 
@@ -16,43 +18,11 @@ const NS = 'machines';
 const stack = useStack();
 let operator: RunningOperator;
 
-const readyWith = (reason: string) => (obj: TestObject | undefined) =>
-  condition(obj, 'Ready')?.status === 'True' && condition(obj, 'Ready')?.reason === reason;
-
-function gpuVm(name: string, spec: Record<string, unknown> = {}) {
-  return {
-    apiVersion: 'gpucloud.io/v1alpha1',
-    kind: 'GpuVm',
-    metadata: { name },
-    spec: { vmTypeId: 401, region: 'us-east-1', isSpot: false, ...spec },
-  };
-}
-
-function endpoint(name: string, spec: Record<string, unknown> = {}) {
-  return {
-    apiVersion: 'gpucloud.io/v1alpha1',
-    kind: 'ServerlessEndpoint',
-    metadata: { name },
-    spec: {
-      image: 'vllm/vllm-openai:v0.6.0',
-      resources: [{ region: 'us-east-1', gpuType: 'NVIDIA GeForce RTX 4090', gpuCount: 1 }],
-      workers: 1,
-      serviceMode: 'QUEUE',
-      ...spec,
-    },
-  };
-}
-
-const cloudVms = (name: string) =>
-  stack
-    .sim()
-    .state.snapshot()
-    .vms.filter((vm) => vm.name === name);
-const cloudEndpoints = (name: string) =>
-  stack
-    .sim()
-    .state.snapshot()
-    .endpoints.filter((e) => e.name === name);
+const readyWith = isReady;
+const gpuVm = manifests.gpuVm;
+const endpoint = manifests.serverlessEndpoint;
+const cloudVms = (name: string) => cloudObjects(stack.sim()).vms(name);
+const cloudEndpoints = (name: string) => cloudObjects(stack.sim()).endpoints(name);
 
 describe('GpuVm and ServerlessEndpoint lifecycles', () => {
   before(async () => {

@@ -275,3 +275,51 @@ function required<T>(value: T | undefined, what: string): T {
   if (value === undefined) throw new Error(`the ${what} is available only inside tests`);
   return value;
 }
+
+/** Ready=True, optionally with a given reason. */
+export function isReady(reason?: string) {
+  return (obj: TestObject | undefined): boolean => {
+    const ready = condition(obj, 'Ready');
+    return ready?.status === 'True' && (reason === undefined || ready.reason === reason);
+  };
+}
+
+type Fields = Record<string, unknown>;
+
+/** Minimal valid manifests of each kind; `spec` overrides or adds fields, `metadata` merges. */
+export const manifests = {
+  gpuPod: (name: string, spec: Fields = {}, metadata: Fields = {}) => ({
+    apiVersion: 'gpucloud.io/v1alpha1',
+    kind: 'GpuPod',
+    metadata: { name, ...metadata },
+    spec: { image: 'ubuntu:24.04', gpuType: 'NVIDIA L40S', gpuCount: 1, ...spec },
+  }),
+  gpuVm: (name: string, spec: Fields = {}, metadata: Fields = {}) => ({
+    apiVersion: 'gpucloud.io/v1alpha1',
+    kind: 'GpuVm',
+    metadata: { name, ...metadata },
+    spec: { vmTypeId: 401, region: 'us-east-1', isSpot: false, ...spec },
+  }),
+  serverlessEndpoint: (name: string, spec: Fields = {}, metadata: Fields = {}) => ({
+    apiVersion: 'gpucloud.io/v1alpha1',
+    kind: 'ServerlessEndpoint',
+    metadata: { name, ...metadata },
+    spec: {
+      image: 'vllm/vllm-openai:v0.6.0',
+      resources: [{ region: 'us-east-1', gpuType: 'NVIDIA GeForce RTX 4090', gpuCount: 1 }],
+      workers: 1,
+      serviceMode: 'QUEUE',
+      ...spec,
+    },
+  }),
+};
+
+/** What the simulated cloud holds under a name, by kind. */
+export function cloudObjects(sim: RunningSimulator) {
+  const state = () => sim.state.snapshot();
+  return {
+    pods: (name: string) => state().pods.filter((pod) => pod.name === name),
+    vms: (name: string) => state().vms.filter((vm) => vm.name === name),
+    endpoints: (name: string) => state().endpoints.filter((endpoint) => endpoint.name === name),
+  };
+}
