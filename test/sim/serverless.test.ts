@@ -68,6 +68,24 @@ describe('serverless endpoints', () => {
     assert.equal((await full(endpoint.id))?.status, 'RUNNING');
   });
 
+  it('cost accrues per running worker at its hourly price, and stops with the endpoint', async () => {
+    const endpoint = await runningEndpoint('ep-cost', { workers: 2 });
+    const cost = async () =>
+      (await sim.ok<Array<{ id: string; cost: string; perHourPrice: string }>>('GET', '/v2/serverless')).find(
+        (e) => e.id === endpoint.id,
+      );
+    assert.equal((await cost())?.cost, '0.000000');
+    assert.equal((await cost())?.perHourPrice, '1.9800', 'two L40S workers at 0.99 USD/hour');
+    await sim.advance(3_600_000);
+    assert.equal((await cost())?.cost, '1.980000');
+    await sim.ok('PUT', `/v2/serverless/${endpoint.id}/workers?count=1`);
+    await sim.advance(3_600_000);
+    assert.equal((await cost())?.cost, '2.970000');
+    await sim.ok('POST', `/v2/serverless/${endpoint.id}/stop`);
+    await sim.advance(10 * 3_600_000);
+    assert.equal((await cost())?.cost, '2.970000');
+  });
+
   it('the list filters by statusList; scaling changes the workers', async () => {
     const endpoint = await runningEndpoint('ep-scale');
     await sim.ok('PUT', `/v2/serverless/${endpoint.id}/workers?count=3`);

@@ -1,4 +1,4 @@
-import type { LegacyPod, Pod, PodRuntime } from '../../api/schemas/index.ts';
+import type { LegacyPod, Pod, PodRuntime, podCommonFields } from '../../api/schemas/index.ts';
 import { usd, VOLUME_PRICE_PER_GB_HOUR } from '../catalog.ts';
 import { hashUnit } from '../random.ts';
 import { type PodRecord, runningMillis } from './pod.ts';
@@ -8,23 +8,8 @@ import { type PodRecord, runningMillis } from './pod.ts';
 const NETWORK = { upload: '1000', download: '1000', diskRead: '2000', diskWrite: '2000' };
 const PROXY_DOMAIN = 'proxy.gpucloud.sim';
 
-type CommonFields = Omit<
-  LegacyPod,
-  | 'id'
-  | 'orgId'
-  | 'applicantId'
-  | 'imageId'
-  | 'podName'
-  | 'networkUploadMbps'
-  | 'networkDownloadMbps'
-  | 'diskReadSpeedMbps'
-  | 'diskWriteSpeedMbps'
-  | 'singleCardPrice'
-  | 'containerVolumePrice'
-  | 'createdAt'
-  | 'updatedAt'
-  | 'persistentVolumes'
->;
+/** The fields v1 and v2 pod objects share, with the same type. */
+type CommonFields = Pick<Pod, keyof typeof podCommonFields>;
 
 function common(pod: PodRecord): CommonFields {
   const { spec, model } = pod;

@@ -148,9 +148,11 @@ export class EndpointService {
   }
 
   #enter(endpoint: EndpointRecord, status: EndpointStatus): void {
+    const now = this.#ctx.clock.now();
     this.#settleCost(endpoint);
     this.store.setStatus(endpoint, status);
-    endpoint.updatedAt = this.#ctx.clock.now();
+    endpoint.costSince = status === 'RUNNING' ? now : undefined;
+    endpoint.updatedAt = now;
     if (status === 'RUNNING') {
       endpoint.domain ??= `${endpoint.id}.${DOMAIN}`;
       this.tasks.pump(endpoint);
@@ -190,9 +192,10 @@ export class EndpointService {
     endpoint.workers = [];
   }
 
+  /** Books the cost of the current period so far, before the workers or the status change. */
   #settleCost(endpoint: EndpointRecord): void {
     endpoint.costAccrued = this.cost(endpoint);
-    endpoint.costSince = endpoint.status === 'RUNNING' ? this.#ctx.clock.now() : undefined;
+    if (endpoint.costSince !== undefined) endpoint.costSince = this.#ctx.clock.now();
   }
 
   #sinceCostStart(endpoint: EndpointRecord): number {
