@@ -136,6 +136,28 @@ describe('the chart installed with helm', () => {
     assert.equal(deployment.spec?.template.spec?.serviceAccountName, name);
   });
 
+  test('helm install tells the user to create the credentials Secret, and how', () => {
+    assert.match(
+      chart.notes,
+      /kubectl -n chart-system create secret generic chart-test-gpucloud-operator-credentials/,
+    );
+    assert.match(
+      chart.notes,
+      /--from-literal=api-key=<your API key>\n/,
+      'apiUrl is set: no api-url key needed',
+    );
+    assert.match(
+      scoped.notes,
+      /--from-literal=api-key=<your API key> \\\n\s+--from-literal=api-url=https:\/\/<API host>/,
+    );
+    assert.match(scoped.notes, new RegExp(`watching namespace ${WORKLOADS} only`));
+    assert.match(
+      scoped.notes,
+      new RegExp(`namespace: ${WORKLOADS}`),
+      'the example resource goes where it is watched',
+    );
+  });
+
   test('its ServiceAccount may do everything the operator does, in any namespace', async () => {
     const leaseName = 'chart-test-gpucloud-operator';
     await assertAccess(

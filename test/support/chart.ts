@@ -22,6 +22,8 @@ export interface InstalledChart {
   namespace: string;
   /** The chart's ServiceAccount, in `namespace`. */
   serviceAccount: string;
+  /** What `helm install` told the user to do next (the chart's NOTES.txt). */
+  notes: string;
   /** Authenticates as the ServiceAccount (a TokenRequest token, valid for an hour). */
   kubeconfigPath: string;
   /** `helm uninstall`, once however often called; the CRDs stay, as they do for users. */
@@ -44,7 +46,7 @@ export async function installChart(
   try {
     const valuesFile = join(scratch, 'values.json');
     await writeFile(valuesFile, JSON.stringify(values));
-    await helm(
+    const installed = await helm(
       ['install', release, CHART_DIR, ...target, '--create-namespace', '--values', valuesFile],
       helmEnv,
     );
@@ -54,6 +56,7 @@ export async function installChart(
       release,
       namespace,
       serviceAccount,
+      notes: installed.slice(installed.indexOf('NOTES:\n') + 'NOTES:\n'.length),
       kubeconfigPath: await plane.kubeconfigForToken(token, `${namespace}.${serviceAccount}`),
       uninstall: () => {
         uninstalled ??= helm(['uninstall', release, ...target], helmEnv)

@@ -118,7 +118,7 @@ export const valuesSchema = z
         'The GPU cloud API key, mounted as a file for `--api-key-file`; never a flag or a plain env var.',
       ),
     watchNamespace: objectName(
-      'Watch custom resources in this namespace only (and grant access to it only). Empty: every namespace.',
+      'Watch custom resources in this namespace only (and grant access to it only); it must exist. Empty: every namespace.',
     ),
     kubeconfig: z
       .object({
