@@ -99,6 +99,22 @@ describe('serverless endpoints', () => {
     assert.equal(renamed.name, 'ep-renamed');
   });
 
+  it('moving workers to other resources is all or nothing', async () => {
+    const simulator = await sim.running();
+    const endpoint = await runningEndpoint('ep-move', { workers: 2 });
+    const a6000 = () => simulator.capacity.describe().find((pool) => pool.gpuType === 'NVIDIA RTX A6000');
+    simulator.capacity.setTotal('eu-west-1', 'NVIDIA RTX A6000', 1);
+    const moved = { resources: [{ region: 'eu-west-1', gpuType: 'NVIDIA RTX A6000', gpuCount: 1 }] };
+    await sim.fails(ApiCode.NoCapacity, 'PATCH', `/v2/serverless/${endpoint.id}`, { body: moved });
+    assert.equal(a6000()?.used, 0);
+    assert.equal((await full(endpoint.id))?.runningWorkers, 2, 'the endpoint keeps its workers');
+    simulator.capacity.setTotal('eu-west-1', 'NVIDIA RTX A6000', 2);
+    await sim.ok('PATCH', `/v2/serverless/${endpoint.id}`, { body: moved });
+    assert.equal(a6000()?.used, 2);
+    await sim.ok('DELETE', `/v2/serverless/${endpoint.id}`);
+    assert.equal(a6000()?.used, 0, 'a deleted endpoint holds no GPUs');
+  });
+
   it('after delete every endpoint operation answers 24001 and task operations 14000', async () => {
     const endpoint = await runningEndpoint('ep-gone');
     await sim.ok('DELETE', `/v2/serverless/${endpoint.id}`);
