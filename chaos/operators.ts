@@ -1,0 +1,128 @@
+import { freeLoopbackPorts } from '../src/local/controlplane/ports.ts';
+import { settlesWithin, sleep } from '../src/runtime/delay.ts';
+import { type Exit, type OperatorProcess, spawnOperator } from '../test/support/operator-process.ts';
+import type { Transcripts } from './transcripts.ts';
+
+export interface ReplicaOptions {
+  /** Names the replica in transcripts and reports, e.g. `crashes-a`. */
+  readonly name: string;
+  readonly kubeconfigPath: string;
+  readonly apiUrl: string;
+  readonly apiKey: string;
+  readonly flags: readonly string[];
+  readonly transcripts: Transcripts;
+}
+
+/** Why a process ended: the suite killed it, it gave up a lost lease (by design), or it failed. */
+export type ExitCause = 'killed' | 'lost-leadership' | 'crashed';
+
+export interface EndedProcess {
+  readonly pid: number;
+  readonly cause: ExitCause;
+  readonly exit: Exit;
+  readonly at: number;
+}
+
+/** Restarts after a crash wait this long, so that a process failing at startup is not respawned in a loop. */
+const RESTART_DELAY_MS = 500;
+const GRACEFUL_STOP_MS = 10_000;
+
+/**
+ * One operator replica as a Deployment runs it: a child process (`node src/cli/operator.ts`) that is
+ * started again whenever it ends on its own. The suite may SIGKILL it at any instant; every process's
+ * output is kept in the run's transcripts.
+ */
+export class Replica {
+  readonly name: string;
+  readonly #options: ReplicaOptions;
+  readonly ended: EndedProcess[] = [];
+  readonly #outputs: Array<() => string> = [];
+  #process: OperatorProcess | undefined;
+  #healthPort = 0;
+  #generation = 0;
+  #stopped = false;
+  #expectingExit = false;
+
+  constructor(options: ReplicaOptions) {
+    this.name = options.name;
+    this.#options = options;
+  }
+
+  get pid(): number | undefined {
+    return this.#process?.pid;
+  }
+
+  get healthPort(): number {
+    return this.#healthPort;
+  }
+
+  /** Processes that ended without being killed by the suite or losing the lease. */
+  get crashes(): number {
+    return this.ended.filter((ended) => ended.cause === 'crashed').length;
+  }
+
+  /** The output of the running process (empty when none runs). */
+  output(): string {
+    return this.#process?.output() ?? '';
+  }
+
+  /** The output of every process this replica ran, oldest first. */
+  history(): string[] {
+    return this.#outputs.map((read) => read());
+  }
+
+  async start(): Promise<void> {
+    const [port] = await freeLoopbackPorts(1);
+    if (port === undefined) throw new Error('no free loopback port for the health server');
+    this.#healthPort = port;
+    this.#generation += 1;
+    const child = spawnOperator({
+      kubeconfigPath: this.#options.kubeconfigPath,
+      apiUrl: this.#options.apiUrl,
+      apiKey: this.#options.apiKey,
+      flags: [...this.#options.flags, '--health-port', String(port)],
+    });
+    this.#process = child;
+    this.#expectingExit = false;
+    this.#outputs.push(child.output);
+    this.#options.transcripts.add(`${this.name}#${this.#generation} (pid ${child.pid})`, child.output);
+    void child.exited.then((exit) => this.#onExit(child, exit));
+  }
+
+  /** SIGKILL now, at whatever the process is doing; resolves once it is gone. Not restarted. */
+  async kill(): Promise<void> {
+    const child = this.#process;
+    if (!child) return;
+    this.#expectingExit = true;
+    await child.kill('SIGKILL');
+  }
+
+  /** Stops for good: SIGTERM (a graceful shutdown), SIGKILL if that takes too long. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    const child = this.#process;
+    if (!child) return;
+    this.#expectingExit = true;
+    if (!(await settlesWithin(child.kill('SIGTERM'), GRACEFUL_STOP_MS))) await child.kill('SIGKILL');
+  }
+
+  /** The Prometheus text of the running process's `/metrics`. */
+  async metrics(): Promise<string> {
+    const response = await fetch(`http://127.0.0.1:${this.#healthPort}/metrics`);
+    if (!response.ok) throw new Error(`${this.name}: /metrics answered HTTP ${response.status}`);
+    return response.text();
+  }
+
+  async #onExit(child: OperatorProcess, exit: Exit): Promise<void> {
+    const cause: ExitCause = this.#expectingExit
+      ? 'killed'
+      : child.output().includes('leadership lost; exiting')
+        ? 'lost-leadership'
+        : 'crashed';
+    this.ended.push({ pid: child.pid, cause, exit, at: Date.now() });
+    if (this.#process === child) this.#process = undefined;
+    if (cause === 'killed' || this.#stopped) return;
+    await sleep(RESTART_DELAY_MS);
+    if (!this.#stopped && this.#process === undefined) await this.start();
+  }
+}

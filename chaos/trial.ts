@@ -1,0 +1,190 @@
+import { type FaultPatch, type RunningSimulator, startSimulator } from '../src/sim/index.ts';
+import { audit, type Findings } from './audit.ts';
+import { CloudHistory } from './cloud-objects.ts';
+import { awaitConvergence, type Convergence } from './convergence.ts';
+import { type DriveStats, drive, type Life, remove } from './driver.ts';
+import { readResources } from './kube.ts';
+import { Ledger } from './ledger.ts';
+import { type Observation, observe } from './observation.ts';
+import { Replica } from './operators.ts';
+import { worstOf } from './report.ts';
+import type { RunContext } from './run-context.ts';
+import { type LogLine, parseLogLines } from './transcripts.ts';
+import { type KindName, resourceOf } from './workload.ts';
+
+export type ApiCalls = ReturnType<RunningSimulator['calls']['snapshot']>;
+
+export interface Settled {
+  /** After the disruption: every resource converged (see `convergenceProblem`). */
+  readonly convergence: Convergence;
+  /** API calls the simulator had received when everything was converged. */
+  readonly callsAtConvergence: ApiCalls;
+  /** After deleting everything: every resource gone, with its cloud objects. */
+  readonly cleanup: Convergence;
+  readonly findings: Findings;
+}
+
+export interface TrialOptions {
+  /** Names the namespace, the operator replicas and the simulator's seed. */
+  readonly label: string;
+  /** Operator processes; more than one needs `--leader-elect true` in `flags`. */
+  readonly replicas?: number;
+  /** Flags after the suite's defaults (a later flag wins). */
+  readonly flags?: readonly string[];
+  /** The operator's kubeconfig; the watch scenario points it at a proxy. */
+  readonly kubeconfigPath?: string;
+  readonly faults?: FaultPatch;
+}
+
+/**
+ * What makes the operator fast enough to test in minutes: a list of the cloud every second, a resync
+ * every 30 s, a short API timeout (it also bounds how long crash recovery waits before searching the
+ * cloud for an interrupted create: twice the timeout).
+ */
+export const OPERATOR_FLAGS: readonly string[] = [
+  '--poll-interval',
+  '1',
+  '--resync',
+  '0.5',
+  '--api-timeout',
+  '5',
+  '--api-rps',
+  '100',
+  '--concurrency',
+  '8',
+  '--log-level',
+  'info',
+];
+
+/** Steps of the simulated state machines, in ms: fast, but slow enough to be seen mid-way. */
+const TRANSITION_MS = 50;
+/** Terminated pods and VMs stay visible all scenario long, so duplicates can be counted at the end. */
+const RETENTION_MS = 3_600_000;
+const HISTORY_SAMPLE_MS = 250;
+
+/**
+ * One scenario's world: its namespace, a fresh simulator, the operator replicas watching only that
+ * namespace, the ledger of what the suite did and the history of what the cloud held.
+ */
+export class Trial {
+  readonly namespace: string;
+  readonly sim: RunningSimulator;
+  readonly ledger = new Ledger();
+  readonly history: CloudHistory;
+  readonly replicas: readonly Replica[];
+  readonly #run: RunContext;
+
+  private constructor(run: RunContext, namespace: string, sim: RunningSimulator, options: TrialOptions) {
+    this.#run = run;
+    this.namespace = namespace;
+    this.sim = sim;
+    this.history = new CloudHistory(sim, this.ledger);
+    this.history.start(HISTORY_SAMPLE_MS);
+    const flags = [...OPERATOR_FLAGS, '--namespace', namespace, ...(options.flags ?? [])];
+    this.replicas = Array.from(
+      { length: options.replicas ?? 1 },
+      (_, index) =>
+        new Replica({
+          name: `${options.label}-${String.fromCharCode(97 + index)}`,
+          kubeconfigPath: options.kubeconfigPath ?? run.plane.kubeconfigPath,
+          apiUrl: sim.url,
+          apiKey: run.apiKey,
+          flags,
+          transcripts: run.transcripts,
+        }),
+    );
+  }
+
+  static async open(run: RunContext, options: TrialOptions): Promise<Trial> {
+    const namespace = `chaos-${options.label}`;
+    await run.cluster.ensureNamespace(namespace);
+    const sim = await startSimulator({
+      apiKeys: [run.apiKey],
+      transitionMs: TRANSITION_MS,
+      retentionMs: RETENTION_MS,
+      seed: run.random.fork(options.label).int(0, 2 ** 31),
+      ...(options.faults ? { faults: options.faults } : {}),
+    });
+    return new Trial(run, namespace, sim, options);
+  }
+
+  get replica(): Replica {
+    const [first] = this.replicas;
+    if (!first) throw new Error('the trial has no operator replica');
+    return first;
+  }
+
+  /** Operator processes that ended on their own, other than by losing the lease. */
+  get crashes(): number {
+    return this.replicas.reduce((sum, replica) => sum + replica.crashes, 0);
+  }
+
+  /** Every JSON log line of every operator process of this trial. */
+  logLines(): LogLine[] {
+    return this.replicas.flatMap((replica) => replica.history().flatMap(parseLogLines));
+  }
+
+  async startOperators(): Promise<void> {
+    await Promise.all(this.replicas.map((replica) => replica.start()));
+  }
+
+  drive(lives: readonly Life[]): Promise<DriveStats> {
+    return drive(this.#run.cluster, this.namespace, this.ledger, lives);
+  }
+
+  observe(): Promise<Observation> {
+    return observe(this.#run.cluster, this.namespace, this.sim, this.ledger);
+  }
+
+  converge(timeoutMs = this.#run.profile.convergeTimeoutMs): Promise<Convergence> {
+    return awaitConvergence(this.ledger, () => this.observe(), timeoutMs);
+  }
+
+  /** Deletes every resource still alive and waits until they and their cloud objects are gone. */
+  async deleteEverything(): Promise<Convergence> {
+    await Promise.all(
+      this.ledger.live().map(async (tracked) => {
+        await remove(this.#run.cluster, this.namespace, tracked.kind, tracked.name);
+        this.ledger.deleted(tracked);
+      }),
+    );
+    return this.converge();
+  }
+
+  /**
+   * The end of every churn: wait for convergence and audit, then delete everything, wait until it is
+   * gone and audit again. Leaks, duplicates and stuck finalizers are the worst of both audits.
+   */
+  async settle(): Promise<Settled> {
+    const convergence = await this.converge();
+    const callsAtConvergence = this.sim.calls.snapshot();
+    const converged = await this.audit();
+    const cleanup = await this.deleteEverything();
+    return { convergence, callsAtConvergence, cleanup, findings: worstOf(converged, await this.audit()) };
+  }
+
+  async audit(): Promise<Findings> {
+    this.history.sample();
+    return audit(this.ledger, await this.observe(), this.history);
+  }
+
+  /** Stops the operators and the simulator; resources left behind lose their finalizers and go. */
+  async close(): Promise<void> {
+    await Promise.all(this.replicas.map((replica) => replica.stop()));
+    this.history.stop();
+    await this.#releaseLeftovers().catch((error: unknown) =>
+      this.#run.log(`could not clear ${this.namespace}: ${String(error)}`),
+    );
+    await this.sim.stop();
+  }
+
+  async #releaseLeftovers(): Promise<void> {
+    const { cluster } = this.#run;
+    for (const [key, resource] of await readResources(cluster, this.namespace)) {
+      const kind = key.slice(0, key.indexOf('/')) as KindName;
+      const { name } = resource.metadata;
+      await cluster.patch(resourceOf(kind), this.namespace, name, { metadata: { finalizers: null } });
+      await remove(cluster, this.namespace, kind, name);
+    }
+  }
+}
