@@ -2,13 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { z } from 'zod';
-
-/** The body the cloud posts on a pod's lifecycle change (design §4). Only a hint: never trusted as state. */
-const callbackBody = z.object({
-  podId: z.union([z.string(), z.number()]).transform(String),
-  status: z.string(),
-});
+import { podCallback } from '../api/schemas/pods.ts';
 
 const MAX_BODY_BYTES = 16 * 1024;
 export const CALLBACK_PATH = '/v1/callbacks/pods/';
@@ -59,7 +53,8 @@ async function handle(
   if (request.method !== 'POST' || !url.startsWith(CALLBACK_PATH)) return 404;
   if (!timingSafeEqual(digest(url.slice(CALLBACK_PATH.length)), expected)) return 401;
   const body = await readBody(request);
-  const parsed = callbackBody.safeParse(body);
+  // Only a hint: it wakes a re-read of the cloud and is never trusted as state.
+  const parsed = podCallback.safeDecode(body);
   if (!parsed.success) return 400;
   options.log.debug({ podId: parsed.data.podId, status: parsed.data.status }, 'pod callback');
   options.onHint(parsed.data.podId, parsed.data.status);

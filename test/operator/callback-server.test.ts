@@ -28,7 +28,7 @@ describe('pod callback receiver', () => {
   test('an authentic callback wakes a re-read of the pod', async () => {
     const response = await post(
       callbackUrl(server.url, TOKEN),
-      JSON.stringify({ podId: '10000042', status: 'RUNNING', timestamp: 1 }),
+      JSON.stringify({ podId: '10000042', status: 'RUNNING', timestamp: '1700000000000' }),
     );
     assert.equal(response.status, 204);
     assert.deepEqual(hints.at(-1), ['10000042', 'RUNNING']);
@@ -52,7 +52,7 @@ describe('pod callback receiver', () => {
     assert.equal((await post(url, '{not json')).status, 400);
     assert.equal((await post(url, JSON.stringify({ status: 'RUNNING' }))).status, 400);
     assert.equal(
-      (await post(url, JSON.stringify({ podId: '1', status: 'x'.repeat(64 * 1024) }))).status,
+      (await post(url, JSON.stringify({ podId: '1', status: 'x'.repeat(64 * 1024), timestamp: '1' }))).status,
       400,
     );
     assert.equal((await fetch(url)).status, 404);

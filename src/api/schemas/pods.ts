@@ -230,3 +230,17 @@ export const podRuntime = z.object({
   runningSeconds: int64AsString(),
 });
 export type PodRuntime = z.output<typeof podRuntime>;
+
+/* Lifecycle callback */
+
+/**
+ * What the service posts to a pod's `callbackUrl` on entering RUNNING, TERMINATED, FAILED or DEGRADED.
+ * The spec does not show the body; design §4 decides it. Ids and times are strings, as in every v2
+ * pod payload.
+ */
+export const podCallback = z.object({
+  podId: idAsString,
+  status: openEnum(POD_STATUSES),
+  timestamp: epochMsAsString,
+});
+export type PodCallback = z.output<typeof podCallback>;

@@ -1,5 +1,6 @@
 import { ApiCode } from '../../api/codes.ts';
 import type { PodListQuery, PodLogs, PodLogsQuery, PodStatus } from '../../api/schemas/index.ts';
+import { podCallback } from '../../api/schemas/pods.ts';
 import { CPU_MODEL } from '../catalog.ts';
 import type { SimContext } from '../context.ts';
 import { notFound, SimError } from '../errors.ts';
@@ -143,7 +144,11 @@ export class PodService {
     if (status === 'RUNNING') this.#containerStarted(pod);
     if (status === 'TERMINATED') this.#expireLater(pod);
     if (NOTIFIED.has(status) && pod.spec.callbackUrl !== null) {
-      this.#ctx.courier.send(pod.spec.callbackUrl, { podId: pod.id, status, timestamp: String(now) }, {});
+      this.#ctx.courier.send(
+        pod.spec.callbackUrl,
+        podCallback.encode({ podId: pod.id, status, timestamp: now }),
+        {},
+      );
     }
   }
 
