@@ -54,7 +54,7 @@ async function handle(
   if (!timingSafeEqual(digest(url.slice(CALLBACK_PATH.length)), expected)) return 401;
   const body = await readBody(request);
   // Only a hint: it wakes a re-read of the cloud and is never trusted as state.
-  const parsed = podCallback.safeDecode(body);
+  const parsed = podCallback.safeParse(body);
   if (!parsed.success) return 400;
   options.log.debug({ podId: parsed.data.podId, status: parsed.data.status }, 'pod callback');
   options.onHint(parsed.data.podId, parsed.data.status);

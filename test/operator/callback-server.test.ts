@@ -58,7 +58,7 @@ describe('pod callback receiver', () => {
     assert.equal((await fetch(url)).status, 404);
     assert.equal((await post(`${server.url}/elsewhere`, '{}')).status, 404);
     assert.equal(
-      (await post(url, JSON.stringify({ podId: 7, status: 'FAILED' }))).status,
+      (await post(url, JSON.stringify({ podId: 7, status: 'FAILED', timestamp: '1700000000000' }))).status,
       204,
       'the server still serves',
     );
