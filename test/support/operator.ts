@@ -188,6 +188,8 @@ export interface RunningOperator {
 export interface OperatorOptions {
   flags?: string[];
   apiKey?: string;
+  /** Another identity than the admin, e.g. a ServiceAccount's. */
+  kubeconfigPath?: string;
 }
 
 /** Starts the operator as `npm start` would, but in this process, with its logs captured. */
@@ -199,7 +201,7 @@ export async function startOperator(
   const config = loadConfig(
     [
       '--kubeconfig',
-      plane.kubeconfigPath,
+      options.kubeconfigPath ?? plane.kubeconfigPath,
       '--api-url',
       sim.url,
       '--health-port',
