@@ -24,13 +24,17 @@ export interface InformerOptions {
   readonly resyncPeriodMs?: number;
   /**
    * A watch that delivers neither an event nor a bookmark for this long is presumed dead (a
-   * half-open connection, a wedged proxy) and replaced. The apiserver sends a bookmark about every
-   * minute, so the default of 3 minutes never fires on a healthy, quiet watch.
+   * half-open connection, a wedged proxy) and replaced. On a quiet resource the apiserver may send
+   * no periodic bookmark at all, but it always sends one 2 s before the watch's timeout or closes
+   * it: the default, the longest watch timeout plus 30 s, never fires on a healthy watch.
    */
   readonly stallTimeoutMs?: number;
   /** Objects per list page. */
   readonly pageSize?: number;
-  /** Each watch asks the server to end it after a random time in [this, 2 × this) seconds. */
+  /**
+   * Each watch asks the server to end it after a random time in [this, 2 × this) seconds (60 by
+   * default: short watches bound how long a dead one can go unnoticed, at one request a minute).
+   */
   readonly watchTimeoutSeconds?: number;
   /** Delay after a failure, doubling up to `maxBackoffMs`. */
   readonly initialBackoffMs?: number;
@@ -247,7 +251,8 @@ export class Informer<T extends KubeObject = KubeObject> {
    * errors the apiserver answered.
    */
   async #watch(resourceVersion: string, signal: AbortSignal, onProgress: () => void): Promise<void> {
-    const stallTimeoutMs = this.#options.stallTimeoutMs ?? 180_000;
+    const minSeconds = this.#options.watchTimeoutSeconds ?? 60;
+    const stallTimeoutMs = this.#options.stallTimeoutMs ?? (2 * minSeconds + 30) * 1000;
     const watchAbort = new AbortController();
     const stopWatch = () => watchAbort.abort();
     signal.addEventListener('abort', stopWatch, { once: true });
@@ -259,7 +264,6 @@ export class Informer<T extends KubeObject = KubeObject> {
     }, stallTimeoutMs);
     try {
       this.#stats.watches++;
-      const minSeconds = this.#options.watchTimeoutSeconds ?? 300;
       const query = {
         ...this.#selectors(),
         resourceVersion,

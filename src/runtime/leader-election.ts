@@ -99,39 +99,40 @@ export class LeaderElector {
   async #acquire(signal: AbortSignal): Promise<boolean> {
     this.#log.info('campaigning for leadership');
     while (!signal.aborted) {
-      if ((await this.#tryAcquireOrRenew(this.#renewDeadlineMs)) === 'acquired') return true;
+      if ((await this.#tryAcquireOrRenew(Date.now() + this.#renewDeadlineMs)) === 'acquired') return true;
       await sleep(this.#retryPeriodMs * (1 + Math.random() * (JITTER - 1)), signal);
     }
     return false;
   }
 
   async #renew(signal: AbortSignal): Promise<ElectionEnd> {
-    let renewedAt = Date.now();
+    // Leading ends when no renewal succeeds before this instant; requests are cut off at it too.
+    let deadline = Date.now() + this.#renewDeadlineMs;
     while (!signal.aborted) {
-      const remaining = this.#renewDeadlineMs - (Date.now() - renewedAt);
-      await sleep(Math.min(this.#retryPeriodMs, Math.max(0, remaining)), signal);
+      await sleep(Math.min(this.#retryPeriodMs, Math.max(0, deadline - Date.now())), signal);
       if (signal.aborted) break;
-      const left = this.#renewDeadlineMs - (Date.now() - renewedAt);
-      if (left <= 0) {
+      if (Date.now() >= deadline) {
         this.#log.error(
           { renewDeadlineMs: this.#renewDeadlineMs },
           'could not renew the lease within the deadline',
         );
         return 'lost';
       }
-      const outcome = await this.#tryAcquireOrRenew(left);
-      if (outcome === 'acquired') renewedAt = Date.now();
+      const outcome = await this.#tryAcquireOrRenew(deadline);
+      if (outcome === 'acquired') deadline = Date.now() + this.#renewDeadlineMs;
       if (outcome === 'held-by-other') return 'lost';
     }
     return 'released';
   }
 
-  async #tryAcquireOrRenew(timeoutMs: number): Promise<'acquired' | 'held-by-other' | 'failed'> {
+  /** One attempt, every request of which is cut off at `deadline` (epoch milliseconds). */
+  async #tryAcquireOrRenew(deadline: number): Promise<'acquired' | 'held-by-other' | 'failed'> {
+    const timeoutMs = () => Math.max(1, deadline - Date.now());
     try {
       const now = new Date();
-      const current = await this.#lock.get(timeoutMs);
+      const current = await this.#lock.get(timeoutMs());
       if (!current) {
-        this.#remember(await this.#lock.create(this.#recordAt(now, undefined), timeoutMs));
+        this.#remember(await this.#lock.create(this.#recordAt(now, undefined), timeoutMs()));
         return 'acquired';
       }
       this.#remember(current);
@@ -143,7 +144,9 @@ export class LeaderElector {
       ) {
         return 'held-by-other';
       }
-      this.#remember(await this.#lock.update(current.lease, this.#recordAt(now, current.record), timeoutMs));
+      this.#remember(
+        await this.#lock.update(current.lease, this.#recordAt(now, current.record), timeoutMs()),
+      );
       return 'acquired';
     } catch (err) {
       this.#log.warn({ err }, 'could not acquire or renew the lease');
