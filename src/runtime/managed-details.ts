@@ -1,3 +1,5 @@
+import { IndexedMinHeap } from './min-heap.ts';
+
 export interface DetailScheduleOptions {
   /** Cloud calls per second that detail fetches may spend, all resources of the kind together. */
   callsPerSecond: number;
@@ -14,16 +16,14 @@ const TICK_MS = 250;
 /**
  * Spends a fixed budget of cloud calls on per-resource details (runtime, metrics, task counts), so their
  * cost is flat whatever the number of resources: with more resources each one is simply refreshed less
- * often. Every resource has the same interval, so due times are in insertion order and a FIFO suffices.
+ * often. Turns wait in a heap by due time: a resource tracked now is due before one fetched a moment ago,
+ * so a FIFO would make new resources wait a whole interval behind it.
  */
 export class DetailSchedule {
   readonly #options: DetailScheduleOptions;
-  /** Turns waiting, in due order; a turn whose `ticket` is no longer the key's current one is void. */
-  #waiting: Array<{ key: string; dueAt: number; ticket: number }> = [];
-  #head = 0;
-  /** Tracked keys and the ticket of their one valid turn. */
-  readonly #tracked = new Map<string, number>();
-  #tickets = 0;
+  /** Due times of tracked keys; an untracked key's turn is skipped when it comes up. */
+  readonly #turns = new IndexedMinHeap<string>();
+  readonly #tracked = new Set<string>();
   /** Keys released to their reconcile and not yet fetched. */
   readonly #released = new Set<string>();
   #tokens = 0;
@@ -47,7 +47,8 @@ export class DetailSchedule {
   /** Starts refreshing `key` (first fetch as soon as the budget allows); a no-op when already tracked. */
   track(key: string): void {
     if (this.#tracked.has(key)) return;
-    this.#enqueueTurn(key, Date.now());
+    this.#tracked.add(key);
+    this.#turns.set(key, Date.now());
   }
 
   /** Stops refreshing `key` (deleted, or in a state with nothing to measure). */
@@ -64,13 +65,7 @@ export class DetailSchedule {
   /** Records a fetch (or its failure) and schedules the next one an interval later. */
   fetched(key: string): void {
     if (!this.#released.delete(key) || !this.#tracked.has(key)) return;
-    this.#enqueueTurn(key, Date.now() + this.#options.intervalMs);
-  }
-
-  #enqueueTurn(key: string, dueAt: number): void {
-    this.#tickets += 1;
-    this.#tracked.set(key, this.#tickets);
-    this.#waiting.push({ key, dueAt, ticket: this.#tickets });
+    this.#turns.set(key, Date.now() + this.#options.intervalMs);
   }
 
   #tick(): void {
@@ -80,22 +75,14 @@ export class DetailSchedule {
     const cap = Math.max(callsPerSecond, callsPerFetch);
     this.#tokens = Math.min(cap, this.#tokens + ((now - this.#lastTick) / 1000) * callsPerSecond);
     this.#lastTick = now;
-    while (this.#head < this.#waiting.length && this.#tokens >= callsPerFetch) {
-      const next = this.#waiting[this.#head];
-      if (!next || next.dueAt > now) break;
-      this.#head += 1;
-      if (this.#tracked.get(next.key) !== next.ticket) continue;
+    while (this.#tokens >= callsPerFetch) {
+      const next = this.#turns.peek();
+      if (!next || next.priority > now) break;
+      this.#turns.pop();
+      if (!this.#tracked.has(next.key)) continue;
       this.#tokens -= callsPerFetch;
       this.#released.add(next.key);
       this.#options.enqueue(next.key);
-    }
-    this.#compact();
-  }
-
-  #compact(): void {
-    if (this.#head > 1024 && this.#head * 2 > this.#waiting.length) {
-      this.#waiting = this.#waiting.slice(this.#head);
-      this.#head = 0;
     }
   }
 }
