@@ -13,6 +13,7 @@ import type { CloudCache } from './managed-cloud-cache.ts';
 import { Creation, type CreationOptions } from './managed-creation.ts';
 import type { DetailSchedule } from './managed-details.ts';
 import { isConflict, ReconcileError, toReconcileError } from './managed-errors.ts';
+import { TerminalFailures } from './managed-refusals.ts';
 import { resolveEnv } from './managed-secrets.ts';
 import { type ConditionInput, mergeConditions, type Status, statusChanged } from './managed-status.ts';
 import { type EventSink, keyOf, type ManagedStore, type ManagedWriter } from './managed-types.ts';
@@ -56,6 +57,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #enriched = new Map<string, { fingerprint: string; cloud: Cloud }>();
   /** The last details fetched per resource key. */
   readonly #details = new Map<string, Record<string, unknown>>();
+  readonly #refused = new TerminalFailures();
 
   constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
     this.#o = options;
@@ -72,6 +74,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const stored = this.#read(key);
     if (!stored) return {};
     if (stored.metadata.annotations?.[SKIP_RECONCILE] === 'true') return this.#skip(stored);
+    if (this.#refused.holds(stored)) return {};
     try {
       const mr: ManagedObject<Spec> = { ...stored, spec: this.#o.parseSpec(stored.spec) };
       return mr.metadata.deletionTimestamp ? await this.#finalize(mr) : await this.#converge(mr);
@@ -231,6 +234,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const finalizers = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
     await this.#o.writer.patchMetadata(mr, { finalizers });
     this.#creation.forget(mr.metadata.uid);
+    this.#refused.forget(mr.metadata.uid);
     const id = mr.metadata.annotations?.[EXTERNAL_ID];
     if (id) this.#forgetCloud(id);
     this.#o.details?.untrack(keyOf(mr));
@@ -335,8 +339,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await this.#writeStatus(mr, pickCommon(current), [synced]).catch((writeError: unknown) => {
       this.#log(mr).warn({ err: writeError }, 'could not record the failure in status');
     });
-    if (failure.terminal) return {};
-    throw failure;
+    if (!failure.terminal) throw failure;
+    this.#refused.record(mr);
+    return {};
   }
 
   #context(mr: ManagedObject<Spec>): ActContext {
