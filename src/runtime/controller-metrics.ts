@@ -2,7 +2,8 @@ import { Counter, exponentialBuckets, Gauge, Histogram, type Registry } from 'pr
 import type { WorkQueueObserver } from './work-queue.ts';
 
 /** The `result` label of `controller_runtime_reconcile_total`. */
-export type ReconcileOutcome = 'success' | 'error' | 'requeue' | 'requeue_after';
+export const RECONCILE_OUTCOMES = ['success', 'error', 'requeue', 'requeue_after'] as const;
+export type ReconcileOutcome = (typeof RECONCILE_OUTCOMES)[number];
 
 /** What one controller reports; obtained from `RuntimeMetrics.controller`. */
 export interface ControllerMetrics {
@@ -142,6 +143,10 @@ export class RuntimeMetrics {
     );
     this.#queues.set(name, queue);
     const labels = { controller: name };
+    // As controller-runtime does: every series exists from the start, so a rate over it is never empty.
+    for (const result of RECONCILE_OUTCOMES) this.#reconcileTotal.inc({ ...labels, result }, 0);
+    this.#reconcileErrors.inc(labels, 0);
+    this.#retries.inc({ name }, 0);
     return {
       queue,
       reconcileStarted: () => this.#activeWorkers.inc(labels),
