@@ -42,8 +42,8 @@ export class IndexedMinHeap<K> {
 
   pop(): K | undefined {
     const top = this.#entries[0];
-    if (top === undefined) return undefined;
-    const last = this.#entries.pop() as Entry<K>;
+    const last = this.#entries.pop();
+    if (top === undefined || last === undefined) return undefined;
     this.#positions.delete(top.key);
     if (last !== top) {
       this.#entries[0] = last;
