@@ -8,6 +8,8 @@
  * Adding a kind means writing one `ExternalKind` and one schema; nothing else changes.
  */
 
+import type { ManagedStatus } from './common/status.ts';
+
 /** The parts of a custom resource the generic layer and adapters read. */
 export type ManagedObject<Spec> = {
   apiVersion: string;
@@ -23,7 +25,7 @@ export type ManagedObject<Spec> = {
     deletionTimestamp?: string;
   };
   spec: Spec;
-  status?: Record<string, unknown>;
+  status?: ManagedStatus;
 };
 
 /** An environment variable after `valueFrom.secretKeyRef` has been resolved. */

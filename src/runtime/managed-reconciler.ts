@@ -6,6 +6,7 @@ import {
   OWNER_ENV,
   SKIP_RECONCILE,
 } from '../resources/annotations.ts';
+import type { ManagedStatus } from '../resources/common/status.ts';
 import type { ActContext, ExternalKind, ManagedObject, Plan } from '../resources/external.ts';
 import type { Result } from './controller.ts';
 import type { ObjectKey } from './kube-object.ts';
@@ -15,7 +16,7 @@ import type { DetailSchedule } from './managed-details.ts';
 import { isConflict, ReconcileError, toReconcileError } from './managed-errors.ts';
 import { TerminalFailures } from './managed-refusals.ts';
 import { resolveEnv } from './managed-secrets.ts';
-import { type ConditionInput, mergeConditions, type Status, statusChanged } from './managed-status.ts';
+import { type ConditionInput, mergeConditions, statusChanged } from './managed-status.ts';
 import { type EventSink, keyOf, type ManagedStore, type ManagedWriter } from './managed-types.ts';
 
 /** The spec fields the generic layer reads; every kind's spec has them. */
@@ -309,8 +310,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     conditions: ConditionInput[],
   ) {
     const now = new Date();
-    const current = mr.status as Status | undefined;
-    const next: Status = {
+    const current = mr.status;
+    const next: ManagedStatus = {
       ...fields,
       observedGeneration: mr.metadata.generation,
       conditions: mergeConditions(current?.conditions, conditions, mr.metadata.generation, now),
@@ -335,7 +336,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       reason: failure.reason,
       message: failure.message,
     };
-    const current = mr.status as Status | undefined;
+    const current = mr.status;
     await this.#writeStatus(mr, pickCommon(current), [synced]).catch((writeError: unknown) => {
       this.#log(mr).warn({ err: writeError }, 'could not record the failure in status');
     });
@@ -363,7 +364,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
 }
 
 /** The status as it stands, minus the generic fields `#writeStatus` recomputes. */
-function pickCommon(status: Status | undefined): Record<string, unknown> {
+function pickCommon(status: ManagedStatus | undefined): Record<string, unknown> {
   const { observedGeneration: _g, conditions: _c, lastSyncTime: _s, ...rest } = status ?? {};
   return rest;
 }

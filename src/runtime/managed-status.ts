@@ -1,26 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  observedGeneration: number;
-  lastTransitionTime: string;
-  reason: string;
-  message: string;
-}
+import type { Condition, ManagedStatus } from '../resources/common/status.ts';
 
 export type ConditionInput = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
-
-/** Status keys the generic layer owns; every other key belongs to the kind. */
-export interface CommonStatus {
-  id?: string;
-  phase?: string;
-  observedGeneration?: number;
-  conditions?: Condition[];
-  lastSyncTime?: string;
-}
-
-export type Status = CommonStatus & Record<string, unknown>;
 
 /**
  * Merges condition inputs into the current list. A condition keeps its `lastTransitionTime` unless its
@@ -45,15 +26,11 @@ export function mergeConditions(
   return [...merged.values()].sort((a, b) => a.type.localeCompare(b.type));
 }
 
-export function findCondition(status: Status | undefined, type: string): Condition | undefined {
-  return status?.conditions?.find((condition) => condition.type === type);
-}
-
 /**
  * Whether writing `next` would change anything a user can see. `lastSyncTime` alone never justifies a
  * write: it records when the operator last wrote an observation, so steady state costs no writes.
  */
-export function statusChanged(current: Status | undefined, next: Status): boolean {
+export function statusChanged(current: ManagedStatus | undefined, next: ManagedStatus): boolean {
   const { lastSyncTime: _previousSync, ...before } = current ?? {};
   const { lastSyncTime: _nextSync, ...after } = next;
   return !isDeepStrictEqual(asStored(before), asStored(after));

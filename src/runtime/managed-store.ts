@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EXTERNAL_ID } from '../resources/annotations.ts';
+import { managedStatusSchema } from '../resources/common/status.ts';
 import type { ManagedObject } from '../resources/external.ts';
 import { type DeepReadonly, type KubeObject, keyOf, type ObjectKey } from './kube-object.ts';
 import type { ManagedStore } from './managed-types.ts';
@@ -7,7 +8,7 @@ import type { ObjectStore } from './object-store.ts';
 
 const INDEX = 'external-id';
 
-/** The envelope of a namespaced custom resource as the apiserver stores it; spec and status stay raw. */
+/** A namespaced custom resource as the apiserver stores it: spec raw, status with its shared fields typed. */
 export const managedEnvelope = z.looseObject({
   apiVersion: z.string(),
   kind: z.string(),
@@ -22,7 +23,7 @@ export const managedEnvelope = z.looseObject({
     deletionTimestamp: z.string().optional(),
   }),
   spec: z.unknown(),
-  status: z.record(z.string(), z.unknown()).optional(),
+  status: managedStatusSchema.optional(),
 });
 
 /**

@@ -54,3 +54,7 @@ export const baseStatusShape = {
     .describe('metadata.generation of the spec the operator last acted on.'),
   lastSyncTime: z.iso.datetime().optional().describe('When the operator last read the cloud resource.'),
 };
+
+/** Any kind's status as the generic reconciler reads it: the shared fields typed, the kind's own kept as they are. */
+export const managedStatusSchema = z.looseObject(baseStatusShape);
+export type ManagedStatus = z.output<typeof managedStatusSchema>;
