@@ -4,6 +4,7 @@ import { dump } from 'js-yaml';
 import { kinds } from '../src/resources/kinds.ts';
 import { argoCdFiles } from './argocd-health/artifacts.ts';
 import { buildCrd } from './crd/crd.ts';
+import { crdReference, metricsReference } from './docs/reference.ts';
 import { chartFiles, renderedManifestFiles, writeRepoFiles } from './helm/artifacts.ts';
 
 // Writes the generated artefacts: one CRD file per kind under crds/, then the deployment artefacts derived
@@ -30,6 +31,15 @@ async function main(): Promise<void> {
     console.log(`wrote crds/${name}`);
   }
   await writeDeployFiles();
+  await writeRepoFiles(await referenceFiles());
+}
+
+/** The reference pages under docs/, generated from the CRDs and the metric registries. */
+export async function referenceFiles(): Promise<Map<string, string>> {
+  return new Map([
+    ['docs/crd-reference.md', crdReference()],
+    ['docs/metrics.md', await metricsReference()],
+  ]);
 }
 
 /** The chart, the Argo CD health checks, then the plain manifests, which helm renders from the chart. */
