@@ -24,9 +24,9 @@ export function crdReference(): string {
       ...walk(schema?.properties?.spec, 'spec', true),
       ...walk(schema?.properties?.status, 'status', false),
     ];
-    const rules = (schema?.['x-kubernetes-validations'] ?? []).map(
-      (rule) => `- ${rule.message ?? rule.rule}`,
-    );
+    const rules = [schema, schema?.properties?.spec]
+      .flatMap((node) => node?.['x-kubernetes-validations'] ?? [])
+      .map((rule) => `- ${rule.message ?? rule.rule}`);
     return [
       `## ${kind.kind}`,
       '',
@@ -34,7 +34,7 @@ export function crdReference(): string {
       '',
       kind.description,
       '',
-      ...(rules.length > 0 ? ['Rules on the whole object:', '', ...rules, ''] : []),
+      ...(rules.length > 0 ? ['Rules across fields, checked at admission:', '', ...rules, ''] : []),
       '| field | type | description |',
       '|---|---|---|',
       ...rows.map((row) => `| \`${row.path}\` | ${row.type} | ${escape(row.description)} |`),
