@@ -247,6 +247,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   async #ensureFinalizer(mr: ManagedObject<Spec>): Promise<ManagedObject<Spec>> {
     const finalizers = mr.metadata.finalizers ?? [];
     if (finalizers.includes(FINALIZER)) return mr;
+    // A first create writes the finalizer together with its intent, before any cloud call.
+    if (!mr.metadata.annotations?.[EXTERNAL_ID] && this.#creation.writesIntent(mr)) return mr;
     const metadata = await this.#o.writer.patchMetadata(mr, { finalizers: [...finalizers, FINALIZER] });
     return { ...mr, metadata };
   }
