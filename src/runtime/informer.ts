@@ -83,7 +83,8 @@ class ResourceVersionGone extends Error {
  * the last resource version after a capped exponential backoff; a stalled watch is aborted.
  *
  * The informer checks only the object envelope (metadata); validating a kind's spec is the
- * reader's job. Objects are stored as received and shared with every reader.
+ * reader's job. Objects are stored as received, less `metadata.managedFields` (as controller-runtime's
+ * TransformStripManagedFields does), and shared with every reader.
  */
 export class Informer<T extends KubeObject = KubeObject> {
   readonly resource: ResourceType;
@@ -331,6 +332,8 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /**
    * Checks the envelope and fills in `apiVersion`/`kind`, which list items of built-in kinds lack.
+   * Drops `managedFields`: no reader needs them, and they were half of a cached custom resource's
+   * memory (measured: 3.9 of 8.5 KB per GpuPod in the operator's heap).
    * The cast is the informer's contract: it serves objects of the kind it was built for.
    */
   #decode(raw: unknown): DeepReadonly<T> | undefined {
@@ -340,6 +343,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       return undefined;
     }
     const obj = decoded.data;
+    delete obj.metadata.managedFields;
     obj.apiVersion ??= apiVersionOf(this.resource);
     obj.kind ??= this.resource.kind;
     return obj as unknown as DeepReadonly<T>;
