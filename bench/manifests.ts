@@ -1,0 +1,70 @@
+// The custom resources the benchmark applies: small, valid specs like the examples', with names that
+// sort in creation order and fit every kind's limits (an endpoint name has at most 20 characters).
+import { API_VERSION } from '../src/resources/kinds.ts';
+import type { ResourceType } from '../src/runtime/resource-type.ts';
+import { RESOURCES } from './stack.ts';
+
+export interface Manifest {
+  readonly resource: ResourceType;
+  readonly name: string;
+  readonly body: Record<string, unknown>;
+}
+
+function manifest(resource: ResourceType, name: string, spec: Record<string, unknown>): Manifest {
+  return { resource, name, body: { apiVersion: API_VERSION, kind: resource.kind, metadata: { name }, spec } };
+}
+
+export function gpuPod(name: string): Manifest {
+  return manifest(RESOURCES.gpuPod, name, {
+    image: 'pytorch/pytorch:2.4.0',
+    gpuType: 'NVIDIA L40S',
+    gpuCount: 1,
+    expose: [{ port: 8888 }],
+  });
+}
+
+export function gpuVm(name: string): Manifest {
+  return manifest(RESOURCES.gpuVm, name, { vmTypeId: 401, region: 'us-east-1', isSpot: false });
+}
+
+export function serverlessEndpoint(name: string): Manifest {
+  return manifest(RESOURCES.serverlessEndpoint, name, {
+    image: 'vllm/vllm-openai:v0.6.0',
+    resources: [{ region: 'us-east-1', gpuType: 'NVIDIA GeForce RTX 4090', gpuCount: 1 }],
+    workers: 1,
+    serviceMode: 'QUEUE',
+  });
+}
+
+/** `prefix-00042`: names sort in creation order. */
+export function names(prefix: string, count: number): string[] {
+  return Array.from({ length: count }, (_, index) => `${prefix}-${String(index).padStart(5, '0')}`);
+}
+
+/** Roughly what the operator writes for a Ready GpuPod: the raw loop writes the same amount. */
+export function readyPodStatus(id: string): Record<string, unknown> {
+  const now = new Date().toISOString();
+  const condition = (type: string, reason: string) => ({
+    type,
+    status: 'True',
+    observedGeneration: 1,
+    lastTransitionTime: now,
+    reason,
+    message: reason === 'Running' ? 'the pod is running' : '',
+  });
+  return {
+    id,
+    phase: 'RUNNING',
+    region: 'us-east-1',
+    gpuDisplayName: 'L40S',
+    sshCommand: `ssh root@${id}.pods.example.com -p 22`,
+    internalIp: '10.0.0.1',
+    exposedPorts: [
+      { port: 8888, protocol: 'HTTP', ingressUrl: `https://${id}-8888.example.com`, healthy: true },
+    ],
+    prices: { singleCard: '0.99', containerVolume: '0.0001', persistentVolume: '0.0001' },
+    observedGeneration: 1,
+    conditions: [condition('Ready', 'Running'), condition('Synced', 'ReconcileSuccess')],
+    lastSyncTime: now,
+  };
+}

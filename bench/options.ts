@@ -1,0 +1,81 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+const sizeList = z
+  .string()
+  .transform((text) => text.split(',').map((part) => Number(part.trim())))
+  .pipe(z.array(z.number().int().positive()).min(1));
+
+const optionsSchema = z.object({
+  /** GpuPod counts, each measured end to end with a fresh operator process. */
+  sizes: sizeList.default([100, 1000, 5000, 10000]),
+  /** Resources of the mixed run (GpuPods, GpuVms and ServerlessEndpoints); 0 skips it. */
+  mixed: z.coerce.number().int().min(0).default(900),
+  /** Client concurrency of the benchmark's writers and of the raw apiserver loop; also the operator's workers. */
+  concurrency: z.coerce.number().int().positive().default(16),
+  pollInterval: z.coerce.number().positive().default(10),
+  apiRps: z.coerce.number().positive().default(2000),
+  detailsRps: z.coerce.number().positive().default(2),
+  detailsInterval: z.coerce.number().positive().default(300),
+  /** Length of the steady-state measurement window, seconds. */
+  steadySeconds: z.coerce.number().positive().default(60),
+  /** Resources created one at a time (paced) to measure creation latency without queueing. */
+  pacedCount: z.coerce.number().int().min(0).default(100),
+  pacedRate: z.coerce.number().positive().default(10),
+  /** Cloud-side failures injected to measure how fast the status shows them. */
+  reactionCount: z.coerce.number().int().min(0).default(20),
+  /** Where the JSON results go. */
+  out: z.string().default('bench/results/latest.json'),
+  /** Writes a V8 CPU profile of each operator process into this directory. */
+  cpuProf: z.string().optional(),
+  /** NODE_OPTIONS for the operator process, e.g. V8 heap limits (recorded in the results). */
+  nodeOptions: z.string().default(''),
+  /** Runs the TypeScript sources instead of the compiled build that ships. */
+  fromSource: z.boolean().default(false),
+});
+
+export type BenchOptions = z.output<typeof optionsSchema>;
+
+const FLAGS: Record<keyof BenchOptions, string> = {
+  sizes: 'sizes',
+  mixed: 'mixed',
+  concurrency: 'concurrency',
+  pollInterval: 'poll-interval',
+  apiRps: 'api-rps',
+  detailsRps: 'details-rps',
+  detailsInterval: 'details-interval',
+  steadySeconds: 'steady-seconds',
+  pacedCount: 'paced-count',
+  pacedRate: 'paced-rate',
+  reactionCount: 'reaction-count',
+  out: 'out',
+  cpuProf: 'cpu-prof',
+  nodeOptions: 'node-options',
+  fromSource: 'from-source',
+};
+
+const BOOLEAN_FLAGS = new Set(['from-source']);
+
+export const USAGE = `usage: npm run bench -- [flags]\n${Object.values(FLAGS)
+  .map((flag) => `  --${flag}`)
+  .join('\n')}`;
+
+/** Parses the command line; throws an Error whose message names the bad flag. */
+export function parseOptions(argv: readonly string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: Object.fromEntries(
+      Object.values(FLAGS).map(
+        (flag) => [flag, { type: BOOLEAN_FLAGS.has(flag) ? 'boolean' : 'string' }] as const,
+      ),
+    ),
+    strict: true,
+  });
+  const input = Object.fromEntries(Object.entries(FLAGS).map(([name, flag]) => [name, values[flag]]));
+  const parsed = optionsSchema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map(
+    (issue) => `--${FLAGS[issue.path[0] as keyof BenchOptions]}: ${issue.message}`,
+  );
+  throw new Error(problems.join('; '));
+}

@@ -1,0 +1,52 @@
+// The limit: the apiserver's own throughput for the writes convergence needs (create the resource, then
+// write its status), from a tight loop with no operator logic, at the same client concurrency.
+import { z } from 'zod';
+import { collectionPath, objectPath } from '../../src/runtime/resource-type.ts';
+import { gpuPod, names, readyPodStatus } from '../manifests.ts';
+import { forEachConcurrently } from '../parallel.ts';
+import { cpuOf } from '../process-stats.ts';
+import { createResource, ensureNamespace, type Session } from '../session.ts';
+import { RESOURCES } from '../stack.ts';
+import { round } from '../stats.ts';
+
+export interface RawResult {
+  count: number;
+  concurrency: number;
+  seconds: number;
+  /** Resources created and status-patched per second. */
+  resourcesPerSecond: number;
+  controlPlaneCores: number;
+}
+
+export async function measureRaw(session: Session, namespace: string, count: number): Promise<RawResult> {
+  const { kube } = session.stack;
+  await ensureNamespace(kube, namespace);
+  const manifests = names('raw', count).map(gpuPod);
+  const cpuBefore = cpuOf(session.controlPlanePids);
+  const began = Date.now();
+  await forEachConcurrently(manifests, session.options.concurrency, async (manifest, index) => {
+    await createResource(kube, namespace, manifest);
+    await kube.request(z.unknown(), {
+      method: 'PATCH',
+      path: `${objectPath(RESOURCES.gpuPod, { namespace, name: manifest.name })}/status`,
+      patchType: 'application/json-patch+json',
+      body: [{ op: 'add', path: '/status', value: readyPodStatus(String(index + 1)) }],
+    });
+  });
+  const ms = Date.now() - began;
+  const controlPlaneCores = round((cpuOf(session.controlPlanePids) - cpuBefore) / (ms / 1000), 2);
+  // Out of the way of what follows: the operator never watches this namespace, but the apiserver's
+  // watch cache holds every object of the kind.
+  await kube.request(z.unknown(), {
+    method: 'DELETE',
+    path: collectionPath(RESOURCES.gpuPod, namespace),
+    timeoutMs: 600_000,
+  });
+  return {
+    count,
+    concurrency: session.options.concurrency,
+    seconds: round(ms / 1000, 2),
+    resourcesPerSecond: round((count * 1000) / ms),
+    controlPlaneCores,
+  };
+}

@@ -1,0 +1,124 @@
+// The readable side of the results: one column per size, then every target as met or missed.
+import type { MixedResult } from './mixed-run.ts';
+import type { BenchResults } from './results.ts';
+import type { SizeResult } from './size-run.ts';
+import type { Distribution } from './stats.ts';
+import type { TargetCheck } from './targets.ts';
+
+type Row = [label: string, value: (result: SizeResult) => string];
+
+const pct = (d: Distribution | undefined) => (d ? `${d.p50} / ${d.p99}` : '-');
+const sum = (record: Record<string, number>) => Object.values(record).reduce((a, b) => a + b, 0);
+
+const ROWS: Row[] = [
+  ['load average at start', (r) => r.loadavgAtStart.join(' ')],
+  ['raw apiserver: create+status/s', (r) => String(r.raw.resourcesPerSecond)],
+  ['operator: apply → all Ready (s)', (r) => String(r.convergence.seconds)],
+  ['operator: resources Ready/s', (r) => String(r.convergence.resourcesPerSecond)],
+  [
+    'operator rate / raw rate',
+    (r) => `${Math.round((r.convergence.resourcesPerSecond / r.raw.resourcesPerSecond) * 100)}%`,
+  ],
+  ['burst: create → cloud p50/p99 (ms)', (r) => pct(r.convergence.createToCloudMs)],
+  ['burst: create → Ready p50/p99 (ms)', (r) => pct(r.convergence.createToReadyMs)],
+  ['burst: rate-limiter wait (s)', (r) => String(r.convergence.rateLimitedSeconds)],
+  ['paced: create → cloud p50/p99 (ms)', (r) => pct(r.paced.createToCloudMs)],
+  ['paced: create → Ready p50/p99 (ms)', (r) => pct(r.paced.createToReadyMs)],
+  ['cloud change → status, callbacks (ms)', (r) => pct(r.reaction.withCallbacksMs)],
+  ['cloud change → status, polling (ms)', (r) => pct(r.reaction.withoutCallbacksMs)],
+  ['steady: state lists / poll interval', (r) => String(r.steady.stateListCallsPerPollInterval)],
+  [
+    'steady: detail calls/min (budget)',
+    (r) => `${r.steady.detailCallsPerMinute} (${r.steady.detailBudgetPerMinute})`,
+  ],
+  ['steady: other cloud calls', (r) => String(r.steady.otherCloudCalls)],
+  ['steady: apiserver writes/min', (r) => String(sum(r.steady.apiserverWritesPerMinute))],
+  ['steady: writes beyond details', (r) => String(r.steady.writesBeyondDetails)],
+  ['steady: operator CPU (cores)', (r) => String(r.steady.cpu.operatorCores)],
+  ['first reconcile after start (ms)', (r) => String(r.startup.firstReconcileMs)],
+  [
+    'RSS idle / load peak / steady (MB)',
+    (r) => `${r.startup.idleRssMb} / ${r.convergence.peakRssMb} / ${r.steady.rssMb}`,
+  ],
+  [
+    'CPU under load: operator / control plane',
+    (r) => `${r.convergence.cpu.operatorCores} / ${r.convergence.cpu.controlPlaneCores}`,
+  ],
+  ['restart: shutdown / catch-up (ms)', (r) => `${r.restart.shutdownMs} / ${r.restart.catchUpMs}`],
+  [
+    'restart: quiet after (s) / cloud calls',
+    (r) => `${r.restart.quietAfterSeconds} / ${sum(r.restart.cloudCalls)}`,
+  ],
+  ['deletion: all gone (s) / per s', (r) => `${r.deletion.seconds} / ${r.deletion.resourcesPerSecond}`],
+  ['operator warnings logged', (r) => String(r.operatorWarnings.count)],
+];
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((_, column) =>
+    Math.max(...[header, ...rows].map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(' │ ');
+  return [line(header), widths.map((w) => '─'.repeat(w)).join('─┼─'), ...rows.map(line)].join('\n');
+}
+
+function sizesTable(results: BenchResults): string {
+  const done = results.sizes.flatMap((outcome) => (outcome.ok ? [outcome.result] : []));
+  if (done.length === 0) return 'no size completed';
+  return table(
+    ['GpuPods', ...done.map((r) => String(r.size))],
+    ROWS.map(([label, value]) => [label, ...done.map(value)]),
+  );
+}
+
+function mixedTable(mixed: MixedResult): string {
+  const { convergence, steady, deletion } = mixed;
+  return table(
+    [
+      'mixed run',
+      Object.entries(mixed.counts)
+        .map(([kind, n]) => `${n} ${kind}`)
+        .join(', '),
+    ],
+    [
+      ['apply → all Ready (s) / per s', `${convergence.seconds} / ${convergence.resourcesPerSecond}`],
+      ['create → Ready p50/p99 (ms)', pct(convergence.createToReadyMs)],
+      ['steady: state lists / poll interval', String(steady.stateListCallsPerPollInterval)],
+      ['steady: cloud calls/min', JSON.stringify(steady.cloudCallsPerMinute)],
+      ['steady: writes beyond details', String(steady.writesBeyondDetails)],
+      ['RSS load peak / steady (MB)', `${convergence.peakRssMb} / ${steady.rssMb}`],
+      ['deletion: all gone (s)', String(deletion.seconds)],
+    ],
+  );
+}
+
+function targetsTable(checks: readonly TargetCheck[]): string {
+  return table(
+    ['', 'scope', 'target', 'measured'],
+    checks.map((check) => [check.met ? 'MET' : 'MISSED', check.scope, check.target, check.value]),
+  );
+}
+
+export function render(results: BenchResults, checks: readonly TargetCheck[]): string {
+  const failed = results.sizes.filter((outcome) => !outcome.ok);
+  const { machine, settings } = results;
+  const parts = [
+    [
+      `gpucloud-operator benchmark, ${results.startedAt}, ${results.durationSeconds} s`,
+      `machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, load ${machine.loadavgAtStart.join(' ')}`,
+      `operator: ${settings.operatorBuild} ${settings.operatorFlags.join(' ')}`,
+      `NODE_OPTIONS: ${settings.operatorNodeOptions || '(none)'}; simulator: ${JSON.stringify(settings.simulator)}`,
+    ].join('\n'),
+    sizesTable(results),
+    ...failed.map((outcome) =>
+      outcome.ok ? '' : `size ${outcome.size} failed after ${outcome.seconds} s: ${outcome.error}`,
+    ),
+    results.mixed?.ok
+      ? mixedTable(results.mixed.result)
+      : results.mixed
+        ? `mixed run failed: ${results.mixed.error}`
+        : '',
+    targetsTable(checks),
+    `${checks.filter((c) => c.met).length} of ${checks.length} targets met`,
+  ];
+  return parts.filter(Boolean).join('\n\n');
+}

@@ -1,0 +1,42 @@
+import type { MixedResult } from './mixed-run.ts';
+import type { SizeResult } from './size-run.ts';
+
+export type Outcome<T> =
+  | { ok: true; seconds: number; result: T }
+  | { ok: false; seconds: number; error: string };
+
+export interface BenchResults {
+  startedAt: string;
+  durationSeconds: number;
+  command: string;
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    memoryGb: number;
+    kernel: string;
+    node: string;
+    loadavgAtStart: number[];
+  };
+  settings: {
+    operatorFlags: string[];
+    simulator: Record<string, unknown>;
+    apiserver: string;
+    benchConcurrency: number;
+    operatorBuild: string;
+    operatorNodeOptions: string;
+  };
+  sizes: Array<{ size: number } & Outcome<SizeResult>>;
+  mixed: Outcome<MixedResult> | undefined;
+}
+
+/** Runs `work`, timing it; a failure is recorded instead of ending the benchmark. */
+export async function attempt<T>(work: () => Promise<T>): Promise<Outcome<T>> {
+  const began = Date.now();
+  const seconds = () => Math.round((Date.now() - began) / 100) / 10;
+  try {
+    const result = await work();
+    return { ok: true, seconds: seconds(), result };
+  } catch (error) {
+    return { ok: false, seconds: seconds(), error: error instanceof Error ? error.message : String(error) };
+  }
+}

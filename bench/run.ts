@@ -1,0 +1,93 @@
+// `npm run bench`: the operator against the limits of this machine. See docs/performance.md.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, release, totalmem } from 'node:os';
+import { dirname } from 'node:path';
+import { createLogger } from '../src/runtime/logger.ts';
+import { buildOperator, SOURCE_ENTRY } from './build.ts';
+import { runMixed } from './mixed-run.ts';
+import { operatorFlags, stopAllOperators } from './operator.ts';
+import { type BenchOptions, parseOptions, USAGE } from './options.ts';
+import { childPids } from './process-stats.ts';
+import { render } from './report.ts';
+import { attempt, type BenchResults } from './results.ts';
+import type { Session } from './session.ts';
+import { runSize } from './size-run.ts';
+import { SIM_SETTINGS, type Stack, startStack } from './stack.ts';
+import { checkTargets } from './targets.ts';
+
+function options(): BenchOptions {
+  try {
+    return parseOptions(process.argv.slice(2));
+  } catch (error) {
+    console.error(`bench: ${error instanceof Error ? error.message : error}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+function machine() {
+  const [cpu] = cpus();
+  return {
+    cpus: cpus().length,
+    cpuModel: cpu?.model ?? 'unknown',
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    kernel: release(),
+    node: process.version,
+    loadavgAtStart: loadavg().map((value) => Math.round(value * 100) / 100),
+  };
+}
+
+async function main(): Promise<number> {
+  const opts = options();
+  const log = createLogger({ level: 'info', name: 'bench', destination: process.stderr });
+  const began = Date.now();
+  const results: BenchResults = {
+    startedAt: new Date(began).toISOString(),
+    durationSeconds: 0,
+    command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+    machine: machine(),
+    settings: {
+      operatorFlags: operatorFlags(opts, '<per run>'),
+      simulator: { ...SIM_SETTINGS },
+      apiserver:
+        'src/local/controlplane.ts defaults (etcd without fsync); bench and operator use the admin identity',
+      benchConcurrency: opts.concurrency,
+      operatorNodeOptions: opts.nodeOptions,
+      operatorBuild: opts.fromSource
+        ? 'TypeScript sources (node type stripping)'
+        : 'compiled (tsconfig.build.json)',
+    },
+    sizes: [],
+    mixed: undefined,
+  };
+  let stack: Stack | undefined;
+  const interrupted = async () => {
+    log.warn('interrupted: stopping the operator, the simulator and the control plane');
+    await stopAllOperators();
+    await stack?.stop();
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  try {
+    const operatorEntry = opts.fromSource ? SOURCE_ENTRY : await buildOperator(log);
+    stack = await startStack();
+    const session: Session = { stack, options: opts, log, controlPlanePids: childPids([]), operatorEntry };
+    for (const size of opts.sizes) {
+      log.info({ size }, 'size run starting');
+      results.sizes.push({ size, ...(await attempt(() => runSize(session, size))) });
+    }
+    if (opts.mixed > 0) results.mixed = await attempt(() => runMixed(session, opts.mixed));
+  } finally {
+    await stopAllOperators();
+    await stack?.stop();
+  }
+  results.durationSeconds = Math.round((Date.now() - began) / 1000);
+  const checks = checkTargets(results);
+  await mkdir(dirname(opts.out), { recursive: true });
+  await writeFile(opts.out, `${JSON.stringify({ ...results, targets: checks }, null, 2)}\n`);
+  console.log(render(results, checks));
+  console.log(`\nresults: ${opts.out}`);
+  return checks.every((check) => check.met) && results.mixed?.ok !== false ? 0 : 1;
+}
+
+process.exitCode = await main();

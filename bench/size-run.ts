@@ -1,0 +1,121 @@
+// One size, end to end: the apiserver's raw rate, then a fresh operator taking N GpuPods from apply to
+// Ready, idle, through cloud failures and a restart, to deletion.
+import { loadavg } from 'node:os';
+import { listPods } from './cloud.ts';
+import { gpuPod, names } from './manifests.ts';
+import type { OperatorRun } from './operator.ts';
+import { type ConvergenceResult, converge } from './phases/convergence.ts';
+import { type DeletionResult, measureDeletion } from './phases/deletion.ts';
+import { measureRaw, type RawResult } from './phases/raw.ts';
+import { measureReaction } from './phases/reaction.ts';
+import { type RestartResult, restartOperator } from './phases/restart.ts';
+import { type StartupResult, startWithProbe } from './phases/startup.ts';
+import { measureSteady, type SteadyResult } from './phases/steady.ts';
+import { ensureNamespace, type Session } from './session.ts';
+import { RESOURCES } from './stack.ts';
+import type { Distribution } from './stats.ts';
+import { ResourceWatch } from './watch.ts';
+
+export interface SizeResult {
+  size: number;
+  loadavgAtStart: number[];
+  raw: RawResult;
+  startup: StartupResult;
+  convergence: ConvergenceResult;
+  /** Creates one at a time at --paced-rate on top of N Ready: latency without queueing. */
+  paced: ConvergenceResult;
+  steady: SteadyResult;
+  reaction: { withCallbacksMs: Distribution; withoutCallbacksMs: Distribution };
+  restart: RestartResult;
+  deletion: DeletionResult;
+  /** Warning lines the operator logged, first few kept. */
+  operatorWarnings: { count: number; first: string[] };
+}
+
+/** `count` names spread evenly over `pool`, starting at `offset`. */
+function spread(pool: readonly string[], count: number, offset: number): string[] {
+  const step = Math.max(1, Math.floor(pool.length / Math.max(1, count)));
+  return Array.from(
+    { length: Math.min(count, pool.length) },
+    (_, i) => pool[(offset + i * step) % pool.length] as string,
+  );
+}
+
+export async function runSize(session: Session, size: number): Promise<SizeResult> {
+  const { stack, options, log } = session;
+  const loadavgAtStart = loadavg().map((value) => Math.round(value * 100) / 100);
+  log.info({ size }, 'raw apiserver throughput');
+  const raw = await measureRaw(session, `raw-${size}`, size);
+  const namespace = `bench-${size}`;
+  await ensureNamespace(stack.kube, namespace);
+  const watch = new ResourceWatch(stack.kube, RESOURCES.gpuPod, namespace, log);
+  await watch.start();
+  let operator: OperatorRun | undefined;
+  const warnings: string[] = [];
+  try {
+    log.info({ size }, 'startup');
+    const started = await startWithProbe(session, { namespace, callbacks: true }, watch);
+    operator = started.operator;
+    log.info({ size }, 'convergence');
+    const burst = names('pod', size).map(gpuPod);
+    const convergence = await converge(session, operator, namespace, burst, [watch]);
+    log.info({ size, convergence: convergence.seconds }, 'paced creates');
+    const pacedManifests = names('lat', options.pacedCount).map(gpuPod);
+    const paced = await converge(session, operator, namespace, pacedManifests, [watch], {
+      perSecond: options.pacedRate,
+    });
+    log.info({ size }, 'steady state');
+    const steady = await measureSteady(session, operator, [watch]);
+    const ids = new Map((await listPods(session)).map((pod) => [pod.name, pod.id]));
+    const pool = burst.map((manifest) => manifest.name);
+    log.info({ size }, 'reaction with callbacks');
+    const withCallbacksMs = await measureReaction(
+      session,
+      watch,
+      spread(pool, options.reactionCount, 0),
+      ids,
+    );
+    log.info({ size }, 'restart');
+    const victim = spread(pool, 1, 1)[0] as string;
+    warnings.push(...operator.warnings());
+    const restarted = await restartOperator(session, operator, { namespace, callbacks: false }, watch, {
+      name: victim,
+      id: ids.get(victim) ?? '',
+    });
+    operator = restarted.operator;
+    log.info({ size }, 'reaction without callbacks');
+    const withoutCallbacksMs = await measureReaction(
+      session,
+      watch,
+      spread(pool, options.reactionCount, 2),
+      ids,
+    );
+    log.info({ size }, 'deletion');
+    const deletion = await measureDeletion(
+      session,
+      operator,
+      namespace,
+      [gpuPod('probe'), ...burst, ...pacedManifests],
+      [watch],
+    );
+    return {
+      size,
+      loadavgAtStart,
+      raw,
+      startup: started.startup,
+      convergence,
+      paced,
+      steady,
+      reaction: { withCallbacksMs, withoutCallbacksMs },
+      restart: restarted.restart,
+      deletion,
+      operatorWarnings: {
+        count: warnings.length + operator.warnings().length,
+        first: [...warnings, ...operator.warnings()].slice(0, 5),
+      },
+    };
+  } finally {
+    await operator?.stop();
+    await watch.stop();
+  }
+}

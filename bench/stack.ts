@@ -1,0 +1,75 @@
+// Everything the benchmark runs against: a real control plane with the CRDs, the simulator in this
+// process (so its call counts and fault controls are at hand), and clients for both.
+import { GpuCloudClient } from '../src/api/client.ts';
+import { type ControlPlane, startControlPlane } from '../src/local/controlplane.ts';
+import {
+  gpuPodKind,
+  gpuVmKind,
+  type KindDefinition,
+  serverlessEndpointKind,
+} from '../src/resources/kinds.ts';
+import { KubeClient } from '../src/runtime/kube-client.ts';
+import type { ResourceType } from '../src/runtime/resource-type.ts';
+import { type RunningSimulator, startSimulator } from '../src/sim/index.ts';
+import { installCrds } from '../test/support/crds.ts';
+
+export const API_KEY = 'bench-key-3c1d9e7f5a2b';
+
+/**
+ * The simulator's settings, kept in the results: instant state transitions, so that what is measured is
+ * the operator and the apiserver, and enough GPUs that capacity never refuses a create.
+ */
+export const SIM_SETTINGS = { transitionMs: 0, retentionMs: 60_000, gpusPerPool: 1_000_000 } as const;
+
+function resourceOf(kind: Pick<KindDefinition, 'group' | 'version' | 'plural' | 'kind'>): ResourceType {
+  return { group: kind.group, version: kind.version, plural: kind.plural, kind: kind.kind, namespaced: true };
+}
+
+export const RESOURCES = {
+  gpuPod: resourceOf(gpuPodKind),
+  gpuVm: resourceOf(gpuVmKind),
+  serverlessEndpoint: resourceOf(serverlessEndpointKind),
+} as const;
+
+export interface Stack {
+  readonly plane: ControlPlane;
+  readonly sim: RunningSimulator;
+  readonly kube: KubeClient;
+  /** The benchmark's own view of the cloud (its calls are counted by the simulator too). */
+  readonly cloud: GpuCloudClient;
+  stop(): Promise<void>;
+}
+
+export async function startStack(): Promise<Stack> {
+  const plane = await startControlPlane();
+  let sim: RunningSimulator | undefined;
+  try {
+    await installCrds(plane.kubeConfig);
+    sim = await startSimulator({
+      apiKeys: [API_KEY],
+      transitionMs: SIM_SETTINGS.transitionMs,
+      retentionMs: SIM_SETTINGS.retentionMs,
+      capacity: { gpusPerPool: SIM_SETTINGS.gpusPerPool },
+    });
+  } catch (error) {
+    await plane.stop();
+    throw error;
+  }
+  const running = sim;
+  const cloud = new GpuCloudClient({
+    baseUrl: running.url,
+    apiKey: API_KEY,
+    rateLimit: { requestsPerSecond: 10_000, burst: 10_000 },
+  });
+  return {
+    plane,
+    sim: running,
+    kube: new KubeClient(plane.kubeConfig),
+    cloud,
+    async stop() {
+      await cloud.close();
+      await running.stop();
+      await plane.stop();
+    },
+  };
+}

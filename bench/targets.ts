@@ -1,0 +1,72 @@
+// What the benchmark must show (docs/performance.md), checked against the figures: every target is
+// printed as met or missed, never left out.
+import type { BenchResults } from './results.ts';
+import type { SizeResult } from './size-run.ts';
+
+export interface TargetCheck {
+  scope: string;
+  target: string;
+  value: string;
+  met: boolean;
+}
+
+const MINUTES_15 = 15 * 60;
+
+function sizeChecks(result: SizeResult, seconds: number): Omit<TargetCheck, 'scope'>[] {
+  const { raw, convergence, paced, steady, startup, restart } = result;
+  const ratio = convergence.resourcesPerSecond / raw.resourcesPerSecond;
+  const peakRss = Math.max(convergence.peakRssMb, paced.peakRssMb, steady.rssMb, restart.peakRssMb);
+  const p99 = paced.createToCloudMs?.p99 ?? Number.NaN;
+  return [
+    { target: 'all resources Ready', value: `${convergence.count} in ${convergence.seconds} s`, met: true },
+    {
+      target: 'operator rate ≥ 50% of raw apiserver rate (goal 80%)',
+      value: `${Math.round(ratio * 100)}% (${convergence.resourcesPerSecond} / ${raw.resourcesPerSecond} per s)`,
+      met: ratio >= 0.5,
+    },
+    {
+      target: 'steady: ≤ 5 state list calls per poll interval',
+      value: String(steady.stateListCallsPerPollInterval),
+      met: steady.stateListCallsPerPollInterval <= 5,
+    },
+    {
+      target: 'steady: no per-resource cloud calls',
+      value: String(steady.otherCloudCalls),
+      met: steady.otherCloudCalls === 0,
+    },
+    {
+      // One fetch's calls may go at once (the budget's burst).
+      target: 'steady: detail calls within --details-rps',
+      value: `${steady.detailCallsPerMinute}/min (budget ${steady.detailBudgetPerMinute}/min)`,
+      met: steady.detailCallsPerMinute <= steady.detailBudgetPerMinute + 6,
+    },
+    {
+      target: 'steady: no apiserver writes beyond details refreshes',
+      value: String(steady.writesBeyondDetails),
+      met: steady.writesBeyondDetails === 0,
+    },
+    { target: 'RSS < 256 MB (load and steady)', value: `${peakRss} MB`, met: peakRss < 256 },
+    { target: 'idle RSS < 100 MB', value: `${startup.idleRssMb} MB`, met: startup.idleRssMb < 100 },
+    {
+      target: 'first reconcile ≤ 2 s after start',
+      value: `${startup.firstReconcileMs} ms`,
+      met: startup.firstReconcileMs <= 2000,
+    },
+    {
+      target: 'paced p99 create → cloud create < 250 ms, not rate limited',
+      value: `${p99} ms, waited ${paced.rateLimitedSeconds} s for the rate limiter`,
+      met: p99 < 250 && paced.rateLimitedSeconds === 0,
+    },
+    ...(result.size >= 10_000
+      ? [{ target: 'run within ~15 minutes', value: `${Math.round(seconds)} s`, met: seconds <= MINUTES_15 }]
+      : []),
+  ];
+}
+
+export function checkTargets(results: BenchResults): TargetCheck[] {
+  return results.sizes.flatMap((outcome) => {
+    const scope = `${outcome.size} GpuPods`;
+    if (!outcome.ok) return [{ scope, target: 'run completes', value: outcome.error, met: false }];
+    return sizeChecks(outcome.result, outcome.seconds).map((check) => ({ scope, ...check }));
+  });
+}
