@@ -1,6 +1,9 @@
 import { IndexedMinHeap } from './min-heap.ts';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.ts';
 
+/** The longest delay a Node timer takes (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Hooks for metrics; every method is called synchronously from the queue. */
 export interface WorkQueueObserver {
   /** `key` entered the ready queue. */
@@ -155,7 +158,9 @@ export class WorkQueue {
     if (next === undefined || next.priority === this.#timerDueAt) return;
     clearTimeout(this.#timer);
     this.#timerDueAt = next.priority;
-    this.#timer = setTimeout(() => this.#releaseDue(), Math.max(0, next.priority - Date.now()));
+    // A longer delay overflows Node's timer, which then fires after 1 ms: wait the longest it can.
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, next.priority - Date.now()));
+    this.#timer = setTimeout(() => this.#releaseDue(), delay);
   }
 
   #releaseDue(): void {
