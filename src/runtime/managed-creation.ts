@@ -61,13 +61,23 @@ export class Creation<Spec, Cloud> {
    * is missing, so a new resource costs one metadata write before its create, not two.
    */
   writesIntent(mr: ManagedObject<Spec>): boolean {
-    return Number.isNaN(intentOf(mr));
+    return this.intentAt(mr) === undefined;
+  }
+
+  /**
+   * When the create intent on `mr` was written, or undefined when it holds none an operator could have
+   * written: absent, not a number, or later than clock skew allows — a date set by hand far ahead would
+   * otherwise be waited for until it comes.
+   */
+  intentAt(mr: ManagedObject<unknown>): number | undefined {
+    const at = Number(mr.metadata.annotations?.[CREATE_INTENT] ?? Number.NaN);
+    return Number.isNaN(at) || at > Date.now() + this.#options.skewMs ? undefined : at;
   }
 
   /** Finds what an earlier create made for `mr`, or creates it, and records the id on `mr`. */
   async obtain(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Obtained<Cloud>> {
-    const intentAt = intentOf(mr);
-    if (Number.isNaN(intentAt)) {
+    const intentAt = this.intentAt(mr);
+    if (intentAt === undefined) {
       const written = await this.#writeIntent(mr);
       return this.#create(written, ctx);
     }
@@ -159,8 +169,4 @@ export class Creation<Spec, Cloud> {
     if (owner && keyOf({ metadata: owner }) !== keyOf(mr)) return false;
     return this.#adapter.isOwnCreate(mr, cloud, ctx);
   }
-}
-
-function intentOf(mr: ManagedObject<unknown>): number {
-  return Number(mr.metadata.annotations?.[CREATE_INTENT] ?? Number.NaN);
 }

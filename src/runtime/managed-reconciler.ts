@@ -1,11 +1,5 @@
 import type { Logger } from 'pino';
-import {
-  CREATE_INTENT,
-  EXTERNAL_ID,
-  FINALIZER,
-  OWNER_ENV,
-  SKIP_RECONCILE,
-} from '../resources/annotations.ts';
+import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from '../resources/annotations.ts';
 import type { ManagedStatus } from '../resources/common/status.ts';
 import type { ActContext, ExternalKind, ManagedObject, Plan } from '../resources/external.ts';
 import type { Result } from './controller.ts';
@@ -224,9 +218,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   async #idForDeletion(mr: ManagedObject<Spec>): Promise<string | undefined | 'wait'> {
     const recorded = mr.metadata.annotations?.[EXTERNAL_ID];
     if (recorded) return recorded;
-    const intent = mr.metadata.annotations?.[CREATE_INTENT];
-    if (!intent) return undefined;
-    const found = await this.#creation.find(mr, Number(intent), this.#context(mr));
+    const intentAt = this.#creation.intentAt(mr);
+    if (intentAt === undefined) return undefined;
+    const found = await this.#creation.find(mr, intentAt, this.#context(mr));
     if (found.kind === 'wait') return 'wait';
     return found.cloud && this.#o.adapter.idOf(found.cloud);
   }
