@@ -1,6 +1,8 @@
+import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CREATE_INTENT } from '../../src/resources/annotations.ts';
+import { CREATE_INTENT, EXTERNAL_ID } from '../../src/resources/annotations.ts';
 import {
+  condition,
   isReady,
   manifests,
   type RunningOperator,
@@ -31,5 +33,22 @@ describe('hostile annotations', () => {
     await cluster.waitFor(resources.gpuPod, NS, 'future', isReady('Running'), 'Ready');
     await cluster.delete(resources.gpuPod, NS, 'future');
     await cluster.waitFor(resources.gpuPod, NS, 'future', (obj) => obj === undefined, 'gone');
+  });
+
+  test('an external-id that is no cloud id is refused, and the resource can still be deleted', async () => {
+    const cluster = stack.cluster();
+    const vm = manifests.gpuVm('injected', {}, { annotations: { [EXTERNAL_ID]: "'; DROP TABLE vms;--" } });
+    await cluster.create(resources.gpuVm, NS, vm);
+    const refused = await cluster.waitFor(
+      resources.gpuVm,
+      NS,
+      'injected',
+      (obj) => condition(obj, 'Synced')?.status === 'False',
+      'Synced=False',
+    );
+    assert.equal(condition(refused, 'Synced')?.reason, 'ExternalResourceNotFound');
+    await cluster.delete(resources.gpuVm, NS, 'injected');
+    await cluster.waitFor(resources.gpuVm, NS, 'injected', (obj) => obj === undefined, 'gone');
+    assert.equal(stack.sim().state.snapshot().vms.length, 0, 'nothing was created or adopted');
   });
 });

@@ -1,12 +1,18 @@
-import { CloudApiError } from '../../api/errors.ts';
+import { CloudApiError, RequestValidationError } from '../../api/errors.ts';
 import type { EnvVar, Readiness } from '../external.ts';
 
-/** The cloud's answer, or `undefined` when it says the resource does not exist. */
+/**
+ * The cloud's answer, or `undefined` when it says the resource does not exist — or when the id is not
+ * a cloud id at all (a hand-written external-id annotation): no resource can have it.
+ */
 export async function unlessNotFound<T>(call: Promise<T>): Promise<T | undefined> {
   try {
     return await call;
   } catch (error) {
     if (error instanceof CloudApiError && error.kind === 'notFound') return undefined;
+    if (error instanceof RequestValidationError && error.issues.every((i) => i.path === 'params.id')) {
+      return undefined;
+    }
     throw error;
   }
 }
