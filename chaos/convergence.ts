@@ -88,7 +88,7 @@ function describeCondition(resource: TestObject): string {
 export function noteConverged(ledger: Ledger, observation: Observation): void {
   for (const tracked of ledger.all()) {
     if (tracked.convergedAt === undefined && convergenceProblem(tracked, observation) === undefined) {
-      tracked.convergedAt = observation.at;
+      ledger.converged(tracked, observation.at);
     }
   }
 }

@@ -2,7 +2,7 @@ import { sleep } from '../src/runtime/delay.ts';
 import { isStatus } from '../src/runtime/kube-client.ts';
 import type { Cluster, TestObject } from '../test/support/operator.ts';
 import { persistently } from './kube.ts';
-import type { Ledger } from './ledger.ts';
+import type { Ledger, Tracked } from './ledger.ts';
 import type { Random } from './random.ts';
 import {
   KIND_NAMES,
@@ -98,25 +98,54 @@ export async function drive(
   await Promise.all(
     lives.map(async (life) => {
       await at(life.createAt);
-      const created = await create(cluster, namespace, life);
-      const tracked = ledger.created(life.kind, life.name, created, life.rejected);
+      const tracked = await createResource(cluster, namespace, ledger, life);
       stats.creates += 1;
       for (const change of life.changes) {
         await at(change.at);
-        const patched = await persistently(`change ${life.kind} ${life.name}`, () =>
-          cluster.patch(resourceOf(life.kind), namespace, life.name, { spec: change.patch }),
-        );
-        ledger.changed(tracked, patched);
+        await changeResource(cluster, namespace, ledger, tracked, change.patch);
         stats.changes += 1;
       }
       if (life.deleteAt === undefined) return;
       await at(life.deleteAt);
-      await remove(cluster, namespace, life.kind, life.name);
-      ledger.deleted(tracked);
+      await deleteResource(cluster, namespace, ledger, tracked);
       stats.deletes += 1;
     }),
   );
   return stats;
+}
+
+/** Creates the resource of `life` now (its timeline aside) and tracks it. */
+export async function createResource(
+  cluster: Cluster,
+  namespace: string,
+  ledger: Ledger,
+  life: Life,
+): Promise<Tracked> {
+  return ledger.created(life.kind, life.name, await create(cluster, namespace, life), life.rejected);
+}
+
+/** Applies a merge patch to the resource's spec and records the new generation. */
+export async function changeResource(
+  cluster: Cluster,
+  namespace: string,
+  ledger: Ledger,
+  tracked: Tracked,
+  patch: Spec,
+): Promise<void> {
+  const patched = await persistently(`change ${tracked.kind} ${tracked.name}`, () =>
+    cluster.patch(resourceOf(tracked.kind), namespace, tracked.name, { spec: patch }),
+  );
+  ledger.changed(tracked, patched);
+}
+
+export async function deleteResource(
+  cluster: Cluster,
+  namespace: string,
+  ledger: Ledger,
+  tracked: Tracked,
+): Promise<void> {
+  await remove(cluster, namespace, tracked.kind, tracked.name);
+  ledger.deleted(tracked);
 }
 
 async function create(cluster: Cluster, namespace: string, life: Life): Promise<TestObject> {

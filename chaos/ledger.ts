@@ -32,8 +32,17 @@ export interface Written {
 
 const keyOf = (kind: KindName, name: string) => `${kind}/${name}`;
 
+/** One change of one resource, and when the operator had carried it out. */
+export interface Settlement {
+  readonly tracked: Tracked;
+  readonly changedAt: number;
+  readonly convergedAt: number;
+}
+
 /** Every custom resource one scenario made, and what became of it. */
 export class Ledger {
+  /** Every change seen converged, in the order they were. */
+  readonly settlements: Settlement[] = [];
   readonly #byKey = new Map<string, Tracked>();
   readonly #byUid = new Map<string, Tracked>();
   readonly #byVmName = new Map<string, Tracked>();
@@ -68,6 +77,12 @@ export class Ledger {
   deleted(tracked: Tracked): void {
     tracked.deleted = true;
     this.#touch(tracked);
+  }
+
+  /** The resource was seen converged at `at`, for the first time since its last change. */
+  converged(tracked: Tracked, at: number): void {
+    tracked.convergedAt = at;
+    this.settlements.push({ tracked, changedAt: tracked.changedAt, convergedAt: at });
   }
 
   get(kind: KindName, name: string): Tracked | undefined {

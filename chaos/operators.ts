@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { freeLoopbackPorts } from '../src/local/controlplane/ports.ts';
 import { settlesWithin, sleep } from '../src/runtime/delay.ts';
 import { type Exit, type OperatorProcess, spawnOperator } from '../test/support/operator-process.ts';
@@ -26,6 +27,8 @@ export interface EndedProcess {
 /** Restarts after a crash wait this long, so that a process failing at startup is not respawned in a loop. */
 const RESTART_DELAY_MS = 500;
 const GRACEFUL_STOP_MS = 10_000;
+/** USER_HZ of /proc/<pid>/stat: 100 on every Linux the suite runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /**
  * One operator replica as a Deployment runs it: a child process (`node src/cli/operator.ts`) that is
@@ -111,6 +114,25 @@ export class Replica {
     const response = await fetch(`http://127.0.0.1:${this.#healthPort}/metrics`);
     if (!response.ok) throw new Error(`${this.name}: /metrics answered HTTP ${response.status}`);
     return response.text();
+  }
+
+  /** Whether the running process answers its liveness probe. */
+  async healthy(): Promise<boolean> {
+    try {
+      return (await fetch(`http://127.0.0.1:${this.#healthPort}/healthz`)).ok;
+    } catch {
+      return false;
+    }
+  }
+
+  /** CPU time the running process has used so far, in seconds (Linux: /proc). */
+  async cpuSeconds(): Promise<number> {
+    const pid = this.#process?.pid;
+    if (pid === undefined) throw new Error(`${this.name} runs no process`);
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th fields.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
   }
 
   async #onExit(child: OperatorProcess, exit: Exit): Promise<void> {

@@ -1,8 +1,9 @@
 import { type FaultPatch, type RunningSimulator, startSimulator } from '../src/sim/index.ts';
+import type { Cluster } from '../test/support/operator.ts';
 import { audit, type Findings } from './audit.ts';
 import { CloudHistory } from './cloud-objects.ts';
 import { awaitConvergence, type Convergence } from './convergence.ts';
-import { type DriveStats, drive, type Life, remove } from './driver.ts';
+import { type DriveStats, deleteResource, drive, type Life, remove } from './driver.ts';
 import { readResources } from './kube.ts';
 import { Ledger } from './ledger.ts';
 import { type Observation, observe } from './observation.ts';
@@ -62,6 +63,11 @@ const TRANSITION_MS = 50;
 const RETENTION_MS = 3_600_000;
 const HISTORY_SAMPLE_MS = 250;
 
+/** The namespace of the trial labelled `label`. */
+export function namespaceOf(label: string): string {
+  return `chaos-${label}`;
+}
+
 /**
  * One scenario's world: its namespace, a fresh simulator, the operator replicas watching only that
  * namespace, the ledger of what the suite did and the history of what the cloud held.
@@ -72,10 +78,12 @@ export class Trial {
   readonly ledger = new Ledger();
   readonly history: CloudHistory;
   readonly replicas: readonly Replica[];
+  readonly cluster: Cluster;
   readonly #run: RunContext;
 
   private constructor(run: RunContext, namespace: string, sim: RunningSimulator, options: TrialOptions) {
     this.#run = run;
+    this.cluster = run.cluster;
     this.namespace = namespace;
     this.sim = sim;
     this.history = new CloudHistory(sim, this.ledger);
@@ -96,7 +104,7 @@ export class Trial {
   }
 
   static async open(run: RunContext, options: TrialOptions): Promise<Trial> {
-    const namespace = `chaos-${options.label}`;
+    const namespace = namespaceOf(options.label);
     await run.cluster.ensureNamespace(namespace);
     const sim = await startSimulator({
       apiKeys: [run.apiKey],
@@ -143,10 +151,9 @@ export class Trial {
   /** Deletes every resource still alive and waits until they and their cloud objects are gone. */
   async deleteEverything(): Promise<Convergence> {
     await Promise.all(
-      this.ledger.live().map(async (tracked) => {
-        await remove(this.#run.cluster, this.namespace, tracked.kind, tracked.name);
-        this.ledger.deleted(tracked);
-      }),
+      this.ledger
+        .live()
+        .map((tracked) => deleteResource(this.#run.cluster, this.namespace, this.ledger, tracked)),
     );
     return this.converge();
   }

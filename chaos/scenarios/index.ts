@@ -1,10 +1,18 @@
 import type { ScenarioResult } from '../report.ts';
 import type { RunContext } from '../run-context.ts';
+import { badInput } from './bad-input.ts';
+import { cloudFaults } from './cloud-faults.ts';
+import { leaderFailover } from './leader-failover.ts';
 import { operatorCrashes } from './operator-crashes.ts';
+import { watchDisruption } from './watch-disruption.ts';
 
 /** Every scenario, in the order a run plays them. */
 export const SCENARIOS = {
   'operator-crashes': operatorCrashes,
+  'cloud-faults': cloudFaults,
+  'watch-disruption': watchDisruption,
+  'leader-failover': leaderFailover,
+  'bad-input': badInput,
 } as const satisfies Record<string, (run: RunContext) => Promise<ScenarioResult>>;
 
 export type ScenarioName = keyof typeof SCENARIOS;
