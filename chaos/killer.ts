@@ -9,9 +9,9 @@ export interface Kills {
 }
 
 /**
- * SIGKILLs the replica after random lifetimes and starts it again at once, until `until` settles (and
- * at least `minimum` times). The instants are random within whatever the process is doing: starting,
- * creating, recording an id, deleting.
+ * SIGKILLs the replica after random lifetimes and starts it again at once, until `until` has settled
+ * (and at least `minimum` times). The instants are random within whatever the process is doing:
+ * starting, creating, recording an id, deleting.
  */
 export async function killRepeatedly(
   replica: Replica,
@@ -26,9 +26,10 @@ export async function killRepeatedly(
     () => (done = true),
   );
   const result: Kills = { kills: 0, whileWorking: 0 };
-  while (!done || result.kills < minimum) {
+  // The last kill lands when the churn ends, so that convergence is measured from a restart.
+  for (let last = false; !last; ) {
     await sleep(random.between(...lifetimeMs));
-    if (done && result.kills >= minimum) break;
+    last = done && result.kills + 1 >= minimum;
     const working = replica.output().includes('controller started');
     await replica.kill();
     result.kills += 1;

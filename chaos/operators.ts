@@ -27,6 +27,8 @@ export interface EndedProcess {
 /** Restarts after a crash wait this long, so that a process failing at startup is not respawned in a loop. */
 const RESTART_DELAY_MS = 500;
 const GRACEFUL_STOP_MS = 10_000;
+/** The machine may be busy: node, the TypeScript loader and the operator's imports take a while. */
+const STARTUP_TIMEOUT_MS = 60_000;
 /** USER_HZ of /proc/<pid>/stat: 100 on every Linux the suite runs on. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
@@ -74,6 +76,7 @@ export class Replica {
     return this.#outputs.map((read) => read());
   }
 
+  /** Starts a process and resolves once its health server answers (or it has ended). */
   async start(): Promise<void> {
     const [port] = await freeLoopbackPorts(1);
     if (port === undefined) throw new Error('no free loopback port for the health server');
@@ -90,6 +93,7 @@ export class Replica {
     this.#outputs.push(child.output);
     this.#options.transcripts.add(`${this.name}#${this.#generation} (pid ${child.pid})`, child.output);
     void child.exited.then((exit) => this.#onExit(child, exit));
+    await this.#serving(child, port);
   }
 
   /** SIGKILL now, at whatever the process is doing; resolves once it is gone. Not restarted. */
@@ -133,6 +137,22 @@ export class Replica {
     // Fields after the parenthesised command name; utime and stime are the 14th and 15th fields.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  }
+
+  async #serving(child: OperatorProcess, port: number): Promise<void> {
+    let ended = false;
+    void child.exited.then(() => (ended = true));
+    const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+    while (!ended) {
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return;
+      } catch {
+        // Not listening yet.
+      }
+      if (Date.now() > deadline)
+        throw new Error(`${this.name}: no answer on /healthz after ${STARTUP_TIMEOUT_MS} ms`);
+      await sleep(100);
+    }
   }
 
   async #onExit(child: OperatorProcess, exit: Exit): Promise<void> {

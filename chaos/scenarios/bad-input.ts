@@ -168,11 +168,9 @@ export async function badInput(run: RunContext): Promise<ScenarioResult> {
         admissionUnclear: admission.unclear.length,
         hostileResources: hostile.length,
         maxAttemptsRetrying: Math.max(0, ...slowest.map((pace) => pace.attempts)),
-        allowedAttempts: Math.min(...slowest.map((pace) => pace.allowed)),
-        lastIntervalS: round(Math.min(...slowest.map((pace) => pace.lastIntervalMs)) / 1000),
-        growth: round(
-          Math.min(...slowest.map((pace) => pace.growth).filter((growth) => !Number.isNaN(growth))),
-        ),
+        allowedAttempts: smallest(slowest.map((pace) => pace.allowed)),
+        lastIntervalS: smallest(slowest.map((pace) => pace.lastIntervalMs / 1000)),
+        growth: smallest(slowest.map((pace) => pace.growth).filter((growth) => !Number.isNaN(growth))),
         perHourAtCap: round(perHourAtCap()),
         operatorCpu: round(cpu),
         cleanupS: round(cleanup.ms / 1000),
@@ -288,4 +286,9 @@ function perHourAtCap(): number {
   let cap = 0;
   for (let failure = 0; failure < 64; failure += 1) cap = limiter.when('probe');
   return 3_600_000 / cap + 1;
+}
+
+/** The smallest of `values`, rounded; null when there is none. */
+function smallest(values: readonly number[]): number | null {
+  return values.length === 0 ? null : round(Math.min(...values));
 }

@@ -4,6 +4,7 @@ import { badInput } from './bad-input.ts';
 import { cloudFaults } from './cloud-faults.ts';
 import { leaderFailover } from './leader-failover.ts';
 import { operatorCrashes } from './operator-crashes.ts';
+import { secrets } from './secrets.ts';
 import { watchDisruption } from './watch-disruption.ts';
 
 /** Every scenario, in the order a run plays them. */
@@ -13,6 +14,7 @@ export const SCENARIOS = {
   'watch-disruption': watchDisruption,
   'leader-failover': leaderFailover,
   'bad-input': badInput,
+  secrets,
 } as const satisfies Record<string, (run: RunContext) => Promise<ScenarioResult>>;
 
 export type ScenarioName = keyof typeof SCENARIOS;
