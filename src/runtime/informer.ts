@@ -165,19 +165,24 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   async #run(signal: AbortSignal): Promise<void> {
     const backoff = new Backoff(this.#options.initialBackoffMs ?? 800, this.#options.maxBackoffMs ?? 30_000);
+    let expiredBefore = false;
     while (!signal.aborted) {
-      // A watch that delivered something was healthy: re-watch at once. Anything else waits, so a
-      // server that fails (or answers 410) right away is never hammered in a loop.
-      if (await this.#listAndWatch(signal)) {
+      const outcome = await this.#listAndWatch(signal);
+      // A watch that delivered something was healthy: re-watch at once. A first 410 is an answer too
+      // (the server is up; only the resource version is gone): relist at once, not after a backoff
+      // grown while the server was away. Anything else, a second 410 in a row included, waits, so a
+      // server that fails right away is never hammered in a loop.
+      if (outcome === 'delivered' || (outcome === 'expired' && !expiredBefore)) {
         backoff.reset();
       } else {
         await sleep(backoff.next(), signal);
       }
+      expiredBefore = outcome === 'expired';
     }
   }
 
   /** One list (when there is no resource version to resume from) and one watch; never throws. */
-  async #listAndWatch(signal: AbortSignal): Promise<boolean> {
+  async #listAndWatch(signal: AbortSignal): Promise<'delivered' | 'expired' | 'failed'> {
     let delivered = false;
     try {
       this.#resourceVersion ??= await this.#list(signal);
@@ -185,16 +190,16 @@ export class Informer<T extends KubeObject = KubeObject> {
         delivered = true;
       });
     } catch (err) {
-      if (signal.aborted) return delivered;
+      if (signal.aborted) return 'failed';
       if (err instanceof ResourceVersionGone || isStatus(err, 410)) {
         this.#log.info({ err }, 'resource version expired; relisting');
         this.#resourceVersion = undefined;
-      } else {
-        this.#stats.failures++;
-        this.#log.warn({ err }, 'list/watch failed; retrying after backoff');
+        return 'expired';
       }
+      this.#stats.failures++;
+      this.#log.warn({ err }, 'list/watch failed; retrying after backoff');
     }
-    return delivered;
+    return delivered ? 'delivered' : 'failed';
   }
 
   /** Lists every page, replaces the cache, delivers the differences; returns the list's version. */
