@@ -1,4 +1,4 @@
-import type { RunningSimulator } from '../src/sim/index.ts';
+import type { RunningSimulator, SimState } from '../src/sim/index.ts';
 import type { Cluster, TestObject } from '../test/support/operator.ts';
 import { type CloudObject, cloudObjects, ownerOf } from './cloud-objects.ts';
 import { readResources, resourceKey } from './kube.ts';
@@ -23,8 +23,16 @@ export async function observe(
   ledger: Ledger,
 ): Promise<Observation> {
   const resources = await readResources(cluster, namespace);
-  const at = Date.now();
-  const cloud = cloudObjects(sim.state.snapshot());
+  return observationOf(resources, sim.state.snapshot(), ledger);
+}
+
+/** Pairs the custom resources read (by `Kind/name`) with the cloud's state, through the ledger. */
+export function observationOf(
+  resources: ReadonlyMap<string, TestObject>,
+  state: SimState,
+  ledger: Ledger,
+): Observation {
+  const cloud = cloudObjects(state);
   const owned = new Map<string, CloudObject[]>();
   const ownerless: CloudObject[] = [];
   for (const object of cloud) {
@@ -32,7 +40,7 @@ export async function observe(
     if (!owner) ownerless.push(object);
     else owned.set(owner.uid, [...(owned.get(owner.uid) ?? []), object]);
   }
-  return { at, resources, cloud, owned, ownerless };
+  return { at: Date.now(), resources, cloud, owned, ownerless };
 }
 
 export function resourceOfTracked(observation: Observation, tracked: Tracked): TestObject | undefined {

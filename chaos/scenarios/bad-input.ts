@@ -6,6 +6,7 @@ import { checkAdmission } from '../admission-fuzz.ts';
 import { convergenceProblem } from '../convergence.ts';
 import type { Life } from '../driver.ts';
 import { liveOwned, type Observation, resourceOfTracked } from '../observation.ts';
+import { sumOf } from '../prometheus.ts';
 import { type Failure, failuresByResource, failuresOf } from '../reconcile-log.ts';
 import { round, type ScenarioResult } from '../report.ts';
 import type { RunContext } from '../run-context.ts';
@@ -117,6 +118,8 @@ function hostileResources(): Hostile[] {
   ];
 }
 
+const RECONCILES = 'controller_runtime_reconcile_total';
+
 /** Most operator CPU while it only retries and waits: a spinning loop would use a whole core. */
 const IDLE_CPU_TARGET = 0.1;
 
@@ -144,8 +147,11 @@ export async function badInput(run: RunContext): Promise<ScenarioResult> {
     await trial.drive(hostile);
     const windowStart = Date.now();
     const cpuStart = await trial.replica.cpuSeconds();
+    const reconcilesStart = sumOf(await trial.replica.metrics(), RECONCILES);
     await sleep(run.profile.badInput.observeMs);
-    const cpu = ((await trial.replica.cpuSeconds()) - cpuStart) / ((Date.now() - windowStart) / 1000);
+    const minutes = (Date.now() - windowStart) / 60_000;
+    const cpu = ((await trial.replica.cpuSeconds()) - cpuStart) / (minutes * 60);
+    const reconciles = sumOf(await trial.replica.metrics(), RECONCILES) - reconcilesStart;
     const healthy = await trial.replica.healthy();
     const verdicts = judge(hostile, trial, await trial.observe());
     const cleanup = await trial.deleteEverything();
@@ -171,6 +177,7 @@ export async function badInput(run: RunContext): Promise<ScenarioResult> {
         allowedAttempts: smallest(slowest.map((pace) => pace.allowed)),
         lastIntervalS: smallest(slowest.map((pace) => pace.lastIntervalMs / 1000)),
         growth: smallest(slowest.map((pace) => pace.growth).filter((growth) => !Number.isNaN(growth))),
+        reconcilesPerResourcePerMinute: round(reconciles / hostile.length / minutes),
         perHourAtCap: round(perHourAtCap()),
         operatorCpu: round(cpu),
         cleanupS: round(cleanup.ms / 1000),
