@@ -166,7 +166,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const known = this.#enriched.get(id);
     if (known?.fingerprint === fingerprint) return known.cloud;
     const full = await adapter.enrich(cloud);
-    this.#enriched.set(id, { fingerprint, cloud: full });
+    // Keyed by what the read returned: it may be newer than the list (the pod was paused meanwhile), and
+    // kept under the list's fingerprint it would be served again once the list shows that state anew.
+    this.#enriched.set(id, { fingerprint: adapter.fingerprint(full), cloud: full });
     return full;
   }
 
