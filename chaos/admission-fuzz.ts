@@ -70,7 +70,7 @@ const HOSTILE = [
 ];
 
 /** One invalid spec: the field it breaks, how, and the path the refusal must name. */
-export interface AdmissionCase {
+interface AdmissionCase {
   readonly kind: KindName;
   readonly path: string;
   readonly how: string;
@@ -266,7 +266,7 @@ async function readSpecSchemas(): Promise<Map<KindName, SchemaNode>> {
 }
 
 /** Every admission case of every kind. */
-export async function admissionCases(): Promise<AdmissionCase[]> {
+async function admissionCases(): Promise<AdmissionCase[]> {
   const cases: AdmissionCase[] = [];
   for (const [kind, schema] of await readSpecSchemas()) {
     cases.push(...casesOf(kind, FULL_SPECS[kind], schema, FULL_SPECS[kind], []));

@@ -53,14 +53,6 @@ export class Replica {
     this.#options = options;
   }
 
-  get pid(): number | undefined {
-    return this.#process?.pid;
-  }
-
-  get healthPort(): number {
-    return this.#healthPort;
-  }
-
   /** Processes that ended without being killed by the suite or losing the lease. */
   get crashes(): number {
     return this.ended.filter((ended) => ended.cause === 'crashed').length;

@@ -1,7 +1,7 @@
 // The chaos suite: `npm run chaos -- [--profile short|full] [--seed N] [--only a,b] [--out file]`.
 // Exit status: 0 all well; 1 an invariant broke (duplicate, leak, stuck finalizer, crash, leaked
 // secret, hot loop...); 2 bad options; 3 only a target (time, ratio, rate) was missed.
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type ChaosOptions, parseOptions, USAGE } from './options.ts';
@@ -52,11 +52,7 @@ await writeFile(
   `${JSON.stringify({ profile: profile.name, seed, startedAt, machine, results }, null, 2)}\n`,
 );
 const transcriptDir = join(dirname(options.out), 'transcripts');
-await rm(transcriptDir, { recursive: true, force: true });
-await mkdir(transcriptDir, { recursive: true });
-for (const { label, text } of run.transcripts.all()) {
-  await writeFile(join(transcriptDir, `${label.replace(/[^\w.#-]+/g, '_')}.log`), text);
-}
+await run.transcripts.save(transcriptDir);
 console.log(`chaos: results in ${options.out}, operator logs in ${transcriptDir}`);
 
 const violated = results.some((result) => result.violations.length > 0);

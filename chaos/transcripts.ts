@@ -1,3 +1,6 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
 /**
  * Everything every operator process of the run wrote (stdout and stderr), kept until the end: the
  * secrets scenario greps all of it, and a failing scenario can show what the operator said.
@@ -15,15 +18,13 @@ export class Transcripts {
     return this.#sources.map(({ label, read }) => ({ label, text: read() }));
   }
 
-  /** The labels of the processes whose output contains `needle`. */
-  containing(needle: string): string[] {
-    return this.all()
-      .filter(({ text }) => text.includes(needle))
-      .map(({ label }) => label);
-  }
-
-  get bytes(): number {
-    return this.all().reduce((sum, { text }) => sum + text.length, 0);
+  /** Writes one file per process into `directory` (emptied first). */
+  async save(directory: string): Promise<void> {
+    await rm(directory, { recursive: true, force: true });
+    await mkdir(directory, { recursive: true });
+    for (const { label, text } of this.all()) {
+      await writeFile(join(directory, `${label.replace(/[^\w.#-]+/g, '_')}.log`), text);
+    }
   }
 }
 

@@ -10,6 +10,7 @@ import { type Observation, observe } from './observation.ts';
 import { Replica } from './operators.ts';
 import { worstOf } from './report.ts';
 import type { RunContext } from './run-context.ts';
+import { SlowResponses } from './slow-responses.ts';
 import { type LogLine, parseLogLines } from './transcripts.ts';
 import { type KindName, resourceOf } from './workload.ts';
 
@@ -35,6 +36,8 @@ export interface TrialOptions {
   /** The operator's kubeconfig; the watch scenario points it at a proxy. */
   readonly kubeconfigPath?: string;
   readonly faults?: FaultPatch;
+  /** Hold every answer of the cloud back this long on its way to the operator (see `SlowResponses`). */
+  readonly answerDelayMs?: number;
 }
 
 /**
@@ -80,9 +83,17 @@ export class Trial {
   readonly replicas: readonly Replica[];
   readonly cluster: Cluster;
   readonly #run: RunContext;
+  readonly #relay: SlowResponses | undefined;
 
-  private constructor(run: RunContext, namespace: string, sim: RunningSimulator, options: TrialOptions) {
+  private constructor(
+    run: RunContext,
+    namespace: string,
+    sim: RunningSimulator,
+    relay: SlowResponses | undefined,
+    options: TrialOptions,
+  ) {
     this.#run = run;
+    this.#relay = relay;
     this.cluster = run.cluster;
     this.namespace = namespace;
     this.sim = sim;
@@ -95,7 +106,7 @@ export class Trial {
         new Replica({
           name: `${options.label}-${String.fromCharCode(97 + index)}`,
           kubeconfigPath: options.kubeconfigPath ?? run.plane.kubeconfigPath,
-          apiUrl: sim.url,
+          apiUrl: relay?.url ?? sim.url,
           apiKey: run.apiKey,
           flags,
           transcripts: run.transcripts,
@@ -113,7 +124,11 @@ export class Trial {
       seed: run.random.fork(options.label).int(0, 2 ** 31),
       ...(options.faults ? { faults: options.faults } : {}),
     });
-    return new Trial(run, namespace, sim, options);
+    const relay =
+      options.answerDelayMs === undefined
+        ? undefined
+        : await SlowResponses.start(new URL(sim.url), options.answerDelayMs);
+    return new Trial(run, namespace, sim, relay, options);
   }
 
   get replica(): Replica {
@@ -182,6 +197,7 @@ export class Trial {
     await this.#releaseLeftovers().catch((error: unknown) =>
       this.#run.log(`could not clear ${this.namespace}: ${String(error)}`),
     );
+    await this.#relay?.close();
     await this.sim.stop();
   }
 

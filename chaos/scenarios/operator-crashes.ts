@@ -1,8 +1,15 @@
 import { operations, planChurn } from '../driver.ts';
 import { killRepeatedly } from '../killer.ts';
+import { countMessages } from '../reconcile-log.ts';
 import { churnResult, type ScenarioResult } from '../report.ts';
 import type { RunContext } from '../run-context.ts';
 import { Trial } from '../trial.ts';
+
+/**
+ * The cloud's answers reach the operator this late: a kill then often lands after a create was carried
+ * out and before its id was recorded — the case crash recovery exists for.
+ */
+const ANSWER_DELAY_MS = 400;
 
 /**
  * Scenario 1. Resources of every kind are created, changed and deleted while the operator process is
@@ -14,7 +21,7 @@ export async function operatorCrashes(run: RunContext): Promise<ScenarioResult> 
   const startedAt = Date.now();
   const shape = run.profile.crashes;
   const random = run.random.fork('crashes');
-  const trial = await Trial.open(run, { label: 'crashes' });
+  const trial = await Trial.open(run, { label: 'crashes', answerDelayMs: ANSWER_DELAY_MS });
   try {
     await trial.startOperators();
     const churn = trial.drive(planChurn(random, shape));
@@ -31,7 +38,12 @@ export async function operatorCrashes(run: RunContext): Promise<ScenarioResult> 
       ...settled,
       crashes: trial.crashes,
       apiCalls: trial.sim.calls.snapshot().total,
-      figures: { killsWhileWorking: kills.whileWorking, creates: stats.creates, deletes: stats.deletes },
+      figures: {
+        killsWhileWorking: kills.whileWorking,
+        creates: stats.creates,
+        deletes: stats.deletes,
+        recoveredCreates: countMessages(trial.logLines(), 'made by an interrupted create'),
+      },
     });
   } finally {
     await trial.close();

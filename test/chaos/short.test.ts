@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { PROFILES } from '../../chaos/profiles.ts';
 import { freshSeed } from '../../chaos/random.ts';
@@ -28,7 +30,13 @@ describe(`chaos suite, short profile, seed ${seed}`, () => {
       const result = await playScenario(run, name);
       t.diagnostic(summaryLine(result));
       for (const missed of result.missedTargets) t.diagnostic(`target missed: ${missed}`);
-      assert.deepEqual(result.violations, [], `seed ${seed}:\n${result.notes.join('\n')}`);
+      if (result.violations.length > 0) {
+        const logs = join(tmpdir(), `gpucloud-chaos-${seed}`);
+        await run.transcripts.save(logs);
+        assert.fail(
+          `seed ${seed}, operator logs in ${logs}:\n${[...result.violations, ...result.notes].join('\n')}`,
+        );
+      }
     });
   }
 });
