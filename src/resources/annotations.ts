@@ -13,6 +13,13 @@ export const SKIP_RECONCILE = 'gpucloud.io/skip-reconcile';
  */
 export const CREATE_INTENT = 'gpucloud.io/create-intent';
 
+/**
+ * Written with the create intent: the cloud name the create is sent with. A VM carries no owner marker,
+ * so recovery finds it by name — this one, not the spec's name now, which a user may have changed before
+ * the id was recorded.
+ */
+export const CREATE_NAME = 'gpucloud.io/create-name';
+
 /** Holds deletion of the custom resource until its cloud resource is gone (or orphaned by policy). */
 export const FINALIZER = 'gpucloud.io/finalizer';
 

@@ -1,5 +1,6 @@
 import { GpuCloudError } from '../api/errors.ts';
-import { CREATE_INTENT, EXTERNAL_ID, FINALIZER } from '../resources/annotations.ts';
+import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from '../resources/annotations.ts';
+import { cloudName } from '../resources/common/cloud.ts';
 import type { ActContext, ExternalKind, ManagedObject } from '../resources/external.ts';
 import type { CloudCache } from './managed-cloud-cache.ts';
 import type { ManagedStore, ManagedWriter, MetadataPatch } from './managed-types.ts';
@@ -33,7 +34,7 @@ interface Intent<Cloud> {
  * creating a second, billed resource. Only intents this process wrote itself, with no create sent since,
  * skip the search: nobody else can have acted on them.
  */
-export class Creation<Spec, Cloud> {
+export class Creation<Spec extends { name?: string | undefined }, Cloud> {
   readonly #adapter: ExternalKind<Spec, Cloud>;
   readonly #cache: CloudCache<Cloud>;
   readonly #store: ManagedStore;
@@ -116,7 +117,8 @@ export class Creation<Spec, Cloud> {
 
   /** Records the cloud id on the custom resource and retires the intent. */
   async record(mr: ManagedObject<Spec>, id: string): Promise<void> {
-    await this.#writer.patchMetadata(mr, { annotations: { [EXTERNAL_ID]: id, [CREATE_INTENT]: null } });
+    const retired = { [CREATE_INTENT]: null, [CREATE_NAME]: null };
+    await this.#writer.patchMetadata(mr, { annotations: { [EXTERNAL_ID]: id, ...retired } });
     this.#intents.delete(mr.metadata.uid);
   }
 
@@ -127,7 +129,9 @@ export class Creation<Spec, Cloud> {
 
   async #writeIntent(mr: ManagedObject<Spec>): Promise<ManagedObject<Spec>> {
     const at = Date.now();
-    const patch: MetadataPatch = { annotations: { [CREATE_INTENT]: String(at) } };
+    const patch: MetadataPatch = {
+      annotations: { [CREATE_INTENT]: String(at), [CREATE_NAME]: cloudName(mr) },
+    };
     const finalizers = mr.metadata.finalizers ?? [];
     if (!finalizers.includes(FINALIZER)) patch.finalizers = [...finalizers, FINALIZER];
     const metadata = await this.#writer.patchMetadata(mr, patch);

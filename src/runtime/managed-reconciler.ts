@@ -16,6 +16,8 @@ import { type EventSink, keyOf, type ManagedStore, type ManagedWriter } from './
 /** The spec fields the generic layer reads; every kind's spec has them. */
 export interface CommonSpec {
   deletionPolicy?: 'Delete' | 'Orphan' | undefined;
+  /** The name in the cloud; metadata.name when absent. */
+  name?: string | undefined;
 }
 
 export interface ManagedReconcilerOptions<Spec extends CommonSpec, Cloud> {

@@ -1,4 +1,4 @@
-import { CREATE_INTENT } from '../resources/annotations.ts';
+import { CREATE_INTENT, CREATE_NAME } from '../resources/annotations.ts';
 import type { ManagedObject } from '../resources/external.ts';
 
 /**
@@ -24,6 +24,6 @@ export class TerminalFailures {
 }
 
 function stateOf(mr: ManagedObject<unknown>): string {
-  const { [CREATE_INTENT]: _intent, ...annotations } = mr.metadata.annotations ?? {};
+  const { [CREATE_INTENT]: _intent, [CREATE_NAME]: _name, ...annotations } = mr.metadata.annotations ?? {};
   return JSON.stringify([mr.metadata.generation, mr.metadata.deletionTimestamp ?? null, annotations]);
 }

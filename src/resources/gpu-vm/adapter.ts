@@ -1,5 +1,6 @@
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { Vm } from '../../api/schemas/vms.ts';
+import { CREATE_NAME } from '../annotations.ts';
 import { cloudName, fingerprintOf, ignoreNotFound, readinessFrom, unlessNotFound } from '../common/cloud.ts';
 import type { ExternalKind, Readiness } from '../external.ts';
 import type { GpuVmSpec } from './schema.ts';
@@ -24,8 +25,9 @@ export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm
     fingerprint: (vm) => fingerprintOf([vm.status, vm.name, vm.ipAddress, vm.domainName]),
     isGone: (vm) => vm.status === 'TERMINATED' || vm.status === 'TERMINATING',
     // A VM carries no environment to mark, so its name (and creation after the intent, and no other
-    // custom resource claiming it, which the reconciler checks) is all that identifies it.
-    isOwnCreate: async (mr, vm) => vm.name === cloudName(mr),
+    // custom resource claiming it, which the reconciler checks) is all that identifies it: the name the
+    // create was sent with, which a rename since may have changed in the spec.
+    isOwnCreate: async (mr, vm) => vm.name === (mr.metadata.annotations?.[CREATE_NAME] ?? cloudName(mr)),
     create: async (mr) => {
       const { vmTypeId, region, isSpot, volumeMountPaths } = mr.spec;
       return client.vms.create({

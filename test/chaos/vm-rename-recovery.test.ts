@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { GpuCloudClient } from '../../src/api/client.ts';
+import { CREATE_INTENT, CREATE_NAME, FINALIZER, SKIP_RECONCILE } from '../../src/resources/annotations.ts';
+import {
+  API_KEY,
+  isReady,
+  manifests,
+  type RunningOperator,
+  resources,
+  startOperator,
+  useStack,
+} from '../support/operator.ts';
+
+// Found by the chaos suite (operator-crashes, full profile, seed 661168635: 5 VMs left running): a VM
+// carries no owner marker, so crash recovery finds an interrupted create by the VM's name — the name in
+// the spec *now*. A resource renamed after its create was sent and before the id was recorded no longer
+// matches the VM that create made: recovery creates a second one, and a deletion leaves the first behind.
+const NS = 'vm-rename';
+const stack = useStack();
+let operator: RunningOperator;
+let client: GpuCloudClient;
+
+/**
+ * A GpuVm as a process killed mid-create leaves it: intent (with the name the create was sent with)
+ * recorded long enough ago, no id. Held until released.
+ */
+async function interrupted(name: string) {
+  const intent = { [CREATE_INTENT]: String(Date.now() - 10 * 60_000), [CREATE_NAME]: name };
+  const held = { [SKIP_RECONCILE]: 'true', ...intent };
+  return stack
+    .cluster()
+    .create(resources.gpuVm, NS, manifests.gpuVm(name, {}, { finalizers: [FINALIZER], annotations: held }));
+}
+
+async function renameAndRelease(name: string, to: string): Promise<void> {
+  await stack.cluster().patch(resources.gpuVm, NS, name, {
+    metadata: { annotations: { [SKIP_RECONCILE]: null } },
+    spec: { name: to },
+  });
+}
+
+const liveVms = () =>
+  stack
+    .sim()
+    .state.snapshot()
+    .vms.filter((vm) => !vm.status.startsWith('TERMINAT'));
+
+describe('a VM renamed while its create was interrupted', () => {
+  before(async () => {
+    await stack.cluster().ensureNamespace(NS);
+    client = new GpuCloudClient({ baseUrl: stack.sim().url, apiKey: API_KEY });
+    operator = await startOperator(stack.plane(), stack.sim());
+  });
+  after(async () => {
+    await operator.stop();
+    await client.close();
+  });
+
+  test('is found under the name its create was sent with, adopted and renamed, not created again', async () => {
+    await interrupted('first');
+    const made = await client.vms.create({
+      vmTypeId: 401,
+      region: 'us-east-1',
+      isSpot: false,
+      name: 'first',
+    });
+    await renameAndRelease('first', 'first-renamed');
+    const adopted = await stack.cluster().waitFor(resources.gpuVm, NS, 'first', isReady('Running'), 'Ready');
+    assert.equal(adopted?.status?.id, made.id, 'the VM the interrupted create made');
+    assert.deepEqual(
+      liveVms().map((vm) => vm.name),
+      ['first-renamed'],
+      'one VM, renamed as the spec asks',
+    );
+  });
+
+  test('is deleted with the resource, not left running', async () => {
+    // Staged while no operator runs, as after a crash: renamed, then deleted, before anyone recorded the id.
+    await operator.stop();
+    const intent = { [CREATE_INTENT]: String(Date.now() - 10 * 60_000), [CREATE_NAME]: 'second' };
+    const vm = manifests.gpuVm('second', {}, { finalizers: [FINALIZER], annotations: intent });
+    await stack.cluster().create(resources.gpuVm, NS, vm);
+    const made = await client.vms.create({
+      vmTypeId: 401,
+      region: 'us-east-1',
+      isSpot: false,
+      name: 'second',
+    });
+    await stack.cluster().patch(resources.gpuVm, NS, 'second', { spec: { name: 'second-renamed' } });
+    await stack.cluster().delete(resources.gpuVm, NS, 'second');
+    operator = await startOperator(stack.plane(), stack.sim());
+    await stack.cluster().waitFor(resources.gpuVm, NS, 'second', (obj) => obj === undefined, 'gone');
+    assert.ok(!liveVms().some((candidate) => candidate.id === made.id), 'the VM that create made is deleted');
+  });
+});
