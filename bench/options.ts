@@ -25,7 +25,7 @@ const optionsSchema = z.object({
   /** Cloud-side failures injected to measure how fast the status shows them. */
   reactionCount: z.coerce.number().int().min(0).default(20),
   /** Where the JSON results go. */
-  out: z.string().default('bench/results/latest.json'),
+  out: z.string().default('.cache/bench/results.json'),
   /** Writes a V8 CPU profile of each operator process into this directory. */
   cpuProf: z.string().optional(),
   /** NODE_OPTIONS for the operator process, e.g. V8 heap limits (recorded in the results). */

@@ -24,6 +24,11 @@ function options(): BenchOptions {
   }
 }
 
+/** An argument as a shell would need it to get it back. */
+function quoted(arg: string): string {
+  return /^[\w.,=:/-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
+}
+
 function machine() {
   const [cpu] = cpus();
   return {
@@ -43,7 +48,7 @@ async function main(): Promise<number> {
   const results: BenchResults = {
     startedAt: new Date(began).toISOString(),
     durationSeconds: 0,
-    command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+    command: `npm run bench -- ${process.argv.slice(2).map(quoted).join(' ')}`.trim(),
     machine: machine(),
     settings: {
       operatorFlags: operatorFlags(opts, '<per run>'),
