@@ -11,10 +11,11 @@ const manifestSchema = z.looseObject({
 });
 export type Manifest = z.output<typeof manifestSchema>;
 
+// A CRD just created may answer `conditions: null` before the apiserver has looked at it.
 const crdSchema = z.looseObject({
   status: z
-    .looseObject({ conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })).optional() })
-    .optional(),
+    .looseObject({ conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })).nullish() })
+    .nullish(),
 });
 
 const FIELD_MANAGER = 'gpucloud-local';
