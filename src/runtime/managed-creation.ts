@@ -3,6 +3,7 @@ import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from '../resources
 import { cloudName } from '../resources/common/cloud.ts';
 import type { ActContext, ExternalKind, ManagedObject } from '../resources/external.ts';
 import type { CloudCache } from './managed-cloud-cache.ts';
+import { ReconcileError } from './managed-errors.ts';
 import type { ManagedStore, ManagedWriter, MetadataPatch } from './managed-types.ts';
 import { keyOf } from './managed-types.ts';
 
@@ -129,8 +130,11 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
 
   async #writeIntent(mr: ManagedObject<Spec>): Promise<ManagedObject<Spec>> {
     const at = Date.now();
+    // Conditional: written from a stale read (the cache not yet showing an earlier intent or id), an
+    // intent would lead to a second create; the conflict makes the next reconcile read afresh instead.
     const patch: MetadataPatch = {
       annotations: { [CREATE_INTENT]: String(at), [CREATE_NAME]: cloudName(mr) },
+      ifUnchanged: true,
     };
     const finalizers = mr.metadata.finalizers ?? [];
     if (!finalizers.includes(FINALIZER)) patch.finalizers = [...finalizers, FINALIZER];
@@ -155,7 +159,9 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
   }
 
   #markAmbiguous(mr: ManagedObject<Spec>, error: unknown): void {
-    // Only the client's own verdict proves a create did not happen; any other failure might have.
+    // Only the client's own verdict proves a create did not happen, or our own refusal before anything
+    // was sent (a missing Secret); any other failure might have let it happen.
+    if (error instanceof ReconcileError) return;
     if (error instanceof GpuCloudError && !error.mayHaveTakenEffect) return;
     const intent = this.#intents.get(mr.metadata.uid);
     if (intent) intent.ambiguousSince = Date.now();

@@ -17,6 +17,8 @@ export interface ManagedStore {
 export interface MetadataPatch {
   annotations?: Record<string, string | null>;
   finalizers?: string[];
+  /** Fail with a conflict unless the object is still the version read (always so for finalizers). */
+  ifUnchanged?: boolean;
 }
 
 export type Metadata = ManagedObject<unknown>['metadata'];

@@ -13,11 +13,13 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
   return {
     async patchMetadata(mr: ManagedObject<unknown>, patch: MetadataPatch): Promise<Metadata> {
       // A merge patch replaces the whole finalizer list: make it conditional on what was read.
-      const precondition = patch.finalizers ? { resourceVersion: mr.metadata.resourceVersion } : {};
+      const { ifUnchanged, ...fields } = patch;
+      const precondition =
+        fields.finalizers || ifUnchanged ? { resourceVersion: mr.metadata.resourceVersion } : {};
       const updated = await client.request(managedEnvelope, {
         method: 'PATCH',
         path: path(mr),
-        body: { metadata: { ...patch, ...precondition } },
+        body: { metadata: { ...fields, ...precondition } },
       });
       return updated.metadata;
     },
