@@ -62,7 +62,7 @@ const endpointRequestFields = {
 export const endpointCreateRequest = z.strictObject(endpointRequestFields);
 export type EndpointCreateRequest = z.output<typeof endpointCreateRequest>;
 
-/** Partial update: any subset of the create fields, with the same rules. */
+/** Partial update: a subset of the create fields, with the same rules. */
 export const endpointUpdateRequest = endpointCreateRequest.partial();
 export type EndpointUpdateRequest = z.output<typeof endpointUpdateRequest>;
 

@@ -72,7 +72,7 @@ export function createSimServer(sim: Simulation, options: ServerOptions): Server
   });
 }
 
-/** Carries out a fault that ends the call before it has any effect; true when it did. */
+/** Carries out a fault that ends the call before it takes effect; true when it did. */
 function answeredByFault(fault: RequestFault, request: IncomingMessage, response: ServerResponse): boolean {
   switch (fault.kind) {
     case 'drop':
