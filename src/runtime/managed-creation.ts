@@ -89,7 +89,9 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
       await this.record(mr, this.#adapter.idOf(found.cloud));
       return { kind: 'have', cloud: found.cloud, created: false };
     }
-    return this.#create(mr, ctx);
+    // Nothing was made: this create is a new one, and its intent must name it as it is sent now (the
+    // resource may have been renamed since the old intent), or a search after a lost answer would miss it.
+    return this.#create(await this.#writeIntent(mr), ctx);
   }
 
   /**

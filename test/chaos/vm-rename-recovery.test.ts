@@ -93,4 +93,23 @@ describe('a VM renamed while its create was interrupted', () => {
     await stack.cluster().waitFor(resources.gpuVm, NS, 'second', (obj) => obj === undefined, 'gone');
     assert.ok(!liveVms().some((candidate) => candidate.id === made.id), 'the VM that create made is deleted');
   });
+
+  test('is created under an intent that names it: a lost answer is then found, not created again', async () => {
+    // An intent left by a process killed before its create was sent, then the rename: nothing to find.
+    await interrupted('third');
+    stack.sim().faults.set({ dropRate: 1, dropAfterEffect: true, operations: ['vms.create'] });
+    try {
+      await renameAndRelease('third', 'third-renamed');
+      // Every create is carried out and its answer lost: only a search by the right name ends this.
+      await stack.cluster().waitFor(resources.gpuVm, NS, 'third', isReady('Running'), 'Ready');
+    } finally {
+      stack.sim().faults.reset();
+    }
+    const named = liveVms().filter((vm) => vm.name.startsWith('third'));
+    assert.deepEqual(
+      named.map((vm) => vm.name),
+      ['third-renamed'],
+      'one VM',
+    );
+  });
 });
