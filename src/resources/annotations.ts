@@ -20,6 +20,9 @@ export const CREATE_INTENT = 'gpucloud.io/create-intent';
  */
 export const CREATE_NAME = 'gpucloud.io/create-name';
 
+/** What the operator writes only for itself: a change to these alone is no news to reconcile. */
+export const BOOKKEEPING = [CREATE_INTENT, CREATE_NAME] as const;
+
 /** Holds deletion of the custom resource until its cloud resource is gone (or orphaned by policy). */
 export const FINALIZER = 'gpucloud.io/finalizer';
 

@@ -1,3 +1,4 @@
+import { BOOKKEEPING } from '../resources/annotations.ts';
 import type { ExternalKind } from '../resources/external.ts';
 import { ChannelSource } from './channel-source.ts';
 import { type EventSource, objectsOf } from './event-source.ts';
@@ -45,7 +46,8 @@ export interface ManagedHandle {
 /**
  * Registers one kind with the manager: the custom resources' informer and the cloud cache feed one work
  * queue; the generic reconciler does the rest. Custom-resource updates wake a reconcile only when the
- * spec, annotations or deletion changed — never for the controller's own status writes. The cloud cache
+ * spec, a user's annotations or deletion changed — never for the controller's own status or bookkeeping
+ * writes. The cloud cache
  * and the details schedule run only while the controller runs, that is on the leader.
  */
 export function addManagedController<Spec extends CommonSpec, Cloud>(
@@ -108,7 +110,9 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
   manager.addController({
     name: resource.kind.toLowerCase(),
     sources: [
-      objectsOf(informer, { updatePredicate: anyOf(generationChanged, annotationsChanged, deletionChanged) }),
+      objectsOf(informer, {
+        updatePredicate: anyOf(generationChanged, annotationsChanged(BOOKKEEPING), deletionChanged),
+      }),
       cloudSource,
     ],
     reconcile: (key) => reconciler.reconcile(key),

@@ -18,11 +18,17 @@ export function generationChanged<T extends KubeObject>(
   return oldObj.metadata.generation !== newObj.metadata.generation;
 }
 
+/**
+ * An annotation other than the `ignored` ones changed. A controller ignores the bookkeeping it writes for
+ * itself: waking on it would turn each write on a failing path into a reconcile outside the backoff.
+ */
 export function annotationsChanged<T extends KubeObject>(
-  oldObj: DeepReadonly<T>,
-  newObj: DeepReadonly<T>,
-): boolean {
-  return !isDeepStrictEqual(oldObj.metadata.annotations ?? {}, newObj.metadata.annotations ?? {});
+  ignored: readonly string[] = [],
+): UpdatePredicate<T> {
+  const relevant = (annotations: Readonly<Record<string, string>> | undefined) =>
+    Object.fromEntries(Object.entries(annotations ?? {}).filter(([key]) => !ignored.includes(key)));
+  return (oldObj, newObj) =>
+    !isDeepStrictEqual(relevant(oldObj.metadata.annotations), relevant(newObj.metadata.annotations));
 }
 
 /** Deletion began or a finalizer came or went: the finalizer logic has work. */
@@ -34,13 +40,6 @@ export function deletionChanged<T extends KubeObject>(
     oldObj.metadata.deletionTimestamp !== newObj.metadata.deletionTimestamp ||
     !isDeepStrictEqual(oldObj.metadata.finalizers ?? [], newObj.metadata.finalizers ?? [])
   );
-}
-
-export function labelsChanged<T extends KubeObject>(
-  oldObj: DeepReadonly<T>,
-  newObj: DeepReadonly<T>,
-): boolean {
-  return !isDeepStrictEqual(oldObj.metadata.labels ?? {}, newObj.metadata.labels ?? {});
 }
 
 export function anyOf<T extends KubeObject>(...predicates: UpdatePredicate<T>[]): UpdatePredicate<T> {
