@@ -1,4 +1,5 @@
 import { Counter, exponentialBuckets, Gauge, Histogram, type Registry } from 'prom-client';
+import type { EventDropCause } from './events.ts';
 import type { WorkQueueObserver } from './work-queue.ts';
 
 /** The `result` label of `controller_runtime_reconcile_total`. */
@@ -36,6 +37,7 @@ export class RuntimeMetrics {
   readonly #workDuration: Histogram<'name'>;
   readonly #retries: Counter<'name'>;
   readonly #leader: Gauge<'name'>;
+  readonly #eventsDropped: Counter<'cause'>;
   readonly #queues = new Map<string, QueueMetrics>();
 
   constructor(registry: Registry) {
@@ -128,6 +130,18 @@ export class RuntimeMetrics {
       labelNames: ['name'],
       registers,
     });
+    this.#eventsDropped = new Counter({
+      name: 'gpucloud_events_dropped_total',
+      help: 'Kubernetes Events not written: rate_limited (one object emitted too many) or queue_full (a burst)',
+      labelNames: ['cause'],
+      registers,
+    });
+    for (const cause of ['rate_limited', 'queue_full'] as const) this.#eventsDropped.inc({ cause }, 0);
+  }
+
+  /** Counts an Event the recorder did not write. */
+  eventDropped(cause: EventDropCause): void {
+    this.#eventsDropped.inc({ cause });
   }
 
   /** Metrics of controller `name`, whose work queue is reported under the same name. */

@@ -21,7 +21,16 @@ export interface EventRecorderOptions {
   readonly refillIntervalMs?: number;
   /** Distinct event series and objects remembered for aggregation and rate limiting. */
   readonly cacheSize?: number;
+  /** Events waiting to be written; beyond it new ones are dropped (client-go: 1000). */
+  readonly maxQueued?: number;
+  /** Concurrent writes (client-go writes one event at a time). */
+  readonly writers?: number;
+  /** Told of every event dropped, and why. */
+  readonly onDropped?: (cause: EventDropCause) => void;
 }
+
+/** Why an event was not written: its object's rate limit, or a full queue. */
+export type EventDropCause = 'rate_limited' | 'queue_full';
 
 /** The event's `involvedObject`: `kubectl describe` finds events by it. */
 interface ObjectReference {
@@ -47,7 +56,8 @@ interface Series {
   name: string | undefined;
   /** Occurrences not written yet. */
   unwritten: boolean;
-  writing: Promise<void> | undefined;
+  /** Queued or being written: a repeat now coalesces into that write. */
+  pending: boolean;
 }
 
 const MAX_MESSAGE_LENGTH = 1024;
@@ -59,7 +69,10 @@ const ignoredBody = z.unknown();
  * - a repeat of the same (object, type, reason, message) updates one Event's `count` and
  *   `lastTimestamp` instead of creating another;
  * - each object has a token bucket, so a resource failing in a loop cannot flood the apiserver;
- * - writes happen in the background and never throw; failures are logged.
+ * - writes happen in the background, a few at a time from a bounded queue, and never throw; failures
+ *   are logged. Events are best effort: under a burst (thousands of resources created at once) the
+ *   queue fills and further events are dropped and counted, rather than competing with the
+ *   reconciles for the apiserver or holding memory without bound.
  * Messages must not contain secrets: they are stored in the cluster as given.
  */
 export class EventRecorder {
@@ -70,6 +83,10 @@ export class EventRecorder {
   readonly #burst: number;
   readonly #refillPerSecond: number;
   readonly #cacheSize: number;
+  readonly #maxQueued: number;
+  readonly #writers: number;
+  readonly #onDropped: (cause: EventDropCause) => void;
+  readonly #queue: Series[] = [];
   readonly #series = new Map<string, Series>();
   readonly #buckets = new Map<string, TokenBucket>();
   readonly #inFlight = new Set<Promise<void>>();
@@ -83,6 +100,9 @@ export class EventRecorder {
     this.#burst = options.burstPerObject ?? 25;
     this.#refillPerSecond = 1000 / (options.refillIntervalMs ?? 300_000);
     this.#cacheSize = options.cacheSize ?? 4096;
+    this.#maxQueued = options.maxQueued ?? 1000;
+    this.#writers = options.writers ?? 2;
+    this.#onDropped = options.onDropped ?? (() => {});
   }
 
   /** Records an event about `obj`, which must carry apiVersion and kind (cached objects do). */
@@ -94,15 +114,17 @@ export class EventRecorder {
     }
     const objectId = reference.uid ?? `${reference.kind}/${reference.namespace}/${reference.name}`;
     if (!this.#allow(objectId)) {
-      this.#log.debug(
-        { reason, namespace: reference.namespace, name: reference.name },
-        'event dropped: rate limited',
-      );
+      this.#drop('rate_limited', reason, reference);
       return;
     }
     const text =
       message.length > MAX_MESSAGE_LENGTH ? `${message.slice(0, MAX_MESSAGE_LENGTH - 3)}...` : message;
     const key = [objectId, type, reason, text].join('\u0000');
+    const known = this.#series.get(key);
+    if (!known?.pending && this.#queue.length >= this.#maxQueued) {
+      this.#drop('queue_full', reason, reference);
+      return;
+    }
     const now = timestamp();
     const series = remember(this.#series, key, this.#cacheSize, () => ({
       reference,
@@ -114,12 +136,15 @@ export class EventRecorder {
       count: 0,
       name: undefined,
       unwritten: false,
-      writing: undefined,
+      pending: false,
     }));
     series.count++;
     series.lastTimestamp = now;
     series.unwritten = true;
-    series.writing ??= this.#track(this.#writeSeries(series));
+    if (series.pending) return;
+    series.pending = true;
+    this.#queue.push(series);
+    this.#startWriters();
   }
 
   /** Resolves once every event recorded so far is written (or failed). */
@@ -137,9 +162,27 @@ export class EventRecorder {
     return bucket.tryTake();
   }
 
-  #track(write: Promise<void>): Promise<void> {
-    this.#inFlight.add(write);
-    return write.finally(() => this.#inFlight.delete(write));
+  #drop(cause: EventDropCause, reason: string, reference: ObjectReference): void {
+    this.#onDropped(cause);
+    this.#log.debug({ cause, reason, namespace: reference.namespace, name: reference.name }, 'event dropped');
+  }
+
+  #startWriters(): void {
+    while (this.#inFlight.size < this.#writers && this.#queue.length > 0) {
+      const writer = this.#drain().finally(() => {
+        this.#inFlight.delete(writer);
+        // An event queued after this writer's last look but before it ended found no free writer.
+        this.#startWriters();
+      });
+      this.#inFlight.add(writer);
+    }
+  }
+
+  /** One writer: takes queued series until none is left. */
+  async #drain(): Promise<void> {
+    for (let series = this.#queue.shift(); series; series = this.#queue.shift()) {
+      await this.#writeSeries(series);
+    }
   }
 
   /** Writes until no occurrence is left unwritten; repeats that arrive meanwhile coalesce. */
@@ -152,7 +195,7 @@ export class EventRecorder {
     } catch (err) {
       this.#log.warn({ err, reason: series.reason, name: series.reference.name }, 'could not record event');
     } finally {
-      series.writing = undefined;
+      series.pending = false;
     }
   }
 

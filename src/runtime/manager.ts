@@ -71,7 +71,12 @@ export class Manager {
     this.client = new KubeClient(options.kubeConfig);
     this.registry = options.registry ?? new Registry();
     this.metrics = new RuntimeMetrics(this.registry);
-    this.events = new EventRecorder({ client: this.client, component: options.name, logger: options.logger });
+    this.events = new EventRecorder({
+      client: this.client,
+      component: options.name,
+      logger: options.logger,
+      onDropped: (cause) => this.metrics.eventDropped(cause),
+    });
     if (options.health) {
       this.#health = new HealthServer({ ...options.health, registry: this.registry, logger: options.logger });
       this.#health.addReadyCheck('informers-synced', () => this.#unsyncedInformers());

@@ -128,6 +128,24 @@ describe('EventRecorder against a real apiserver', () => {
     assert.equal((await eventsFor(quiet)).length, 1);
   });
 
+  test('drops, and counts, what a full queue cannot hold; repeats of a queued event still coalesce', async () => {
+    const targets = await Promise.all(
+      ['burst-a', 'burst-b', 'burst-c', 'burst-d'].map((name) => createConfigMap(client, namespace, name)),
+    );
+    const dropped: string[] = [];
+    const events = recorder({ maxQueued: 2, writers: 1, onDropped: (cause) => dropped.push(cause) });
+    // The first is taken by the writer at once; two wait in the queue; the fourth finds it full.
+    for (const target of targets) events.event(target, 'Normal', 'Created', 'created cloud pod');
+    events.event(targets[2] as KubeObject, 'Normal', 'Created', 'created cloud pod');
+    await events.flush();
+    const written = await Promise.all(targets.map(eventsFor));
+    assert.deepEqual(
+      written.map((items) => items.map((e) => e.count)),
+      [[1], [1], [2], []],
+    );
+    assert.deepEqual(dropped, ['queue_full']);
+  });
+
   test('starts a new event when the aggregated one has expired', async () => {
     const obj = await createConfigMap(client, namespace, 'expired');
     const events = recorder();
