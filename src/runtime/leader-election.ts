@@ -32,7 +32,7 @@ export type ElectionEnd = 'lost' | 'released' | 'cancelled';
 const JITTER = 1.2;
 
 /**
- * client-go's leader election on a Lease. Candidates retry every `retryPeriodMs`; a lease counts
+ * client-go's leader election on a Lease. Candidates retry within `retryPeriodMs`; a lease counts
  * as held while `leaseDuration` has not passed since this process last saw it change (local time,
  * so clock skew between nodes does not matter). The leader renews every `retryPeriodMs`.
  *
@@ -100,9 +100,23 @@ export class LeaderElector {
     this.#log.info('campaigning for leadership');
     while (!signal.aborted) {
       if ((await this.#tryAcquireOrRenew(Date.now() + this.#renewDeadlineMs)) === 'acquired') return true;
-      await sleep(this.#retryPeriodMs * (1 + Math.random() * (JITTER - 1)), signal);
+      await sleep(this.#untilNextAttemptMs(), signal);
     }
     return false;
+  }
+
+  /**
+   * A candidate looks again within one retry period (jittered below it, so candidates drift apart),
+   * and at the instant the lease it saw held would expire: it sees the holder's last renewal at most
+   * one retry period late, so it takes over within the lease duration plus one retry period of that
+   * renewal. client-go waits a jittered period past the expiry instead, up to 2.2 retry periods.
+   */
+  #untilNextAttemptMs(): number {
+    const period = this.#retryPeriodMs * (1 - Math.random() * (1 - 1 / JITTER));
+    const holder = this.#observed?.record;
+    if (!holder || holder.holderIdentity === '' || holder.holderIdentity === this.identity) return period;
+    const expiresInMs = this.#observedAt + holder.leaseDurationSeconds * 1000 - Date.now();
+    return expiresInMs > 0 ? Math.min(period, expiresInMs + 1) : period;
   }
 
   async #renew(signal: AbortSignal): Promise<ElectionEnd> {
