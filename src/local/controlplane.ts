@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { type KubeConnection, kubeConnectionFromFile } from '../runtime/kube-config.ts';
 import { resolveControlPlaneBinary } from './controlplane/binary.ts';
 import { ADMIN_USER, type Credentials, ensureCredentials } from './controlplane/credentials.ts';
 import {
@@ -41,7 +42,9 @@ export interface ControlPlaneOptions {
 export interface ControlPlane {
   /** Admin kubeconfig (user `admin` in `system:masters`). */
   kubeconfigPath: string;
-  /** Loaded from `kubeconfigPath`. */
+  /** Loaded from `kubeconfigPath` with the operator's own loader: what a `KubeClient` takes. */
+  connection: KubeConnection;
+  /** Loaded from `kubeconfigPath` by client-node, for tests that use its typed APIs. */
   kubeConfig: KubeConfig;
   /** `https://127.0.0.1:<port>` */
   server: string;
@@ -112,6 +115,7 @@ class LocalControlPlane implements ControlPlane {
   readonly dataDir: string;
   readonly #settings: PlaneSettings;
   #kubeConfig: KubeConfig | undefined;
+  #connection: KubeConnection | undefined;
   #caPem: string | undefined;
   #etcd: ServerProcess | undefined;
   #apiserver: ServerProcess | undefined;
@@ -129,6 +133,11 @@ class LocalControlPlane implements ControlPlane {
     return this.#kubeConfig;
   }
 
+  get connection(): KubeConnection {
+    if (!this.#connection) throw new Error('the control plane has not finished starting');
+    return this.#connection;
+  }
+
   async start(): Promise<void> {
     const { binary, layout, etcdPorts, durable, readyTimeoutMs } = this.#settings;
     this.#etcd = new ServerProcess({
@@ -143,6 +152,7 @@ class LocalControlPlane implements ControlPlane {
       this.kubeconfigPath,
       this.#identity(ADMIN_USER, this.#adminToken),
     );
+    this.#connection = await kubeConnectionFromFile(this.kubeconfigPath);
   }
 
   async startApiserver(): Promise<void> {

@@ -36,7 +36,7 @@ export async function startLocalStack(logger: Logger, workDir = join(ROOT, '.loc
   try {
     const plane = await startControlPlane();
     started.push(() => plane.stop());
-    const client = new KubeClient(plane.kubeConfig);
+    const client = new KubeClient(plane.connection);
     await installCrds(client, join(ROOT, 'crds'));
     const apiKey = `local-${randomBytes(12).toString('hex')}`;
     const sim = await startSimulator({ apiKeys: [apiKey], transitionMs: 2000 });

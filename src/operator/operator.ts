@@ -1,5 +1,5 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { GpuCloudClient } from '../api/client.ts';
+import { loadKubeConnection } from '../runtime/kube-config.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { addManagedController, type ManagedControllerSettings } from '../runtime/managed-controller.ts';
 import { Manager } from '../runtime/manager.ts';
@@ -20,7 +20,7 @@ export async function runOperator(
 ): Promise<void> {
   const manager = new Manager({
     name: OPERATOR_NAME,
-    kubeConfig: loadKubeConfig(config.kubeconfig),
+    connection: await loadKubeConnection({ kubeconfigPath: config.kubeconfig }),
     logger,
     leaderElection: config.leaderElect
       ? {
@@ -89,11 +89,4 @@ function controllerSettings(config: OperatorConfig): ManagedControllerSettings {
     // have sent had time to answer: one request timeout, plus retries' worth of slack.
     creation: { graceMs: 2 * requestTimeoutMs, skewMs: 5 * 60_000 },
   };
-}
-
-function loadKubeConfig(path: string | undefined): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  if (path) kubeConfig.loadFromFile(path);
-  else kubeConfig.loadFromDefault();
-  return kubeConfig;
 }

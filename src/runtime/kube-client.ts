@@ -1,6 +1,6 @@
-import { type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { type Dispatcher, fetch, type Response } from 'undici';
 import type { z } from 'zod';
+import { createKubeDispatcher, type KubeConnection, type KubeTls } from './kube-config.ts';
 import { statusSchema } from './kube-object.ts';
 
 export type KubeMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -64,8 +64,8 @@ export interface KubeClientOptions {
 }
 
 /**
- * Minimal JSON client for the Kubernetes API on top of a client-node `KubeConfig` (which supplies
- * the server, TLS material and credentials).
+ * Minimal JSON client for the Kubernetes API on top of a `KubeConnection` (which supplies the
+ * server, TLS material and credentials; see kube-config.ts).
  *
  * The runtime talks raw JSON rather than through client-node's typed APIs: list and watch must
  * yield the same shapes (the typed APIs turn timestamps into `Date` on list but not on watch), the
@@ -73,13 +73,14 @@ export interface KubeClientOptions {
  * format.
  */
 export class KubeClient {
-  readonly #kubeConfig: KubeConfig;
+  readonly #connection: KubeConnection;
   readonly #requestTimeoutMs: number;
-  // client-node builds a fresh connection pool on every authentication; one is kept and reused.
   #dispatcher: Dispatcher | undefined;
+  // The TLS settings `#dispatcher` was made with: an exec plugin may hand out a new client certificate.
+  #tls: KubeTls | undefined;
 
-  constructor(kubeConfig: KubeConfig, options: KubeClientOptions = {}) {
-    this.#kubeConfig = kubeConfig;
+  constructor(connection: KubeConnection, options: KubeClientOptions = {}) {
+    this.#connection = connection;
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   }
 
@@ -147,10 +148,14 @@ export class KubeClient {
 
   async #send(request: KubeRequest, signal: AbortSignal): Promise<Response> {
     const url = this.#url(request);
-    const context = new RequestContext(url, request.method);
-    await this.#kubeConfig.applySecurityAuthentication(context);
-    this.#dispatcher ??= context.getDispatcher();
-    const headers: Record<string, string> = { ...context.getHeaders(), accept: 'application/json' };
+    const auth = await this.#connection.auth();
+    if (auth.tls !== this.#tls) {
+      this.resetConnections();
+      this.#tls = auth.tls;
+    }
+    // Created again after `resetConnections`, with the same TLS settings, so the next request dials afresh.
+    this.#dispatcher ??= createKubeDispatcher(auth.tls);
+    const headers: Record<string, string> = { ...auth.headers, accept: 'application/json' };
     let body: string | undefined;
     if (request.body !== undefined) {
       body = JSON.stringify(request.body);
@@ -181,10 +186,7 @@ export class KubeClient {
   }
 
   #url(request: KubeRequest): string {
-    const server = this.#kubeConfig.getCurrentCluster()?.server;
-    if (!server)
-      throw new Error('the kubeconfig has no current cluster: set a current-context with a server');
-    const url = new URL(server.replace(/\/+$/, '') + request.path);
+    const url = new URL(this.#connection.server.replace(/\/+$/, '') + request.path);
     for (const [name, value] of Object.entries(request.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
     }

@@ -1,4 +1,3 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { Controller, type ControllerOptions } from './controller.ts';
 import { RuntimeMetrics } from './controller-metrics.ts';
@@ -7,6 +6,7 @@ import { EventRecorder } from './events.ts';
 import { type HealthCheck, HealthServer } from './health-server.ts';
 import { Informer, type InformerOptions } from './informer.ts';
 import { KubeClient } from './kube-client.ts';
+import type { KubeConnection } from './kube-config.ts';
 import type { KubeObject, ObjectKey } from './kube-object.ts';
 import { type ElectionEnd, LeaderElector } from './leader-election.ts';
 import type { Logger } from './logger.ts';
@@ -22,7 +22,8 @@ export interface ManagerLeaderElection {
 export interface ManagerOptions {
   /** Names the operator: event source component and default lease holder prefix. */
   readonly name: string;
-  readonly kubeConfig: KubeConfig;
+  /** The apiserver and credentials: `loadKubeConnection()` from kube-config.ts. */
+  readonly connection: KubeConnection;
   readonly logger: Logger;
   /** Where metrics go; a fresh registry when absent. */
   readonly registry?: Registry;
@@ -68,7 +69,7 @@ export class Manager {
   constructor(options: ManagerOptions) {
     this.#options = options;
     this.#log = options.logger;
-    this.client = new KubeClient(options.kubeConfig);
+    this.client = new KubeClient(options.connection);
     this.registry = options.registry ?? new Registry();
     this.metrics = new RuntimeMetrics(this.registry);
     this.events = new EventRecorder({

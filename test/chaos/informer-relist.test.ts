@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
 import { Informer } from '../../src/runtime/informer.ts';
 import { KubeClient } from '../../src/runtime/kube-client.ts';
+import type { KubeConnection } from '../../src/runtime/kube-config.ts';
 import { createLogger } from '../../src/runtime/logger.ts';
 import { configMaps } from '../../src/runtime/resource-type.ts';
 import { reply, startMisbehavingServer } from '../support/misbehaving-server.ts';
@@ -20,13 +20,11 @@ const list = (resourceVersion: string, names: string[]) =>
 
 test('an informer relists at once after 410 Gone, whatever its backoff', async () => {
   const server = await startMisbehavingServer();
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: 'fake', server: server.url, skipTLSVerify: true }],
-    users: [{ name: 'fake' }],
-    contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
-    currentContext: 'fake',
-  });
+  const connection: KubeConnection = {
+    server: server.url,
+    source: 'misbehaving server',
+    auth: async () => ({ headers: {}, tls: { rejectUnauthorized: false } }),
+  };
   server.script(
     list('10', []),
     json({
@@ -37,7 +35,7 @@ test('an informer relists at once after 410 Gone, whatever its backoff', async (
     reply.hang(),
   );
   const informer = new Informer(
-    new KubeClient(kubeConfig),
+    new KubeClient(connection),
     // A backoff far longer than the test: any sleep before the relist would time it out.
     { resource: configMaps, namespace: 'ns', initialBackoffMs: 600_000, maxBackoffMs: 600_000 },
     createLogger({ level: 'silent' }),

@@ -17,7 +17,7 @@ let resources: CustomResources;
 describe('CRD admission', () => {
   before(async () => {
     const { kubeConfig } = controlPlane();
-    await installCrds(kubeConfig);
+    await installCrds(controlPlane().connection);
     await createNamespace(kubeConfig, NAMESPACE);
     resources = new CustomResources(kubeConfig, NAMESPACE);
   });

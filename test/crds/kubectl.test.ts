@@ -17,7 +17,7 @@ let resources: CustomResources;
 describe('the CRDs through kubectl', () => {
   before(async () => {
     const { kubeConfig } = controlPlane();
-    await installCrds(kubeConfig);
+    await installCrds(controlPlane().connection);
     await createNamespace(kubeConfig, NAMESPACE);
     resources = new CustomResources(kubeConfig, NAMESPACE);
   });
@@ -33,7 +33,7 @@ describe('the CRDs through kubectl', () => {
   });
 
   test('installing the CRDs again changes nothing', async () => {
-    await installCrds(controlPlane().kubeConfig);
+    await installCrds(controlPlane().connection);
   });
 
   test('every example is accepted', async () => {

@@ -36,7 +36,7 @@ describe('EventRecorder against a real apiserver', () => {
   let client: KubeClient;
   let namespace: string;
   before(async () => {
-    client = new KubeClient(plane().kubeConfig);
+    client = new KubeClient(plane().connection);
     namespace = await createNamespace(client, 'events');
   });
 

@@ -7,10 +7,10 @@ import { configMaps } from '../../src/runtime/resource-type.ts';
 import { useControlPlane } from '../support/control-plane.ts';
 import {
   type ConfigMap,
+  connectionVia,
   createConfigMap,
   createNamespace,
   deleteConfigMap,
-  kubeConfigVia,
   patchConfigMap,
 } from './support/kube.ts';
 import { captureLogs } from './support/log-capture.ts';
@@ -48,7 +48,7 @@ const has = (seen: Seen[], expected: Seen) =>
 describe('Informer against a real apiserver', () => {
   let client: KubeClient;
   before(() => {
-    client = new KubeClient(plane().kubeConfig);
+    client = new KubeClient(plane().connection);
   });
 
   test('lists what exists, then delivers adds, updates and deletes', async () => {
@@ -142,7 +142,7 @@ describe('Informer against a real apiserver', () => {
     const proxy = await TcpProxy.start(new URL(plane().server));
     try {
       const ns = await createNamespace(client, 'inf-stall');
-      const viaProxy = new KubeClient(kubeConfigVia(plane().kubeConfig, proxy.url));
+      const viaProxy = new KubeClient(connectionVia(plane(), proxy.url));
       const { informer, seen } = watchConfigMaps(viaProxy, {
         namespace: ns,
         stallTimeoutMs: 1_000,
@@ -164,7 +164,7 @@ describe('Informer against a real apiserver', () => {
 describe('Informer across apiserver restarts', () => {
   let client: KubeClient;
   before(() => {
-    client = new KubeClient(plane().kubeConfig);
+    client = new KubeClient(plane().connection);
   });
 
   test('recovers when the apiserver restarts', async () => {
@@ -187,7 +187,7 @@ describe('Informer across apiserver restarts', () => {
       const ns = await createNamespace(client, 'inf-gone');
       await createConfigMap(client, ns, 'kept', { value: 'old' });
       await createConfigMap(client, ns, 'removed');
-      const viaProxy = new KubeClient(kubeConfigVia(plane().kubeConfig, proxy.url));
+      const viaProxy = new KubeClient(connectionVia(plane(), proxy.url));
       const { informer, seen } = watchConfigMaps(viaProxy, {
         namespace: ns,
         initialBackoffMs: 100,

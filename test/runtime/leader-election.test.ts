@@ -8,7 +8,7 @@ import {
 } from '../../src/runtime/leader-election.ts';
 import { LeaseLock } from '../../src/runtime/lease-lock.ts';
 import { useControlPlane } from '../support/control-plane.ts';
-import { createNamespace, kubeConfigVia } from './support/kube.ts';
+import { connectionVia, createNamespace } from './support/kube.ts';
 import { captureLogs } from './support/log-capture.ts';
 import { TcpProxy } from './support/tcp-proxy.ts';
 import { until } from './support/until.ts';
@@ -74,7 +74,7 @@ describe('LeaderElector on a real Lease', () => {
   let client: KubeClient;
   let namespace: string;
   before(async () => {
-    client = new KubeClient(plane().kubeConfig);
+    client = new KubeClient(plane().connection);
     namespace = await createNamespace(client, 'lease');
   });
 
@@ -111,7 +111,7 @@ describe('LeaderElector on a real Lease', () => {
       const lease = { namespace, name: 'partition' };
       const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
       const isolated = candidate(
-        new KubeClient(kubeConfigVia(plane().kubeConfig, proxy.url)),
+        new KubeClient(connectionVia(plane(), proxy.url)),
         lease,
         'isolated',
         timing,

@@ -94,7 +94,7 @@ function withLogsOnFailure(body: () => Promise<void>): () => Promise<void> {
 test(
   'one leader reconciles; SIGTERM drains, releases the lease, exits 0, and the standby takes over',
   withLogsOnFailure(async () => {
-    const client = new KubeClient(plane().kubeConfig);
+    const client = new KubeClient(plane().connection);
     const namespace = await createNamespace(client, 'manager');
     await createConfigMap(client, namespace, 'first');
 
@@ -139,7 +139,7 @@ test(
 test(
   'losing the lease aborts the reconcile in progress at once and exits non-zero',
   withLogsOnFailure(async () => {
-    const client = new KubeClient(plane().kubeConfig);
+    const client = new KubeClient(plane().connection);
     const namespace = await createNamespace(client, 'manager-lost');
     const operator = await startOperator(namespace, 'c');
     await until(async () => (await leaderStatus(operator)) === '1', 'c to lead');

@@ -80,7 +80,7 @@ export class Cluster {
   readonly client: KubeClient;
 
   constructor(plane: ControlPlane) {
-    this.client = new KubeClient(plane.kubeConfig);
+    this.client = new KubeClient(plane.connection);
   }
 
   create(resource: ResourceType, namespace: string, body: Record<string, unknown>): Promise<TestObject> {
@@ -254,7 +254,7 @@ export function useStack(simOptions: { transitionMs?: number; retentionMs?: numb
   let cluster: Cluster | undefined;
   before(async () => {
     plane = await startControlPlane();
-    await installCrds(plane.kubeConfig);
+    await installCrds(plane.connection);
     sim = await startSimulator({
       apiKeys: [API_KEY],
       transitionMs: simOptions.transitionMs ?? 50,

@@ -1,6 +1,8 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
+import type { ControlPlane } from '../../../src/local/controlplane.ts';
 import type { KubeClient } from '../../../src/runtime/kube-client.ts';
+import type { KubeConnection } from '../../../src/runtime/kube-config.ts';
 import { kubeObjectSchema } from '../../../src/runtime/kube-object.ts';
 import { collectionPath, configMaps, objectPath } from '../../../src/runtime/resource-type.ts';
 
@@ -8,6 +10,12 @@ export const configMapSchema = kubeObjectSchema.extend({ data: z.record(z.string
 export type ConfigMap = z.infer<typeof configMapSchema>;
 
 /** The same credentials, but through another server URL (a proxy in front of the apiserver). */
+export function connectionVia(plane: ControlPlane, server: string): KubeConnection {
+  const { source, auth } = plane.connection;
+  return { server, source, auth };
+}
+
+/** `connectionVia` for client-node, whose kubeconfig the chaos suite writes for an operator process. */
 export function kubeConfigVia(base: KubeConfig, server: string): KubeConfig {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromOptions({
