@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import { load as loadYaml } from 'js-yaml';
+import { load as loadYaml, YAMLException } from 'js-yaml';
 import { Agent, buildConnector } from 'undici';
 import { z } from 'zod';
 
@@ -122,7 +122,10 @@ export function kubeConnectionFromYaml(text: string, source: string): KubeConnec
   try {
     document = loadYaml(text);
   } catch (err) {
-    throw new KubeConfigError(source, 'file', `not valid YAML: ${describe(err)}`, { cause: err });
+    // Only the reason and line: js-yaml's message quotes the file, which holds tokens and keys.
+    const where = err instanceof YAMLException && err.mark ? ` at line ${err.mark.line + 1}` : '';
+    const reason = err instanceof YAMLException ? err.reason : 'unreadable';
+    throw new KubeConfigError(source, 'file', `not valid YAML${where}: ${reason}`);
   }
   const parsed = kubeconfigSchema.safeParse(document ?? {});
   if (!parsed.success) {

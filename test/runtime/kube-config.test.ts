@@ -158,6 +158,18 @@ describe('kubeconfig', () => {
     await rejectsWithField(kubeConnectionFromFile(path), 'clusters[c].cluster.insecure-skip-tls-verify');
   });
 
+  test('invalid YAML is reported by line, without quoting the file', async () => {
+    const path = join(dir, 'broken.yaml');
+    await writeFile(path, 'users:\n- name: u\n  user: {token: secret-token\n');
+    await assert.rejects(kubeConnectionFromFile(path), (err: unknown) => {
+      assert.ok(err instanceof KubeConfigError);
+      assert.equal(err.field, 'file');
+      assert.match(err.message, /not valid YAML at line \d+/);
+      assert.doesNotMatch(err.message, /secret-token/);
+      return true;
+    });
+  });
+
   test('an unreadable kubeconfig names its path', async () => {
     await rejectsWithField(kubeConnectionFromFile(join(dir, 'absent')), 'file', /ENOENT/);
   });
