@@ -64,7 +64,7 @@ export async function startStack(): Promise<Stack> {
   return {
     plane,
     sim: running,
-    kube: new KubeClient(plane.kubeConfig),
+    kube: new KubeClient(plane.connection),
     cloud,
     async stop() {
       await cloud.close();

@@ -38,7 +38,7 @@ describe('GpuVm and ServerlessEndpoint lifecycles', () => {
     await cluster.create(resources.gpuVm, NS, gpuVm('dev-box'));
     const ready = await cluster.waitFor(resources.gpuVm, NS, 'dev-box', readyWith('Running'), 'Ready');
     assert.equal(cloudVms('dev-box').length, 1);
-    assert.equal((ready?.status as Record<string, unknown>).ipAddress !== undefined, true);
+    assert.notEqual((ready?.status as Record<string, unknown> | undefined)?.ipAddress, undefined);
 
     await cluster.patch(resources.gpuVm, NS, 'dev-box', { spec: { name: 'alice-box' } });
     await cluster.waitFor(

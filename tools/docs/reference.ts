@@ -37,7 +37,7 @@ export function crdReference(): string {
       ...(rules.length > 0 ? ['Rules across fields, checked at admission:', '', ...rules, ''] : []),
       '| field | type | description |',
       '|---|---|---|',
-      ...rows.map((row) => `| \`${row.path}\` | ${row.type} | ${escape(row.description)} |`),
+      ...rows.map((row) => `| \`${row.path}\` | ${row.type} | ${escapeCell(row.description)} |`),
       '',
     ].join('\n');
   });
@@ -95,7 +95,7 @@ function describe(node: StructuralSchema): string {
   return [node.description ?? '', facts.length > 0 ? `(${facts.join('; ')})` : ''].filter(Boolean).join(' ');
 }
 
-function escape(text: string): string {
+function escapeCell(text: string): string {
   return text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 }
 
@@ -106,7 +106,7 @@ export async function metricsReference(): Promise<string> {
   createClientMetrics(registry);
   const metrics = await registry.getMetricsAsJSON();
   const rows = metrics
-    .map((metric) => `| \`${metric.name}\` | ${metric.type} | ${escape(metric.help)} |`)
+    .map((metric) => `| \`${metric.name}\` | ${metric.type} | ${escapeCell(metric.help)} |`)
     .sort();
   return [
     '# Metrics',
