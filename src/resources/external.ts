@@ -89,7 +89,10 @@ export interface ExternalKind<Spec, Cloud> {
   idOf(cloud: Cloud): string;
   /** When the cloud made the object (epoch ms), to tell an interrupted create's object from older ones. */
   createdAtOf(cloud: Cloud): number;
-  /** Fields whose change must wake the custom resource's reconcile (status, name, workers, ...). */
+  /**
+   * Fields whose change must wake the custom resource's reconcile (status, name, workers, ...). While it
+   * is unchanged the cloud cache keeps the copy it first listed: fields outside it are not watched.
+   */
   fingerprint(cloud: Cloud): string;
   /**
    * Completes a listed object when the list carries less than a get (the pod list omits ssh command,

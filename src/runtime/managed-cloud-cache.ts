@@ -42,7 +42,7 @@ interface Entry<Cloud> {
 export class CloudCache<Cloud> {
   readonly #adapter: CloudLister<Cloud>;
   readonly #options: CloudCacheOptions;
-  #entries = new Map<string, Entry<Cloud>>();
+  readonly #entries = new Map<string, Entry<Cloud>>();
   /** When the list behind `#entries` started; 0 before the first list completes. */
   #takenAt = 0;
   #lastStart = 0;
@@ -159,29 +159,38 @@ export class CloudCache<Cloud> {
       return;
     }
     this.#failures = 0;
-    const next = new Map<string, Entry<Cloud>>();
-    for (const cloud of listed) {
-      const entry = { cloud, fingerprint: this.#adapter.fingerprint(cloud), seenAt: startedAt };
-      next.set(this.#adapter.idOf(cloud), entry);
-    }
-    // What a reconciler learnt while this list ran is newer than the list: keep it.
-    for (const [id, entry] of this.#entries) {
-      if (entry.seenAt > startedAt) next.set(id, entry);
-    }
-    const changed = this.#diff(next);
-    this.#entries = next;
+    const changed = this.#merge(listed, startedAt);
     this.#takenAt = startedAt;
     for (const id of changed) this.#options.onChange(id);
     this.#releaseWaiters();
   }
 
-  #diff(next: Map<string, Entry<Cloud>>): string[] {
+  /**
+   * Folds a list into the cache and names the ids that changed, appeared or disappeared. An object whose
+   * fingerprint is unchanged keeps its cached copy (only its sighting time moves): a steady list then
+   * leaves nothing behind for the garbage collector but the list itself.
+   */
+  #merge(listed: readonly Cloud[], startedAt: number): string[] {
     const changed: string[] = [];
-    for (const [id, entry] of next) {
-      if (this.#entries.get(id)?.fingerprint !== entry.fingerprint) changed.push(id);
+    const listedIds = new Set<string>();
+    for (const cloud of listed) {
+      const id = this.#adapter.idOf(cloud);
+      listedIds.add(id);
+      const known = this.#entries.get(id);
+      // What a reconciler learnt while this list ran is newer than the list: keep it.
+      if (known && known.seenAt > startedAt) continue;
+      const fingerprint = this.#adapter.fingerprint(cloud);
+      if (known?.fingerprint === fingerprint) {
+        known.seenAt = startedAt;
+        continue;
+      }
+      this.#entries.set(id, { cloud, fingerprint, seenAt: startedAt });
+      changed.push(id);
     }
-    for (const id of this.#entries.keys()) {
-      if (!next.has(id)) changed.push(id);
+    for (const [id, entry] of this.#entries) {
+      if (listedIds.has(id) || entry.seenAt > startedAt) continue;
+      this.#entries.delete(id);
+      changed.push(id);
     }
     return changed;
   }

@@ -66,6 +66,24 @@ describe('the cloud cache over the real pod adapter and simulator', () => {
     assert.ok(!changed.includes(still.id), 'the unchanged pod is not');
   });
 
+  test('an unchanged pod keeps its cached copy yet counts as seen by the latest list; a removed one is reported', async () => {
+    const steady = await pod('steady');
+    const leaving = await pod('leaving');
+    await cache.waitForListAfter(Date.now());
+    const first = cache.sight(steady.id, 0);
+    await client.pods.delete(leaving.id);
+    sim.clock.advance(60 * 60_000);
+    changed.length = 0;
+    const secondStart = Date.now();
+    await cache.waitForListAfter(secondStart);
+    const second = cache.sight(steady.id, secondStart);
+    assert.equal(second.kind, 'seen', 'the latest list saw it');
+    assert.equal(second.kind === 'seen' && first.kind === 'seen' && second.cloud === first.cloud, true);
+    assert.equal(cache.sight(leaving.id, secondStart).kind, 'absent', 'gone from the cache');
+    assert.ok(changed.includes(leaving.id), 'the pod gone from the list is reported');
+    assert.ok(!changed.includes(steady.id));
+  });
+
   test('what a reconciler learnt first-hand counts as seen at once and survives an older list', async () => {
     const created = await pod('fresh');
     const askedAt = Date.now();
