@@ -96,7 +96,8 @@ export interface ExternalKind<Spec, Cloud> {
   fingerprint(cloud: Cloud): string;
   /**
    * Completes a listed object when the list carries less than a get (the pod list omits ssh command,
-   * ports and prices). Called only when the object's fingerprint changed since it was last completed.
+   * ports and prices). Called only when the object's fingerprint changed since it was last completed, and
+   * never for what `create` answered, which must be complete.
    */
   enrich?(cloud: Cloud): Promise<Cloud>;
   /** The object is gone for good (TERMINATED, or on its way there) and must not be adopted or kept. */

@@ -144,6 +144,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       : ['Recovered', `found ${kind} ${newId} made by an interrupted create and took it over`];
     this.#o.events.event(mr, 'Normal', reason, message);
     this.#log(mr).info({ id: newId }, message);
+    // A create answers the whole object: only a recovered one, found in a list, needs completing.
+    if (obtained.created) this.#rememberComplete(obtained.cloud);
     return { kind: 'seen', cloud: await this.#complete(obtained.cloud) };
   }
 
@@ -170,8 +172,14 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const full = await adapter.enrich(cloud);
     // Keyed by what the read returned: it may be newer than the list (the pod was paused meanwhile), and
     // kept under the list's fingerprint it would be served again once the list shows that state anew.
-    this.#enriched.set(id, { fingerprint: adapter.fingerprint(full), cloud: full });
+    this.#rememberComplete(full);
     return full;
+  }
+
+  #rememberComplete(full: Cloud): void {
+    const { adapter } = this.#o;
+    if (adapter.enrich)
+      this.#enriched.set(adapter.idOf(full), { fingerprint: adapter.fingerprint(full), cloud: full });
   }
 
   /** The cloud object is gone although the custom resource lives. */
