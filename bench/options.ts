@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 
@@ -5,6 +6,17 @@ const sizeList = z
   .string()
   .transform((text) => text.split(',').map((part) => Number(part.trim())))
   .pipe(z.array(z.number().int().positive()).min(1));
+
+/**
+ * The V8 settings the operator's image runs with (`ENV NODE_OPTIONS` in the Dockerfile): the benchmark
+ * measures the operator as it ships, not with the heap V8 would size from this host's memory.
+ */
+function imageNodeOptions(): string {
+  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
+  const match = /NODE_OPTIONS="([^"]*)"/.exec(dockerfile);
+  if (!match?.[1]) throw new Error('the Dockerfile sets no NODE_OPTIONS="..."');
+  return match[1];
+}
 
 const optionsSchema = z.object({
   /** GpuPod counts, each measured end to end with a fresh operator process. */
@@ -28,8 +40,8 @@ const optionsSchema = z.object({
   out: z.string().default('.cache/bench/results.json'),
   /** Writes a V8 CPU profile of each operator process into this directory. */
   cpuProf: z.string().optional(),
-  /** NODE_OPTIONS for the operator process, e.g. V8 heap limits (recorded in the results). */
-  nodeOptions: z.string().default(''),
+  /** NODE_OPTIONS for the operator process (recorded in the results); the image's by default. */
+  nodeOptions: z.string().default(imageNodeOptions()),
   /** Runs the TypeScript sources instead of the compiled build that ships. */
   fromSource: z.boolean().default(false),
 });

@@ -257,7 +257,7 @@ export const valuesSchema = z
     ),
     resources: passThrough(
       { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '512Mi' } },
-      'Container resources.',
+      'Container resources. The image sizes the V8 heap for the 512Mi limit (NODE_OPTIONS in the Dockerfile); with a higher limit, raise the heap too, through extraEnv NODE_OPTIONS.',
     ),
     livenessProbe: probe(10).describe('Timing of the liveness probe on `/healthz`.'),
     readinessProbe: probe(5).describe('Timing of the readiness probe on `/readyz`.'),
