@@ -46,9 +46,9 @@ export interface ManagedHandle {
 /**
  * Registers one kind with the manager: the custom resources' informer and the cloud cache feed one work
  * queue; the generic reconciler does the rest. Custom-resource updates wake a reconcile only when the
- * spec, a user's annotations or deletion changed — never for the controller's own status or bookkeeping
- * writes. The cloud cache
- * and the details schedule run only while the controller runs, that is on the leader.
+ * spec, a user's annotations or deletion changed — never for the controller's own writes (status,
+ * bookkeeping annotations, or a metadata patch the reconcile that made it carried on with). The cloud
+ * cache and the details schedule run only while the controller runs, that is on the leader.
  */
 export function addManagedController<Spec extends CommonSpec, Cloud>(
   manager: Manager,
@@ -82,11 +82,12 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
       intervalMs: settings.detailsIntervalMs,
       enqueue: (key) => wake.emit(keyFromString(key)),
     });
+  const writer = managedWriter(manager.client, resource);
   const reconciler = new ManagedReconciler({
     adapter,
     parseSpec: kind.parseSpec,
     store,
-    writer: managedWriter(manager.client, resource),
+    writer,
     events: manager.events,
     cache,
     details,
@@ -94,6 +95,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     verifyAfterMs: settings.verifyAfterMs,
     log,
   });
+  const relevantChange = anyOf(generationChanged, annotationsChanged(BOOKKEEPING), deletionChanged);
   const cloudSource: EventSource = {
     hasSynced: () => true,
     start(enqueue) {
@@ -111,7 +113,9 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     name: resource.kind.toLowerCase(),
     sources: [
       objectsOf(informer, {
-        updatePredicate: anyOf(generationChanged, annotationsChanged(BOOKKEEPING), deletionChanged),
+        updatePredicate: (oldObj, newObj) =>
+          !writer.isOwnWrite(oldObj.metadata.resourceVersion ?? '', newObj.metadata.resourceVersion ?? '') &&
+          relevantChange(oldObj, newObj),
       }),
       cloudSource,
     ],

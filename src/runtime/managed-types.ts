@@ -30,6 +30,12 @@ export interface ManagedWriter {
    * resourceVersion read, so a concurrent change to the list is never overwritten.
    */
   patchMetadata(mr: ManagedObject<unknown>, patch: MetadataPatch): Promise<Metadata>;
+  /**
+   * Whether an update from version `from` to `to` is exactly one of this writer's metadata patches: news
+   * only to the reconcile that made it, which carried on with it. An update that spans more (a relist
+   * after a missed event) is not. Each version is answered once.
+   */
+  isOwnWrite(from: string, to: string): boolean;
   patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<void>;
   /** A Secret's decoded data, or `undefined` when the Secret does not exist. */
   readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;

@@ -5,12 +5,22 @@ import { managedEnvelope } from './managed-store.ts';
 import type { ManagedWriter, Metadata, MetadataPatch } from './managed-types.ts';
 import { objectPath, type ResourceType, secrets } from './resource-type.ts';
 
+const MAX_OWN_WRITES = 10_000;
+
 const secretSchema = z.looseObject({ data: z.record(z.string(), z.string()).optional() });
 
 /** The generic reconciler's writes, as apiserver calls on one custom-resource kind. */
 export function managedWriter(client: KubeClient, resource: ResourceType): ManagedWriter {
   const path = (mr: ManagedObject<unknown>) => objectPath(resource, mr.metadata);
+  // The version each metadata patch produced, keyed to the version it was made from, until its watch
+  // event comes. Bounded: the event of a resource deleted meanwhile never comes.
+  const ownWrites = new Map<string, string>();
   return {
+    isOwnWrite(from: string, to: string): boolean {
+      const base = ownWrites.get(to);
+      ownWrites.delete(to);
+      return base !== undefined && base === from;
+    },
     async patchMetadata(mr: ManagedObject<unknown>, patch: MetadataPatch): Promise<Metadata> {
       // A merge patch replaces the whole finalizer list: make it conditional on what was read.
       const { ifUnchanged, ...fields } = patch;
@@ -21,6 +31,8 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
         path: path(mr),
         body: { metadata: { ...fields, ...precondition } },
       });
+      ownWrites.set(updated.metadata.resourceVersion, mr.metadata.resourceVersion ?? '');
+      if (ownWrites.size > MAX_OWN_WRITES) ownWrites.delete(ownWrites.keys().next().value ?? '');
       return updated.metadata;
     },
     async patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<void> {
