@@ -1,4 +1,4 @@
-import { Pool } from 'undici';
+import { request as exchange, Pool } from '../undici.ts';
 import type { HttpMethod } from './operation.ts';
 import type { NetworkFailure } from './outcome.ts';
 
@@ -65,7 +65,7 @@ export class Transport {
   /** Sends one request; an unusable connection comes back as a `NetworkFailure`, never as a throw. */
   async send(request: WireRequest): Promise<HttpResponse | NetworkFailure> {
     try {
-      const response = await this.#pool.request({
+      const response = await exchange(this.#pool, {
         method: request.method,
         path: this.#pathPrefix + request.path,
         headers: this.#headers(request.body !== undefined),

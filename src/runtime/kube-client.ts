@@ -1,5 +1,5 @@
-import { type Dispatcher, fetch, type Response } from 'undici';
 import type { z } from 'zod';
+import { type Dispatcher, request as send } from '../undici.ts';
 import { createKubeDispatcher, type KubeConnection, type KubeTls } from './kube-config.ts';
 import { statusSchema } from './kube-object.ts';
 
@@ -88,7 +88,7 @@ export class KubeClient {
   async request<S extends z.ZodType>(schema: S, request: KubeRequest): Promise<z.output<S>> {
     const timeout = AbortSignal.timeout(request.timeoutMs ?? this.#requestTimeoutMs);
     const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
-    let response: Response;
+    let response: Dispatcher.ResponseData;
     let text: string;
     try {
       response = await this.#send(request, signal);
@@ -97,7 +97,7 @@ export class KubeClient {
       if (timeout.aborted) this.resetConnections();
       throw err;
     }
-    if (!response.ok) throw apiError(request.method, request.path, response.status, text);
+    if (!succeeded(response)) throw apiError(request.method, request.path, response.statusCode, text);
     const decoded = schema.safeParse(parseJson(text));
     if (!decoded.success) {
       throw new KubeTransportError(request.method, request.path, 'unexpected response body', decoded.error);
@@ -116,8 +116,9 @@ export class KubeClient {
   ): AsyncGenerator<unknown> {
     const request: KubeRequest = { method: 'GET', path, query: { ...query, watch: true } };
     const response = await this.#send(request, signal);
-    if (!response.ok) throw apiError('GET', path, response.status, await this.#readText(request, response));
-    if (response.body === null) return;
+    if (!succeeded(response)) {
+      throw apiError('GET', path, response.statusCode, await this.#readText(request, response));
+    }
     const decoder = new TextDecoder();
     let partial = '';
     try {
@@ -146,8 +147,7 @@ export class KubeClient {
     dispatcher?.destroy().catch(() => {});
   }
 
-  async #send(request: KubeRequest, signal: AbortSignal): Promise<Response> {
-    const url = this.#url(request);
+  async #send(request: KubeRequest, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
     const auth = await this.#connection.auth();
     if (auth.tls !== this.#tls) {
       this.resetConnections();
@@ -155,6 +155,7 @@ export class KubeClient {
     }
     // Created again after `resetConnections`, with the same TLS settings, so the next request dials afresh.
     this.#dispatcher ??= createKubeDispatcher(auth.tls);
+    const dispatcher = this.#dispatcher;
     const headers: Record<string, string> = { ...auth.headers, accept: 'application/json' };
     let body: string | undefined;
     if (request.body !== undefined) {
@@ -165,33 +166,39 @@ export class KubeClient {
           : 'application/json';
     }
     try {
-      return await fetch(url, {
+      const url = this.#url(request);
+      return await send(dispatcher, {
+        origin: url.origin,
+        path: url.pathname + url.search,
         method: request.method,
         headers,
         body,
         signal,
-        dispatcher: this.#dispatcher,
       });
     } catch (err) {
       throw new KubeTransportError(request.method, request.path, describeFailure(err, signal), err);
     }
   }
 
-  async #readText(request: KubeRequest, response: Response): Promise<string> {
+  async #readText(request: KubeRequest, response: Dispatcher.ResponseData): Promise<string> {
     try {
-      return await response.text();
+      return await response.body.text();
     } catch (err) {
       throw new KubeTransportError(request.method, request.path, 'response body interrupted', err);
     }
   }
 
-  #url(request: KubeRequest): string {
+  #url(request: KubeRequest): URL {
     const url = new URL(this.#connection.server.replace(/\/+$/, '') + request.path);
     for (const [name, value] of Object.entries(request.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
     }
-    return url.toString();
+    return url;
   }
+}
+
+function succeeded(response: Dispatcher.ResponseData): boolean {
+  return response.statusCode >= 200 && response.statusCode < 300;
 }
 
 function parseJson(text: string): unknown {

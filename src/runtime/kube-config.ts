@@ -7,8 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { load as loadYaml, YAMLException } from 'js-yaml';
-import { Agent, buildConnector } from 'undici';
 import { z } from 'zod';
+import { Agent, buildConnector } from '../undici.ts';
 
 /** TLS settings of the connection to the apiserver; a new object whenever they change. */
 export interface KubeTls {

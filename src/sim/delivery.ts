@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import { Agent, request } from '../undici.ts';
 import type { Scheduler } from './scheduler.ts';
 
 export interface DeliveryOptions {
@@ -66,11 +66,13 @@ export class Courier {
 
   async #post(url: string, payload: string, headers: Record<string, string>): Promise<boolean> {
     try {
-      const response = await request(url, {
+      const target = new URL(url);
+      const response = await request(this.#agent, {
+        origin: target.origin,
+        path: target.pathname + target.search,
         method: 'POST',
         body: payload,
         headers: { 'content-type': 'application/json', ...headers },
-        dispatcher: this.#agent,
         signal: AbortSignal.timeout(this.#options.timeoutMs),
       });
       await response.body.dump();
