@@ -96,6 +96,18 @@ export class Replica {
     await child.kill('SIGKILL');
   }
 
+  /**
+   * SIGSTOP for `ms`, then SIGCONT: a process paused as by a stopped VM or a long stall, which resumes
+   * with its work in flight and its sockets full of answers. Not restarted: it carries on, or exits.
+   */
+  async freeze(ms: number): Promise<void> {
+    const pid = this.#process?.pid;
+    if (pid === undefined) return;
+    process.kill(pid, 'SIGSTOP');
+    await sleep(ms);
+    process.kill(pid, 'SIGCONT');
+  }
+
   /** Stops for good: SIGTERM (a graceful shutdown), SIGKILL if that takes too long. */
   async stop(): Promise<void> {
     this.#stopped = true;

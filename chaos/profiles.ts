@@ -16,7 +16,11 @@ export interface Profile {
     readonly changesPerDisruption: number;
     readonly apiserverDownMs: readonly [number, number];
   };
-  readonly failover: ChurnShape & { readonly leaderKills: number };
+  readonly failover: ChurnShape & {
+    readonly leaderKills: number;
+    /** Of the disruptions, this many freeze the leader (SIGSTOP past its lease) instead of killing it. */
+    readonly leaderFreezes: number;
+  };
   readonly badInput: {
     /** How long the operator is watched working on resources it can never converge. */
     readonly observeMs: number;
@@ -45,6 +49,7 @@ const SHORT: Profile = {
     changeShare: 0.3,
     lifetimeMs: [2_000, 6_000],
     leaderKills: 2,
+    leaderFreezes: 1,
   },
   badInput: { observeMs: 15_000 },
   secrets: { resources: 6, kills: 2 },
@@ -76,6 +81,7 @@ const FULL: Profile = {
     changeShare: 0.3,
     lifetimeMs: [3_000, 30_000],
     leaderKills: 12,
+    leaderFreezes: 4,
   },
   badInput: { observeMs: 180_000 },
   secrets: { resources: 30, kills: 5 },

@@ -14,17 +14,27 @@ const TAKEOVER_TARGET_MS = (LEASE.duration + LEASE.retryPeriod) * 1000;
 /** A leader is killed after leading (and acting) for a random time in this range. */
 const LEAD_FOR_MS: readonly [number, number] = [1_000, 4_000];
 const LEADER_WAIT_MS = 60_000;
+/** A frozen leader stays stopped past its lease, so that the standby takes over meanwhile. */
+const FREEZE_MS = (LEASE.duration + 2) * 1000;
+/** Once resumed, a deposed leader must notice and exit within this. */
+const RESUMED_EXIT_MS = 30_000;
 
 interface Failover {
+  readonly how: 'killed' | 'frozen';
+  /** When the leader was killed or frozen. */
   readonly killedAt: number;
   /** When the next leader logged that it leads; before `killedAt` would mean two leaders at once. */
   readonly tookOverAt: number;
+  /** A frozen leader: how long after it resumed it exited, having lost the lease; unset if it did not. */
+  readonly resumedExitedAfterMs?: number | undefined;
 }
 
 /**
  * Scenario 4. Two operator processes with leader election; the leader is SIGKILLed again and again
  * (and started again, as a Deployment would) while resources churn. The standby must take over within
  * the lease duration plus one retry period, and there must never be two leaders: no duplicate create.
+ * Some disruptions freeze the leader instead (SIGSTOP past its lease, then SIGCONT): it resumes with
+ * work in flight while the standby leads, and must change nothing in the cloud before it exits.
  */
 export async function leaderFailover(run: RunContext): Promise<ScenarioResult> {
   const startedAt = Date.now();
@@ -54,12 +64,18 @@ export async function leaderFailover(run: RunContext): Promise<ScenarioResult> {
     const churn = trial.drive(planChurn(random.fork('plan'), shape));
     const [stats, failovers] = await Promise.all([
       churn,
-      killLeaders(trial.replicas, random.fork('kills'), shape.leaderKills),
+      disruptLeaders(trial.replicas, random.fork('kills'), shape.leaderKills, shape.leaderFreezes),
     ]);
     const settled = await trial.settle();
     const takeovers = failovers.map(({ killedAt, tookOverAt }) => tookOverAt - killedAt);
     const worst = Math.max(0, ...takeovers);
     const overlaps = takeovers.filter((ms) => ms < 0).length;
+    const frozen = failovers.filter((failover) => failover.how === 'frozen');
+    const stayed = frozen.filter((failover) => !failover.resumedExitedAfterMs).length;
+    const fenced = trial.replicas
+      .flatMap((replica) => replica.history())
+      .flatMap((output) => parseLogLines(output))
+      .filter((line) => String(line.msg).startsWith('not changing any')).length;
     const lostLeases = trial.replicas
       .flatMap((replica) => replica.ended)
       .filter((e) => e.cause === 'lost-leadership');
@@ -67,7 +83,7 @@ export async function leaderFailover(run: RunContext): Promise<ScenarioResult> {
       scenario: 'leader-failover',
       startedAt,
       ops: operations(stats),
-      kills: failovers.length,
+      kills: failovers.length - frozen.length,
       ...settled,
       crashes: trial.crashes,
       apiCalls: trial.sim.calls.snapshot().total,
@@ -78,8 +94,14 @@ export async function leaderFailover(run: RunContext): Promise<ScenarioResult> {
         leaseS: LEASE.duration,
         retryPeriodS: LEASE.retryPeriod,
         lostLeases: lostLeases.length,
+        freezes: frozen.length,
+        worstResumedExitS: round(Math.max(0, ...frozen.map((f) => f.resumedExitedAfterMs ?? 0)) / 1000),
+        fencedChanges: fenced,
       },
-      violations: overlaps > 0 ? [`${overlaps} takeover(s) before the old leader was dead: two leaders`] : [],
+      violations: [
+        ...(overlaps > 0 ? [`${overlaps} takeover(s) before the old leader was dead: two leaders`] : []),
+        ...(stayed > 0 ? [`${stayed} resumed leader(s) kept running after a successor took over`] : []),
+      ],
       missedTargets:
         worst > TAKEOVER_TARGET_MS
           ? [`a takeover took ${round(worst / 1000)} s (target ${TAKEOVER_TARGET_MS / 1000} s)`]
@@ -90,34 +112,70 @@ export async function leaderFailover(run: RunContext): Promise<ScenarioResult> {
   }
 }
 
-/** Kills the leader `count` times, each after it led for a while, and times each takeover. */
-async function killLeaders(replicas: readonly Replica[], random: Random, count: number): Promise<Failover[]> {
+/**
+ * Disrupts the leader `kills + freezes` times, each after it led for a while, freezes spread among the
+ * kills, and times each takeover.
+ */
+async function disruptLeaders(
+  replicas: readonly Replica[],
+  random: Random,
+  kills: number,
+  freezes: number,
+): Promise<Failover[]> {
   const failovers: Failover[] = [];
-  for (let kill = 0; kill < count; kill += 1) {
+  const total = kills + freezes;
+  const freezeEvery = freezes > 0 ? Math.ceil(total / freezes) : Number.POSITIVE_INFINITY;
+  for (let turn = 0; turn < total; turn += 1) {
     await awaitLeader(replicas);
     await sleep(random.between(...LEAD_FOR_MS));
     const [leader] = await awaitLeader(replicas);
     if (!leader) throw new Error('the leader vanished');
-    const killedAt = Date.now();
-    await leader.replica.kill();
-    await leader.replica.start();
-    const [next] = await awaitLeader(replicas);
-    if (next) failovers.push({ killedAt, tookOverAt: next.since });
+    const frozen = turn % freezeEvery === 0 && failovers.filter((f) => f.how === 'frozen').length < freezes;
+    failovers.push(frozen ? await freezeLeader(replicas, leader.replica) : await killLeader(replicas, leader.replica));
   }
   return failovers;
+}
+
+async function killLeader(replicas: readonly Replica[], leader: Replica): Promise<Failover> {
+  const killedAt = Date.now();
+  await leader.kill();
+  await leader.start();
+  const [next] = await awaitLeader(replicas);
+  return { how: 'killed', killedAt, tookOverAt: next?.since ?? Number.NaN };
+}
+
+/** Freezes the leader until the standby has taken over, resumes it, and waits for it to give up. */
+async function freezeLeader(replicas: readonly Replica[], leader: Replica): Promise<Failover> {
+  const killedAt = Date.now();
+  const ended = leader.ended.length;
+  const thawed = leader.freeze(FREEZE_MS);
+  const [next] = await awaitLeader(replicas, leader);
+  await thawed;
+  const resumedAt = Date.now();
+  const deadline = resumedAt + RESUMED_EXIT_MS;
+  while (leader.ended.length === ended && Date.now() < deadline) await sleep(50);
+  const exitedAt = leader.ended[ended]?.at;
+  return {
+    how: 'frozen',
+    killedAt,
+    tookOverAt: next?.since ?? Number.NaN,
+    resumedExitedAfterMs: exitedAt === undefined ? undefined : exitedAt - resumedAt,
+  };
 }
 
 /**
  * The replicas whose running process says it became leader, and when it said so; waits until there is
  * one. A process that loses the lease exits, so a running process that became leader still leads: two
- * of them at once would be two leaders.
+ * of them at once would be two leaders. `except` is a frozen one, which cannot know yet that it lost.
  */
 async function awaitLeader(
   replicas: readonly Replica[],
+  except?: Replica,
 ): Promise<Array<{ replica: Replica; since: number }>> {
   const deadline = Date.now() + LEADER_WAIT_MS;
   while (Date.now() < deadline) {
     const leading = replicas.flatMap((replica) => {
+      if (replica === except) return [];
       const became = parseLogLines(replica.output()).find((line) => line.msg === 'became leader');
       return became ? [{ replica, since: became.time }] : [];
     });

@@ -51,6 +51,9 @@ export class LeaderElector {
   #observed: ObservedLease | undefined;
   #observedAt = 0;
   #leading = false;
+  // Epoch ms until which the lease is certainly this process's: the renew deadline after the start of
+  // the last successful acquire or renew. No other candidate can take over before it.
+  #certainUntil = 0;
 
   constructor(options: LeaderElectionOptions) {
     this.#options = options;
@@ -73,8 +76,13 @@ export class LeaderElector {
     });
   }
 
+  /**
+   * Whether this process leads and the lease is certainly still its own, read from the clock: a process
+   * frozen past its renew deadline (a stopped VM, a long pause) answers false the moment it resumes,
+   * before its renew loop has run and noticed.
+   */
   isLeader(): boolean {
-    return this.#leading;
+    return this.#leading && Date.now() < this.#certainUntil;
   }
 
   /**
@@ -121,7 +129,7 @@ export class LeaderElector {
 
   async #renew(signal: AbortSignal): Promise<ElectionEnd> {
     // Leading ends when no renewal succeeds before this instant; requests are cut off at it too.
-    let deadline = Date.now() + this.#renewDeadlineMs;
+    let deadline = this.#certainUntil;
     while (!signal.aborted) {
       await sleep(Math.min(this.#retryPeriodMs, Math.max(0, deadline - Date.now())), signal);
       if (signal.aborted) break;
@@ -133,7 +141,7 @@ export class LeaderElector {
         return 'lost';
       }
       const outcome = await this.#tryAcquireOrRenew(deadline);
-      if (outcome === 'acquired') deadline = Date.now() + this.#renewDeadlineMs;
+      if (outcome === 'acquired') deadline = this.#certainUntil;
       if (outcome === 'held-by-other') return 'lost';
     }
     return 'released';
@@ -147,7 +155,7 @@ export class LeaderElector {
       const current = await this.#lock.get(timeoutMs());
       if (!current) {
         this.#remember(await this.#lock.create(this.#recordAt(now, undefined), timeoutMs()));
-        return 'acquired';
+        return this.#heldFrom(now);
       }
       this.#remember(current);
       const holder = current.record.holderIdentity;
@@ -161,11 +169,17 @@ export class LeaderElector {
       this.#remember(
         await this.#lock.update(current.lease, this.#recordAt(now, current.record), timeoutMs()),
       );
-      return 'acquired';
+      return this.#heldFrom(now);
     } catch (err) {
       this.#log.warn({ err }, 'could not acquire or renew the lease');
       return 'failed';
     }
+  }
+
+  /** The lease was written with renewTime `now`: others count its duration from no earlier than that. */
+  #heldFrom(now: Date): 'acquired' {
+    this.#certainUntil = now.getTime() + this.#renewDeadlineMs;
+    return 'acquired';
   }
 
   #recordAt(now: Date, previous: LeaderRecord | undefined): LeaderRecord {

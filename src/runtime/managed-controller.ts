@@ -7,6 +7,7 @@ import type { Logger } from './logger.ts';
 import { CloudCache } from './managed-cloud-cache.ts';
 import type { CreationOptions } from './managed-creation.ts';
 import { DetailSchedule } from './managed-details.ts';
+import { fencedAdapter } from './managed-fence.ts';
 import { type CommonSpec, ManagedReconciler } from './managed-reconciler.ts';
 import { managedStore } from './managed-store.ts';
 import { managedWriter } from './managed-writer.ts';
@@ -84,7 +85,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     });
   const writer = managedWriter(manager.client, resource);
   const reconciler = new ManagedReconciler({
-    adapter,
+    adapter: fencedAdapter(adapter, () => manager.mayAct()),
     parseSpec: kind.parseSpec,
     store,
     writer,

@@ -4,6 +4,7 @@ import { cloudName } from '../resources/common/cloud.ts';
 import type { ActContext, ExternalKind, ManagedObject } from '../resources/external.ts';
 import type { CloudCache } from './managed-cloud-cache.ts';
 import { ReconcileError } from './managed-errors.ts';
+import { NotLeaderError } from './managed-fence.ts';
 import type { ManagedStore, ManagedWriter, MetadataPatch } from './managed-types.ts';
 import { keyOf } from './managed-types.ts';
 
@@ -162,8 +163,8 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
 
   #markAmbiguous(mr: ManagedObject<Spec>, error: unknown): void {
     // Only the client's own verdict proves a create did not happen, or our own refusal before anything
-    // was sent (a missing Secret); any other failure might have let it happen.
-    if (error instanceof ReconcileError) return;
+    // was sent (a missing Secret, a deposed leader); any other failure might have let it happen.
+    if (error instanceof ReconcileError || error instanceof NotLeaderError) return;
     if (error instanceof GpuCloudError && !error.mayHaveTakenEffect) return;
     const intent = this.#intents.get(mr.metadata.uid);
     if (intent) intent.ambiguousSince = Date.now();

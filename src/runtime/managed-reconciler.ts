@@ -8,6 +8,7 @@ import type { CloudCache } from './managed-cloud-cache.ts';
 import { Creation, type CreationOptions } from './managed-creation.ts';
 import type { DetailSchedule } from './managed-details.ts';
 import { isConflict, ReconcileError, toReconcileError } from './managed-errors.ts';
+import { NotLeaderError } from './managed-fence.ts';
 import { TerminalFailures } from './managed-refusals.ts';
 import { resolveEnv } from './managed-secrets.ts';
 import { type ConditionInput, mergeConditions, statusChanged } from './managed-status.ts';
@@ -332,6 +333,11 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   async #fail(mr: ManagedObject<unknown>, error: unknown): Promise<Result> {
     // Someone wrote the resource since it was read: look again with the newer copy.
     if (isConflict(error)) return { requeue: true };
+    // A deposed leader leaves the resource to its successor: no status, no event, no retry.
+    if (error instanceof NotLeaderError) {
+      this.#log(mr).warn(error.message);
+      return {};
+    }
     const failure = toReconcileError(error);
     this.#log(mr).warn(
       { reason: failure.reason, terminal: failure.terminal, err: failure.cause ?? failure },

@@ -65,6 +65,7 @@ export class Manager {
   readonly #controllers: Controller[] = [];
   readonly #health: HealthServer | undefined;
   #running = false;
+  #elector: LeaderElector | undefined;
 
   constructor(options: ManagerOptions) {
     this.#options = options;
@@ -114,6 +115,14 @@ export class Manager {
     return controller;
   }
 
+  /**
+   * Whether this process may change the outside world right now: always without leader election; with
+   * it, only while the lease is certainly its own (`LeaderElector.isLeader`).
+   */
+  mayAct(): boolean {
+    return this.#options.leaderElection === undefined || (this.#elector?.isLeader() ?? false);
+  }
+
   addReadyCheck(name: string, check: HealthCheck): void {
     this.#health?.addReadyCheck(name, check);
   }
@@ -156,6 +165,7 @@ export class Manager {
       },
       onStoppedLeading: () => this.metrics.setLeader(leaseName, false),
     });
+    this.#elector = elector;
     this.metrics.setLeader(leaseName, false);
     const running = elector.run(release.signal);
     const end = await Promise.race([running, aborted(signal).then(() => undefined)]);

@@ -129,6 +129,21 @@ describe('LeaderElector on a real Lease', () => {
     }
   });
 
+  test('a leader frozen past its renew deadline is no leader the moment it resumes', async () => {
+    const lease = { namespace, name: 'frozen' };
+    const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 1_000, retryPeriodMs: 200 };
+    const frozen = candidate(client, lease, 'frozen', timing);
+    await until(() => frozen.elector.isLeader(), 'the leader');
+    // Block the event loop, as a stopped process would be: no renew loop, no timer runs meanwhile.
+    const resumeAt = Date.now() + 1_200;
+    while (Date.now() < resumeAt) {
+      // frozen
+    }
+    // Asked first thing on resuming, before any timer or I/O callback: the lease is not certain.
+    assert.equal(frozen.elector.isLeader(), false);
+    assert.equal(await frozen.done, 'lost');
+  });
+
   test('a leader that sees another holder in the lease stops leading at once', async () => {
     const lease = { namespace, name: 'usurped' };
     const leader = candidate(client, lease, 'leader');
