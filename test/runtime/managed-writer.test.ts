@@ -39,6 +39,14 @@ describe('managedWriter against a real apiserver', () => {
       },
     });
 
+  /** Someone else's metadata change, as a user's kubectl would make it. */
+  const patchByUser = (created: { metadata: { namespace: string; name: string } }, metadata: object) =>
+    client.request(managedEnvelope, {
+      method: 'PATCH',
+      path: objectPath(gpuPods, created.metadata),
+      body: { metadata },
+    });
+
   test('an update that is exactly its own metadata patch is recognised, once', async () => {
     const writer = managedWriter(client, gpuPods);
     const created = await createPod('own');
@@ -53,11 +61,7 @@ describe('managedWriter against a real apiserver', () => {
     const writer = managedWriter(client, gpuPods);
     const created = await createPod('theirs');
     // A user's change lands between the writer's read and its patch; a relist would show both as one.
-    const theirs = await client.request(managedEnvelope, {
-      method: 'PATCH',
-      path: objectPath(gpuPods, created.metadata),
-      body: { metadata: { labels: { team: 'research' } } },
-    });
+    const theirs = await patchByUser(created, { labels: { team: 'research' } });
     const patched = await writer.patchMetadata(created, { annotations: { 'example.com/note': 'x' } });
     // The watch reports it as theirs → patched: the label change would be lost if that were skipped.
     assert.equal(writer.isOwnWrite(theirs.metadata.resourceVersion, patched.resourceVersion), false);
@@ -66,11 +70,7 @@ describe('managedWriter against a real apiserver', () => {
   test('a version the writer did not make is not its own', async () => {
     const writer = managedWriter(client, gpuPods);
     const created = await createPod('other');
-    const theirs = await client.request(managedEnvelope, {
-      method: 'PATCH',
-      path: objectPath(gpuPods, created.metadata),
-      body: { metadata: { annotations: { 'example.com/note': 'y' } } },
-    });
+    const theirs = await patchByUser(created, { annotations: { 'example.com/note': 'y' } });
     assert.equal(writer.isOwnWrite(created.metadata.resourceVersion, theirs.metadata.resourceVersion), false);
   });
 });
