@@ -130,7 +130,8 @@ async function disruptLeaders(
     await sleep(random.between(...LEAD_FOR_MS));
     const [leader] = await awaitLeader(replicas);
     if (!leader) throw new Error('the leader vanished');
-    const frozen = turn % freezeEvery === 0 && failovers.filter((f) => f.how === 'frozen').length < freezes;
+    // Every `freezeEvery`-th turn from the first: at most `freezes` of them, as freezeEvery ≥ total / freezes.
+    const frozen = turn % freezeEvery === 0;
     failovers.push(frozen ? await freezeLeader(replicas, leader.replica) : await killLeader(replicas, leader.replica));
   }
   return failovers;

@@ -128,20 +128,19 @@ export class LeaderElector {
   }
 
   async #renew(signal: AbortSignal): Promise<ElectionEnd> {
-    // Leading ends when no renewal succeeds before this instant; requests are cut off at it too.
-    let deadline = this.#certainUntil;
+    // Leading ends when the lease is no longer certain (each success moves that instant on); requests
+    // are cut off at it too.
     while (!signal.aborted) {
-      await sleep(Math.min(this.#retryPeriodMs, Math.max(0, deadline - Date.now())), signal);
+      await sleep(Math.min(this.#retryPeriodMs, Math.max(0, this.#certainUntil - Date.now())), signal);
       if (signal.aborted) break;
-      if (Date.now() >= deadline) {
+      if (Date.now() >= this.#certainUntil) {
         this.#log.error(
           { renewDeadlineMs: this.#renewDeadlineMs },
           'could not renew the lease within the deadline',
         );
         return 'lost';
       }
-      const outcome = await this.#tryAcquireOrRenew(deadline);
-      if (outcome === 'acquired') deadline = this.#certainUntil;
+      const outcome = await this.#tryAcquireOrRenew(this.#certainUntil);
       if (outcome === 'held-by-other') return 'lost';
     }
     return 'released';

@@ -19,7 +19,7 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
     isOwnWrite(from: string, to: string): boolean {
       const base = ownWrites.get(to);
       ownWrites.delete(to);
-      return base !== undefined && base === from;
+      return base === from;
     },
     async patchMetadata(mr: ManagedObject<unknown>, patch: MetadataPatch): Promise<Metadata> {
       // A merge patch replaces the whole finalizer list: make it conditional on what was read.
