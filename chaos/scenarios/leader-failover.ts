@@ -71,7 +71,7 @@ export async function leaderFailover(run: RunContext): Promise<ScenarioResult> {
     const worst = Math.max(0, ...takeovers);
     const overlaps = takeovers.filter((ms) => ms < 0).length;
     const frozen = failovers.filter((failover) => failover.how === 'frozen');
-    const stayed = frozen.filter((failover) => !failover.resumedExitedAfterMs).length;
+    const stayed = frozen.filter((failover) => failover.resumedExitedAfterMs === undefined).length;
     const fenced = trial.replicas
       .flatMap((replica) => replica.history())
       .flatMap((output) => parseLogLines(output))
