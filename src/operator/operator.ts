@@ -58,7 +58,7 @@ export async function runOperator(
       ? await startCallbackServer({
           port: config.callbackPort,
           token: config.callbackToken,
-          onHint: () => pods.hint(),
+          onHint: (podId, status) => pods.hint(podId, status),
           log: logger.child({ component: 'callbacks' }),
         })
       : undefined;

@@ -2,7 +2,10 @@ import type { Logger } from 'pino';
 import type { ExternalKind } from '../resources/external.ts';
 
 /** The parts of a kind's adapter the cache uses. */
-export type CloudLister<Cloud> = Pick<ExternalKind<unknown, Cloud>, 'kind' | 'list' | 'idOf' | 'fingerprint'>;
+export type CloudLister<Cloud> = Pick<
+  ExternalKind<unknown, Cloud>,
+  'kind' | 'list' | 'idOf' | 'fingerprint' | 'phaseOf'
+>;
 
 /** What the cache can say about one cloud id. */
 export type Sighting<Cloud> =
@@ -49,8 +52,13 @@ export class CloudCache<Cloud> {
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
   #running: Promise<void> | undefined;
-  /** A refresh was asked for while a list was running: that list started too early to satisfy it. */
-  #wanted = false;
+  /** A refresh was asked for since the last list started. */
+  #asked = false;
+  /**
+   * States callbacks announced that the cache did not show, by id. Checked again when their list would
+   * start: the answer of a create in flight usually shows them by then, and the list is not needed.
+   */
+  readonly #hinted = new Map<string, string>();
   #waiters: Waiter[] = [];
   #stopped = false;
   #failures = 0;
@@ -98,15 +106,23 @@ export class CloudCache<Cloud> {
     this.#entries.set(id, { cloud, fingerprint: this.#adapter.fingerprint(cloud), seenAt: Date.now() });
   }
 
+  /**
+   * The cloud says `id` is now in `phase` (a callback): asks for a refresh, unless the cache shows that
+   * state by the time the list would start. A create answers with its state, so the callback announcing
+   * that same state (often arriving before the answer) is no news — and under a burst of creates it would
+   * otherwise cost one list of every object per minimum interval.
+   */
+  hint(id: string, phase: string): void {
+    if (this.#shows(id, phase) || this.#stopped) return;
+    this.#hinted.set(id, phase);
+    this.#scheduleSoon();
+  }
+
   /** Asks for a list that starts after now, as soon as the minimum interval allows. */
   requestRefresh(): void {
     if (this.#stopped) return;
-    if (this.#running) {
-      this.#wanted = true;
-      return;
-    }
-    const wait = Math.max(0, this.#lastStart + this.#options.minIntervalMs - Date.now());
-    this.#schedule(wait);
+    this.#asked = true;
+    this.#scheduleSoon();
   }
 
   /** Resolves once a list that started at or after `after` has completed (or the cache stopped). */
@@ -115,6 +131,15 @@ export class CloudCache<Cloud> {
     const done = new Promise<void>((resolve) => this.#waiters.push({ after, resolve }));
     this.requestRefresh();
     return done;
+  }
+
+  #shows(id: string, phase: string): boolean {
+    const entry = this.#entries.get(id);
+    return entry !== undefined && this.#adapter.phaseOf(entry.cloud) === phase;
+  }
+
+  #scheduleSoon(): void {
+    this.#schedule(Math.max(0, this.#lastStart + this.#options.minIntervalMs - Date.now()));
   }
 
   #schedule(delayMs: number): void {
@@ -131,12 +156,19 @@ export class CloudCache<Cloud> {
     this.#timer = undefined;
     this.#timerAt = Number.POSITIVE_INFINITY;
     const startedAt = Date.now();
+    const dueAt = this.#lastStart + this.#nextInterval();
+    for (const [id, phase] of this.#hinted) if (this.#shows(id, phase)) this.#hinted.delete(id);
+    if (startedAt < dueAt && !this.#asked && this.#waiters.length === 0 && this.#hinted.size === 0) {
+      this.#schedule(dueAt - startedAt);
+      return;
+    }
     this.#lastStart = startedAt;
+    this.#asked = false;
+    this.#hinted.clear();
     this.#running = this.#listAndCompare(startedAt);
     await this.#running;
     this.#running = undefined;
-    const pending = this.#wanted || this.#waiters.length > 0;
-    this.#wanted = false;
+    const pending = this.#asked || this.#hinted.size > 0 || this.#waiters.length > 0;
     this.#schedule(pending ? this.#options.minIntervalMs : this.#nextInterval());
   }
 

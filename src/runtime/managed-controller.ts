@@ -40,8 +40,8 @@ export interface ManagedControllerSettings {
 
 /** What the operator keeps of a kind's controller once it is registered. */
 export interface ManagedHandle {
-  /** The cloud may have changed (a callback said so): look at it soon. */
-  hint(): void;
+  /** A callback says cloud object `id` is now in `phase`: look soon, unless that is known already. */
+  hint(id: string, phase: string): void;
 }
 
 /**
@@ -123,5 +123,5 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     reconcile: (key) => reconciler.reconcile(key),
     maxConcurrentReconciles: settings.concurrency,
   });
-  return { hint: () => cache.requestRefresh() };
+  return { hint: (id, phase) => cache.hint(id, phase) };
 }

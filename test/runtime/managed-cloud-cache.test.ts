@@ -103,6 +103,38 @@ describe('the cloud cache over the real pod adapter and simulator', () => {
     assert.ok(lists >= 1 && lists <= 2, `50 waiters cost ${lists} lists`);
   });
 
+  test('a callback hint costs a list only when it tells the cache something new', async () => {
+    const hinted = await pod('hinted');
+    await cache.waitForListAfter(Date.now());
+    const lists = () => sim.calls.snapshot().byOperation['pods.list'] ?? 0;
+    const before = lists();
+    cache.hint(hinted.id, 'RUNNING');
+    // Ten minimum intervals: long enough for a list the hint had asked for to have been sent.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(lists(), before, 'the cache already shows the pod RUNNING');
+    cache.hint(hinted.id, 'FAILED');
+    await poll(
+      async () => lists(),
+      (n) => n > before,
+      'a list after a hint of a new state',
+      5000,
+    );
+    await cache.waitForListAfter(Date.now());
+    const settled = lists();
+    const raced = await pod('raced');
+    cache.hint(raced.id, 'RUNNING');
+    cache.remember(raced);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(lists(), settled, "the create's answer came before the list would start");
+    cache.hint('424242', 'RUNNING');
+    await poll(
+      async () => lists(),
+      (n) => n > settled,
+      'a list after a hint of an unknown pod',
+      5000,
+    );
+  });
+
   test('a failing list keeps the last view and reports no change', async () => {
     const kept = await pod('kept');
     await cache.waitForListAfter(Date.now());
