@@ -112,16 +112,25 @@ export class Controller {
 
   async #reconcile(key: string): Promise<void> {
     const objectKey = keyFromString(key);
-    const log = reconcileLogger(this.#log, objectKey);
+    const controllerLog = this.#log;
+    let log: Logger | undefined;
+    const ctx: ReconcileContext = {
+      signal: this.#abort.signal,
+      // Made on first use: a child logger serialises its bindings when made, and most reconciles log nothing.
+      get log() {
+        log ??= reconcileLogger(controllerLog, objectKey);
+        return log;
+      },
+    };
     const metrics = this.#options.metrics;
     metrics.reconcileStarted();
     const startedAt = performance.now();
     let outcome: ReconcileOutcome;
     try {
-      const result = await this.#options.reconcile(objectKey, { signal: this.#abort.signal, log });
+      const result = await this.#options.reconcile(objectKey, ctx);
       outcome = this.#succeeded(key, result);
     } catch (err) {
-      outcome = this.#failed(key, err, log);
+      outcome = this.#failed(key, err, ctx.log);
     }
     metrics.reconcileFinished(outcome, (performance.now() - startedAt) / 1000);
   }

@@ -126,7 +126,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await plan.step.run();
     this.#o.cache.requestRefresh();
     this.#o.events.event(mr, 'Normal', plan.step.reason, plan.step.describe);
-    this.#log(mr).info({ id, step: plan.step.reason }, plan.step.describe);
+    this.#log('info', mr, { id, step: plan.step.reason }, plan.step.describe);
   }
 
   async #observeOrObtain(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Observation<Cloud>> {
@@ -144,7 +144,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       ? ['Created', `created ${kind} ${newId} in the cloud`]
       : ['Recovered', `found ${kind} ${newId} made by an interrupted create and took it over`];
     this.#o.events.event(mr, 'Normal', reason, message);
-    this.#log(mr).info({ id: newId }, message);
+    this.#log('info', mr, { id: newId }, message);
     // A create answers the whole object: only a recovered one, found in a list, needs completing.
     if (obtained.created) this.#rememberComplete(obtained.cloud);
     return { kind: 'seen', cloud: await this.#complete(obtained.cloud) };
@@ -198,7 +198,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#forgetCloud(id);
     const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
     this.#o.events.event(mr, 'Warning', 'ExternalResourceGone', message);
-    this.#log(mr).warn({ id }, message);
+    this.#log('warn', mr, { id }, message);
     return { requeue: true };
   }
 
@@ -248,7 +248,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#o.details?.untrack(keyOf(mr));
     this.#details.delete(keyOf(mr));
     this.#o.events.event(mr, 'Normal', reason, message);
-    this.#log(mr).info({ id }, message);
+    this.#log('info', mr, { id }, message);
   }
 
   async #ensureFinalizer(mr: ManagedObject<Spec>): Promise<ManagedObject<Spec>> {
@@ -307,7 +307,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       this.#details.set(key, (await this.#o.adapter.details?.fetch(cloud)) ?? {});
     } catch (error) {
       // Details are a nicety: a failure keeps the last values and never fails the reconcile.
-      this.#log(mr).warn({ err: error }, 'fetching details failed; keeping the last values');
+      this.#log('warn', mr, { err: error }, 'fetching details failed; keeping the last values');
     } finally {
       this.#o.details?.fetched(key);
     }
@@ -335,11 +335,13 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (isConflict(error)) return { requeue: true };
     // A deposed leader leaves the resource to its successor: no status, no event, no retry.
     if (error instanceof NotLeaderError) {
-      this.#log(mr).warn(error.message);
+      this.#log('warn', mr, {}, error.message);
       return {};
     }
     const failure = toReconcileError(error);
-    this.#log(mr).warn(
+    this.#log(
+      'warn',
+      mr,
       { reason: failure.reason, terminal: failure.terminal, err: failure.cause ?? failure },
       failure.message,
     );
@@ -352,7 +354,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     };
     const current = mr.status;
     await this.#writeStatus(mr, pickCommon(current), [synced]).catch((writeError: unknown) => {
-      this.#log(mr).warn({ err: writeError }, 'could not record the failure in status');
+      this.#log('warn', mr, { err: writeError }, 'could not record the failure in status');
     });
     if (!failure.terminal) throw failure;
     this.#refused.record(mr);
@@ -372,8 +374,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#enriched.delete(id);
   }
 
-  #log(mr: { metadata: ObjectKey }): Logger {
-    return this.#o.log.child({ resource: keyOf(mr), kind: this.#o.adapter.kind });
+  /**
+   * The resource goes on the line itself, not into a child logger: a child serialises its bindings when
+   * made, even for a line its level then drops, and a burst of creates logs one line per resource.
+   */
+  #log(level: 'info' | 'warn', mr: { metadata: ObjectKey }, fields: object, message: string): void {
+    this.#o.log[level]({ resource: keyOf(mr), ...fields }, message);
   }
 }
 
