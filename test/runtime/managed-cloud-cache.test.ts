@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { gpuPodAdapter } from '../../src/resources/gpu-pod/adapter.ts';
 import type { PodView } from '../../src/resources/gpu-pod/details.ts';
@@ -110,7 +111,7 @@ describe('the cloud cache over the real pod adapter and simulator', () => {
     const before = lists();
     cache.hint(hinted.id, 'RUNNING');
     // Ten minimum intervals: long enough for a list the hint had asked for to have been sent.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     assert.equal(lists(), before, 'the cache already shows the pod RUNNING');
     cache.hint(hinted.id, 'FAILED');
     await poll(
@@ -124,7 +125,7 @@ describe('the cloud cache over the real pod adapter and simulator', () => {
     const raced = await pod('raced');
     cache.hint(raced.id, 'RUNNING');
     cache.remember(raced);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     assert.equal(lists(), settled, "the create's answer came before the list would start");
     cache.hint('424242', 'RUNNING');
     await poll(
