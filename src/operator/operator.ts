@@ -87,6 +87,7 @@ function controllerSettings(config: OperatorConfig): ManagedControllerSettings {
     verifyAfterMs: config.pollIntervalSeconds * 1000,
     // An interrupted create is searched for only with lists that started after any create it could
     // have sent had time to answer: one request timeout, plus retries' worth of slack.
-    creation: { graceMs: 2 * requestTimeoutMs, skewMs: 5 * 60_000 },
+    // Intents are signed with the API key: the one secret no tenant holds.
+    creation: { graceMs: 2 * requestTimeoutMs, skewMs: 5 * 60_000, intentKey: config.apiKey },
   };
 }

@@ -18,6 +18,7 @@ export type ManagedObject<Spec> = {
     namespace: string;
     name: string;
     uid: string;
+    creationTimestamp?: string;
     generation: number;
     resourceVersion: string;
     annotations?: Record<string, string>;
@@ -104,8 +105,15 @@ export interface ExternalKind<Spec, Cloud> {
   isGone(cloud: Cloud): boolean;
 
   /**
-   * Could `cloud` be what an interrupted create for `mr` made? Called only for objects created after the
-   * create intent was persisted and not owned by another custom resource; reads details if it must.
+   * The uid in the object's owner marker (`ActContext.ownerMarker`), for kinds whose objects carry one;
+   * `undefined` when the kind carries none or this view of the object does not show it.
+   */
+  markerOf?(cloud: Cloud): string | undefined;
+
+  /**
+   * Could `cloud` be what an interrupted create for `mr` made? Called only for objects created after both
+   * the resource and its create intent, claimed by no other custom resource, and whose owner marker, where
+   * this view shows one, names `mr`; reads details if it must.
    */
   isOwnCreate(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<boolean>;
   create(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Cloud>;

@@ -70,8 +70,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     intervalMs: settings.pollIntervalMs,
     minIntervalMs: settings.refreshMinIntervalMs,
     onChange: (id) => {
-      const owner = store.ownerOf(id);
-      if (owner) wake.emit(owner);
+      for (const claim of store.claimsOn(id)) wake.emit(claim.key);
     },
     log,
   });

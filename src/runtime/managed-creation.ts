@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { GpuCloudError } from '../api/errors.ts';
 import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from '../resources/annotations.ts';
 import { cloudName } from '../resources/common/cloud.ts';
@@ -6,7 +7,6 @@ import type { CloudCache } from './managed-cloud-cache.ts';
 import { ReconcileError } from './managed-errors.ts';
 import { NotLeaderError } from './managed-fence.ts';
 import type { ManagedStore, ManagedWriter, MetadataPatch } from './managed-types.ts';
-import { keyOf } from './managed-types.ts';
 
 export interface CreationOptions {
   /**
@@ -16,6 +16,11 @@ export interface CreationOptions {
   graceMs: number;
   /** Clock skew tolerated between the cloud's `createdAt` and ours. */
   skewMs: number;
+  /**
+   * Signs the create intents this operator writes. An intent without a valid signature was written by
+   * hand and is ignored: it must never send the operator searching for somebody else's object to adopt.
+   */
+  intentKey: string;
 }
 
 /** The answer of `obtain`: the cloud object, or how long to wait before the search can be trusted. */
@@ -73,8 +78,12 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
    * otherwise be waited for until it comes.
    */
   intentAt(mr: ManagedObject<unknown>): number | undefined {
-    const at = Number(mr.metadata.annotations?.[CREATE_INTENT] ?? Number.NaN);
-    return Number.isNaN(at) || at > Date.now() + this.#options.skewMs ? undefined : at;
+    const annotations = mr.metadata.annotations ?? {};
+    const [written = '', seal] = (annotations[CREATE_INTENT] ?? '').split('.');
+    const at = Number(written);
+    if (written === '' || Number.isNaN(at) || at > Date.now() + this.#options.skewMs) return undefined;
+    const expected = sealIntent(this.#options.intentKey, mr.metadata.uid, at, annotations[CREATE_NAME] ?? '');
+    return seal !== undefined && sameText(seal, expected) ? at : undefined;
   }
 
   /** Finds what an earlier create made for `mr`, or creates it, and records the id on `mr`. */
@@ -135,8 +144,10 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     const at = Date.now();
     // Conditional: written from a stale read (the cache not yet showing an earlier intent or id), an
     // intent would lead to a second create; the conflict makes the next reconcile read afresh instead.
+    const name = cloudName(mr);
+    const seal = sealIntent(this.#options.intentKey, mr.metadata.uid, at, name);
     const patch: MetadataPatch = {
-      annotations: { [CREATE_INTENT]: String(at), [CREATE_NAME]: cloudName(mr) },
+      annotations: { [CREATE_INTENT]: `${at}.${seal}`, [CREATE_NAME]: name },
       ifUnchanged: true,
     };
     const finalizers = mr.metadata.finalizers ?? [];
@@ -176,10 +187,29 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     intentAt: number,
     ctx: ActContext,
   ): Promise<boolean> {
-    if (this.#adapter.isGone(cloud)) return false;
-    if (this.#adapter.createdAtOf(cloud) < intentAt - this.#options.skewMs) return false;
-    const owner = this.#store.ownerOf(this.#adapter.idOf(cloud));
-    if (owner && keyOf({ metadata: owner }) !== keyOf(mr)) return false;
-    return this.#adapter.isOwnCreate(mr, cloud, ctx);
+    const adapter = this.#adapter;
+    if (adapter.isGone(cloud)) return false;
+    const made = Date.parse(mr.metadata.creationTimestamp ?? '');
+    const notBefore = Math.max(intentAt, Number.isNaN(made) ? intentAt : made) - this.#options.skewMs;
+    if (adapter.createdAtOf(cloud) < notBefore) return false;
+    const uid = mr.metadata.uid;
+    if (this.#store.claimsOn(adapter.idOf(cloud)).some((claim) => claim.uid !== uid)) return false;
+    const marker = adapter.markerOf?.(cloud);
+    if (marker !== undefined && marker !== uid) return false;
+    return adapter.isOwnCreate(mr, cloud, ctx);
   }
+}
+
+/**
+ * The signature of a create intent: a keyed hash of what the intent promises (which resource, when, under
+ * which cloud name), so that only the operator, which holds the key, can write one that counts.
+ */
+export function sealIntent(key: string, uid: string, at: number, name: string): string {
+  return createHmac('sha256', key).update(`${uid}\n${at}\n${name}`).digest('base64url').slice(0, 22);
+}
+
+function sameText(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
 }

@@ -40,6 +40,17 @@ export function toReconcileError(error: unknown): ReconcileError {
   return new ReconcileError('InternalError', message, { terminal: false, cause: error });
 }
 
+/**
+ * The failure with every Secret value in `secrets` cut from its message. The cause goes: it holds the
+ * cloud's raw text, which echoed the value. Applies to Secret values as the API client does to its key.
+ */
+export function withoutSecrets(failure: ReconcileError, secrets: ReadonlySet<string>): ReconcileError {
+  const shown = [...secrets].filter((secret) => secret !== '' && failure.message.includes(secret));
+  if (shown.length === 0) return failure;
+  const message = shown.reduce((text, secret) => text.replaceAll(secret, '[redacted]'), failure.message);
+  return new ReconcileError(failure.reason, message, { terminal: failure.terminal });
+}
+
 function fromCloud(error: CloudApiError): ReconcileError {
   const reason = error.codeName === 'NoTerminatePermission' ? 'PermissionDenied' : cloudReasons[error.kind];
   return new ReconcileError(reason, error.message, { terminal: error.terminal, cause: error });

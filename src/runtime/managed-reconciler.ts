@@ -4,10 +4,11 @@ import type { ManagedStatus } from '../resources/common/status.ts';
 import type { ActContext, ExternalKind, ManagedObject, Plan } from '../resources/external.ts';
 import type { Result } from './controller.ts';
 import type { ObjectKey } from './kube-object.ts';
+import { type ClaimVerdict, judgeClaim } from './managed-claims.ts';
 import type { CloudCache } from './managed-cloud-cache.ts';
 import { Creation, type CreationOptions } from './managed-creation.ts';
 import type { DetailSchedule } from './managed-details.ts';
-import { isConflict, ReconcileError, toReconcileError } from './managed-errors.ts';
+import { isConflict, ReconcileError, toReconcileError, withoutSecrets } from './managed-errors.ts';
 import { NotLeaderError } from './managed-fence.ts';
 import { TerminalFailures } from './managed-refusals.ts';
 import { resolveEnv } from './managed-secrets.ts';
@@ -73,11 +74,13 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (!stored) return {};
     if (stored.metadata.annotations?.[SKIP_RECONCILE] === 'true') return this.#skip(stored);
     if (this.#refused.holds(stored)) return {};
+    const revealed = new Set<string>();
     try {
       const mr: ManagedObject<Spec> = { ...stored, spec: this.#o.parseSpec(stored.spec) };
-      return mr.metadata.deletionTimestamp ? await this.#finalize(mr) : await this.#converge(mr);
+      const ctx = this.#context(mr, revealed);
+      return mr.metadata.deletionTimestamp ? await this.#finalize(mr, ctx) : await this.#converge(mr, ctx);
     } catch (error) {
-      return this.#fail(stored, error);
+      return this.#fail(stored, error, revealed);
     }
   }
 
@@ -104,13 +107,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       await this.#release(mr, 'Skipped', `${SKIP_RECONCILE} is set: the cloud resource is left as it is`);
       return {};
     } catch (error) {
-      return this.#fail(mr, error);
+      return this.#fail(mr, error, new Set());
     }
   }
 
-  async #converge(stored: ManagedObject<Spec>): Promise<Result> {
+  async #converge(stored: ManagedObject<Spec>, ctx: ActContext): Promise<Result> {
     const mr = await this.#ensureFinalizer(stored);
-    const ctx = this.#context(mr);
     const observed = await this.#observeOrObtain(mr, ctx);
     if (observed.kind === 'wait') return { requeueAfterMs: observed.ms };
     if (observed.kind === 'missing') return this.#onMissing(mr, observed.id);
@@ -131,9 +133,13 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
 
   async #observeOrObtain(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Observation<Cloud>> {
     const id = mr.metadata.annotations?.[EXTERNAL_ID];
+    await this.#refuseRepointing(mr, id);
     if (id) {
+      this.#refuseUnless(this.#judge(mr, id, undefined));
       const cloud = await this.#observe(id);
-      return cloud && !this.#o.adapter.isGone(cloud) ? { kind: 'seen', cloud } : { kind: 'missing', id };
+      if (!cloud || this.#o.adapter.isGone(cloud)) return { kind: 'missing', id };
+      this.#refuseUnless(this.#judge(mr, id, cloud));
+      return { kind: 'seen', cloud };
     }
     const obtained = await this.#creation.obtain(mr, ctx);
     if (obtained.kind === 'wait') return obtained;
@@ -148,6 +154,54 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     // A create answers the whole object: only a recovered one, found in a list, needs completing.
     if (obtained.created) this.#rememberComplete(obtained.cloud);
     return { kind: 'seen', cloud: await this.#complete(obtained.cloud) };
+  }
+
+  /**
+   * Whether `mr` holds cloud object `id`; with `cloud` unknown, only what the informer cache can tell
+   * (another resource proved its claim), so a refusal costs no cloud call.
+   */
+  #judge(mr: ManagedObject<unknown>, id: string, cloud: Cloud | undefined): ClaimVerdict {
+    const { store, adapter } = this.#o;
+    return judgeClaim({
+      uid: mr.metadata.uid,
+      id,
+      statusId: mr.status?.id,
+      claims: store.claimsOn(id),
+      marker: cloud === undefined ? undefined : adapter.markerOf?.(cloud),
+      isLive: (uid) => store.isLive(uid),
+    });
+  }
+
+  #refuseUnless(verdict: ClaimVerdict): void {
+    if (verdict.holds) return;
+    throw new ReconcileError(
+      'AlreadyManaged',
+      `the ${this.#o.adapter.kind} named by annotation ${EXTERNAL_ID} cannot be managed by this resource: ` +
+        `${verdict.reason}. A cloud object is managed by one resource only; remove the annotation to create a new one`,
+      { terminal: true },
+    );
+  }
+
+  /**
+   * The object a resource holds (its status id) stays its own while it lives: pointing the annotation
+   * elsewhere, or removing it, would leave that object running and billed with nobody managing it. Once
+   * it is gone, a new id is how a replacement or another adoption begins.
+   */
+  async #refuseRepointing(mr: ManagedObject<Spec>, id: string | undefined): Promise<void> {
+    const held = mr.status?.id;
+    if (held === undefined || held === id || !(await this.#isLive(held))) return;
+    const change = id === undefined ? 'was removed' : `was changed to ${id}`;
+    throw new ReconcileError(
+      'ExternalIdChanged',
+      `annotation ${EXTERNAL_ID} ${change} while this resource still manages ${this.#o.adapter.kind} ${held}; ` +
+        `set it back to ${held}, or delete the resource (its deletionPolicy applies to ${held})`,
+      { terminal: true },
+    );
+  }
+
+  async #isLive(id: string): Promise<boolean> {
+    const cloud = await this.#observe(id);
+    return cloud !== undefined && !this.#o.adapter.isGone(cloud);
   }
 
   /** The freshest view of `id` the cache can give without a call, or one get when it cannot. */
@@ -202,14 +256,14 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     return { requeue: true };
   }
 
-  async #finalize(mr: ManagedObject<Spec>): Promise<Result> {
+  async #finalize(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Result> {
     if (!mr.metadata.finalizers?.includes(FINALIZER)) return {};
     const { adapter, events } = this.#o;
     if (mr.spec.deletionPolicy === 'Orphan') {
       await this.#release(mr, 'Orphaned', 'deletionPolicy is Orphan: the cloud resource is left running');
       return {};
     }
-    const id = await this.#idForDeletion(mr);
+    const id = await this.#idForDeletion(mr, ctx);
     if (id === 'wait') return { requeueAfterMs: this.#o.verifyAfterMs };
     const cloud = id === undefined ? undefined : await this.#observe(id);
     if (id === undefined || !cloud || adapter.isGone(cloud)) {
@@ -227,13 +281,23 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     return { requeueAfterMs: this.#o.verifyAfterMs };
   }
 
-  /** The id to delete: the recorded one, or what an interrupted create may have made. */
-  async #idForDeletion(mr: ManagedObject<Spec>): Promise<string | undefined | 'wait'> {
+  /**
+   * The id to delete: the object this resource holds — the one its status records while that lives, else
+   * the annotated one if the claim on it holds — or what an interrupted create may have made. Deleting a
+   * resource never deletes an object it could not show was its own.
+   */
+  async #idForDeletion(mr: ManagedObject<Spec>, ctx: ActContext): Promise<string | undefined | 'wait'> {
+    const held = mr.status?.id;
     const recorded = mr.metadata.annotations?.[EXTERNAL_ID];
-    if (recorded) return recorded;
+    if (held !== undefined && held !== recorded && (await this.#isLive(held))) return held;
+    if (recorded) {
+      if (!this.#judge(mr, recorded, undefined).holds) return undefined;
+      const cloud = await this.#observe(recorded);
+      return cloud && !this.#judge(mr, recorded, cloud).holds ? undefined : recorded;
+    }
     const intentAt = this.#creation.intentAt(mr);
     if (intentAt === undefined) return undefined;
-    const found = await this.#creation.find(mr, intentAt, this.#context(mr));
+    const found = await this.#creation.find(mr, intentAt, ctx);
     if (found.kind === 'wait') return 'wait';
     return found.cloud && this.#o.adapter.idOf(found.cloud);
   }
@@ -330,7 +394,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await this.#o.writer.patchStatus(mr, { ...next, lastSyncTime: now.toISOString() });
   }
 
-  async #fail(mr: ManagedObject<unknown>, error: unknown): Promise<Result> {
+  async #fail(mr: ManagedObject<unknown>, error: unknown, revealed: ReadonlySet<string>): Promise<Result> {
     // Someone wrote the resource since it was read: look again with the newer copy.
     if (isConflict(error)) return { requeue: true };
     // A deposed leader leaves the resource to its successor: no status, no event, no retry.
@@ -338,7 +402,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       this.#log('warn', mr, {}, error.message);
       return {};
     }
-    const failure = toReconcileError(error);
+    const failure = withoutSecrets(toReconcileError(error), revealed);
     this.#log(
       'warn',
       mr,
@@ -361,10 +425,15 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     return {};
   }
 
-  #context(mr: ManagedObject<Spec>): ActContext {
+  #context(mr: ManagedObject<Spec>, revealed: Set<string>): ActContext {
     return {
       resolveEnv: (items) =>
-        resolveEnv(mr.metadata.namespace, items, (ns, name) => this.#o.writer.readSecret(ns, name)),
+        resolveEnv(
+          mr.metadata.namespace,
+          items,
+          (ns, name) => this.#o.writer.readSecret(ns, name),
+          (value) => revealed.add(value),
+        ),
       ownerMarker: { key: OWNER_ENV, value: mr.metadata.uid },
     };
   }

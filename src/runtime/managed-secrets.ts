@@ -6,11 +6,13 @@ export type SecretReader = (namespace: string, name: string) => Promise<Record<s
 /**
  * Resolves env items, reading each referenced Secret once. The values go only to the cloud API; the
  * errors name the Secret and key, never a value. A missing Secret is not terminal: the user may create it.
+ * `reveal` hears each Secret value handed out, so a cloud error that echoes one can be scrubbed.
  */
 export async function resolveEnv(
   namespace: string,
   items: ReadonlyArray<EnvSource> | undefined,
   readSecret: SecretReader,
+  reveal: (value: string) => void,
 ): Promise<EnvVar[]> {
   const secrets = new Map<string, Promise<Record<string, string> | undefined>>();
   const read = (name: string) => {
@@ -44,6 +46,7 @@ export async function resolveEnv(
         { terminal: false },
       );
     }
+    reveal(value);
     resolved.push({ key: item.key, value });
   }
   return resolved;

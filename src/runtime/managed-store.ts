@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { EXTERNAL_ID } from '../resources/annotations.ts';
 import { managedStatusSchema } from '../resources/common/status.ts';
 import type { ManagedObject } from '../resources/external.ts';
-import { type DeepReadonly, type KubeObject, keyOf, type ObjectKey } from './kube-object.ts';
-import type { ManagedStore } from './managed-types.ts';
+import { type DeepReadonly, type KubeObject, keyOf } from './kube-object.ts';
+import type { Claim, ManagedStore } from './managed-types.ts';
 import type { ObjectStore } from './object-store.ts';
 
-const INDEX = 'external-id';
+const BY_CLOUD_ID = 'cloud-id';
+const BY_UID = 'uid';
 
 /** A namespaced custom resource as the apiserver stores it: spec raw, status with its shared fields typed. */
 export const managedEnvelope = z.looseObject({
@@ -16,6 +17,7 @@ export const managedEnvelope = z.looseObject({
     namespace: z.string(),
     name: z.string(),
     uid: z.string(),
+    creationTimestamp: z.string().optional(),
     generation: z.number().int(),
     resourceVersion: z.string(),
     annotations: z.record(z.string(), z.string()).optional(),
@@ -27,22 +29,32 @@ export const managedEnvelope = z.looseObject({
 });
 
 /**
- * The informer cache seen as custom resources, with an index from cloud id to the resource that records
- * it (crash recovery must never take over a cloud object another resource owns). Reads return a parsed
- * copy, so a reconciler can never mutate the shared cache.
+ * The informer cache seen as custom resources, indexed by the cloud ids each resource names (in its
+ * external-id annotation or its status) and by uid, so the reconciler can tell who holds a cloud object.
+ * Reads return a parsed copy, so a reconciler can never mutate the shared cache.
  */
 export function managedStore(store: ObjectStore<KubeObject>): ManagedStore {
-  store.addIndex(INDEX, (obj) => {
-    const id = obj.metadata.annotations?.[EXTERNAL_ID];
-    return id ? [id] : [];
+  store.addIndex(BY_CLOUD_ID, (obj) => {
+    const ids = new Set([obj.metadata.annotations?.[EXTERNAL_ID], statusIdOf(obj)]);
+    return [...ids].filter((id): id is string => typeof id === 'string' && id !== '');
   });
+  store.addIndex(BY_UID, (obj) => (obj.metadata.uid ? [obj.metadata.uid] : []));
   return {
     get: (key) => parseManaged(store.get(key)),
-    ownerOf: (cloudId): ObjectKey | undefined => {
-      const [owner] = store.byIndex(INDEX, cloudId);
-      return owner && keyOf(owner);
-    },
+    claimsOn: (cloudId): Claim[] =>
+      store.byIndex(BY_CLOUD_ID, cloudId).map((obj) => ({
+        key: keyOf(obj),
+        uid: obj.metadata.uid ?? '',
+        proved: statusIdOf(obj) === cloudId,
+      })),
+    isLive: (uid) => store.byIndex(BY_UID, uid).some((obj) => !obj.metadata.deletionTimestamp),
   };
+}
+
+function statusIdOf(obj: DeepReadonly<KubeObject>): string | undefined {
+  const { status } = obj;
+  if (typeof status !== 'object' || status === null || !('id' in status)) return undefined;
+  return typeof status.id === 'string' ? status.id : undefined;
 }
 
 export function parseManaged(obj: DeepReadonly<KubeObject> | undefined): ManagedObject<unknown> | undefined {

@@ -10,8 +10,18 @@ export function keyOf(obj: { metadata: ObjectKey }): string {
 export interface ManagedStore {
   /** The resource with its spec as stored (unvalidated). */
   get(key: ObjectKey): ManagedObject<unknown> | undefined;
-  /** The custom resource whose `gpucloud.io/external-id` names this cloud id, if any. */
-  ownerOf(cloudId: string): ObjectKey | undefined;
+  /** Every custom resource of this kind, in any namespace, that names this cloud id. */
+  claimsOn(cloudId: string): Claim[];
+  /** Whether a custom resource with this uid exists and is not being deleted. */
+  isLive(uid: string): boolean;
+}
+
+/** A custom resource that names a cloud id, in its external-id annotation or its status. */
+export interface Claim {
+  key: ObjectKey;
+  uid: string;
+  /** Its status records the id: the operator proved the claim when it wrote it. */
+  proved: boolean;
 }
 
 export interface MetadataPatch {

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { GpuCloudClient } from '../../src/api/client.ts';
-import { CREATE_INTENT, CREATE_NAME, FINALIZER, SKIP_RECONCILE } from '../../src/resources/annotations.ts';
+import { FINALIZER, SKIP_RECONCILE } from '../../src/resources/annotations.ts';
 import {
   API_KEY,
   isReady,
   manifests,
+  operatorIntent,
   type RunningOperator,
   resources,
   startOperator,
@@ -26,11 +27,12 @@ let client: GpuCloudClient;
  * recorded long enough ago, no id. Held until released.
  */
 async function interrupted(name: string) {
-  const intent = { [CREATE_INTENT]: String(Date.now() - 10 * 60_000), [CREATE_NAME]: name };
-  const held = { [SKIP_RECONCILE]: 'true', ...intent };
-  return stack
+  const held = { [SKIP_RECONCILE]: 'true' };
+  const cr = await stack
     .cluster()
     .create(resources.gpuVm, NS, manifests.gpuVm(name, {}, { finalizers: [FINALIZER], annotations: held }));
+  const annotations = operatorIntent(cr.metadata.uid, name);
+  return stack.cluster().patch(resources.gpuVm, NS, name, { metadata: { annotations } });
 }
 
 async function renameAndRelease(name: string, to: string): Promise<void> {
@@ -78,9 +80,10 @@ describe('a VM renamed while its create was interrupted', () => {
   test('is deleted with the resource, not left running', async () => {
     // Staged while no operator runs, as after a crash: renamed, then deleted, before anyone recorded the id.
     await operator.stop();
-    const intent = { [CREATE_INTENT]: String(Date.now() - 10 * 60_000), [CREATE_NAME]: 'second' };
-    const vm = manifests.gpuVm('second', {}, { finalizers: [FINALIZER], annotations: intent });
-    await stack.cluster().create(resources.gpuVm, NS, vm);
+    const vm = manifests.gpuVm('second', {}, { finalizers: [FINALIZER] });
+    const cr = await stack.cluster().create(resources.gpuVm, NS, vm);
+    const annotations = operatorIntent(cr.metadata.uid, 'second');
+    await stack.cluster().patch(resources.gpuVm, NS, 'second', { metadata: { annotations } });
     const made = await client.vms.create({
       vmTypeId: 401,
       region: 'us-east-1',

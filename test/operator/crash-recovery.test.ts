@@ -12,6 +12,7 @@ import {
   API_KEY,
   cloudObjects,
   isReady,
+  operatorIntent,
   type RunningOperator,
   resources,
   startOperator,
@@ -34,16 +35,14 @@ const cloudPods = (name: string) => cloudObjects(stack.sim()).pods(name);
  * reconcile is held off until `release`, so the test can stage the cloud first.
  */
 async function orphanedIntent(name: string): Promise<TestObject> {
-  return stack.cluster().create(resources.gpuPod, NS, {
+  const cr = await stack.cluster().create(resources.gpuPod, NS, {
     apiVersion: 'gpucloud.io/v1alpha1',
     kind: 'GpuPod',
-    metadata: {
-      name,
-      finalizers: [FINALIZER],
-      annotations: { [SKIP_RECONCILE]: 'true', [CREATE_INTENT]: String(Date.now() - 10 * 60_000) },
-    },
+    metadata: { name, finalizers: [FINALIZER], annotations: { [SKIP_RECONCILE]: 'true' } },
     spec: { image: 'ubuntu:24.04', gpuType: 'NVIDIA L40S', gpuCount: 1 },
   });
+  const annotations = operatorIntent(cr.metadata.uid, name);
+  return stack.cluster().patch(resources.gpuPod, NS, name, { metadata: { annotations } });
 }
 
 async function release(name: string): Promise<void> {
@@ -111,13 +110,11 @@ describe('recovery from a create interrupted by a crash', () => {
     const cr = await stack.cluster().create(resources.gpuPod, NS, {
       apiVersion: 'gpucloud.io/v1alpha1',
       kind: 'GpuPod',
-      metadata: {
-        name: 'deleted-mid-create',
-        finalizers: [FINALIZER],
-        annotations: { [CREATE_INTENT]: String(Date.now() - 10 * 60_000) },
-      },
+      metadata: { name: 'deleted-mid-create', finalizers: [FINALIZER] },
       spec: { image: 'ubuntu:24.04', gpuType: 'NVIDIA L40S', gpuCount: 1 },
     });
+    const annotations = operatorIntent(cr.metadata.uid, 'deleted-mid-create');
+    await stack.cluster().patch(resources.gpuPod, NS, 'deleted-mid-create', { metadata: { annotations } });
     await client.pods.create({
       name: 'deleted-mid-create',
       image: 'ubuntu:24.04',

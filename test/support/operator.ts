@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { type ControlPlane, startControlPlane } from '../../src/local/controlplane.ts';
 import { loadConfig } from '../../src/operator/config.ts';
 import { runOperator } from '../../src/operator/operator.ts';
+import { CREATE_INTENT, CREATE_NAME } from '../../src/resources/annotations.ts';
 import {
   gpuPodKind,
   gpuVmKind,
@@ -14,6 +15,7 @@ import {
 } from '../../src/resources/kinds.ts';
 import { isStatus, KubeClient } from '../../src/runtime/kube-client.ts';
 import { createLogger } from '../../src/runtime/logger.ts';
+import { sealIntent } from '../../src/runtime/managed-creation.ts';
 import { collectionPath, objectPath, type ResourceType } from '../../src/runtime/resource-type.ts';
 import { type RunningSimulator, startSimulator } from '../../src/sim/index.ts';
 import { installCrds } from './crds.ts';
@@ -315,6 +317,14 @@ export const manifests = {
     },
   }),
 };
+
+/**
+ * The create-intent annotations a process of the operator (whose key is `API_KEY`) writes before a create,
+ * dated `at`: what a crash between the create and the recorded id leaves behind.
+ */
+export function operatorIntent(uid: string, cloudName: string, at = Date.now() - 10 * 60_000) {
+  return { [CREATE_INTENT]: `${at}.${sealIntent(API_KEY, uid, at, cloudName)}`, [CREATE_NAME]: cloudName };
+}
 
 /** What the simulated cloud holds under a name, by kind. */
 export function cloudObjects(sim: RunningSimulator) {

@@ -1,4 +1,5 @@
 import { CloudApiError, RequestValidationError } from '../../api/errors.ts';
+import { OWNER_ENV } from '../annotations.ts';
 import type { EnvVar, Readiness } from '../external.ts';
 
 /**
@@ -29,6 +30,11 @@ export function cloudName(mr: { metadata: { name: string }; spec: { name?: strin
 
 export function hasMarker(env: readonly EnvVar[] | undefined, marker: EnvVar): boolean {
   return env?.some((item) => item.key === marker.key && item.value === marker.value) ?? false;
+}
+
+/** The uid the owner marker in `env` names, if `env` carries one. */
+export function markerIn(env: readonly EnvVar[] | undefined): string | undefined {
+  return env?.find((item) => item.key === OWNER_ENV)?.value;
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   fingerprintOf,
   hasMarker,
   ignoreNotFound,
+  markerIn,
   readinessFrom,
   unlessNotFound,
 } from '../common/cloud.ts';
@@ -47,6 +48,8 @@ export function gpuPodAdapter(
     // The list leaves out the ssh command, ports, prices and environment: a get completes it.
     enrich: async (pod) => (await unlessNotFound(client.pods.get(pod.id))) ?? pod,
     isGone: (pod) => pod.status === 'TERMINATED' || pod.status === 'TERMINATING',
+    // Only a get shows the environment: the list's view of a pod has no marker to read.
+    markerOf: (pod) => markerIn(pod.environmentVars),
     isOwnCreate: async (mr, pod, ctx) => {
       if (pod.name !== cloudName(mr)) return false;
       const full = await unlessNotFound(client.pods.get(pod.id));

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { Endpoint, EndpointUpdateRequest } from '../../api/schemas/serverless.ts';
-import { cloudName, hasMarker, ignoreNotFound, readinessFrom } from '../common/cloud.ts';
+import { cloudName, hasMarker, ignoreNotFound, markerIn, readinessFrom } from '../common/cloud.ts';
 import type { ActContext, ExternalKind, ManagedObject, Plan, Readiness, Step } from '../external.ts';
 import type { ServerlessEndpointSpec } from './schema.ts';
 
@@ -35,6 +35,7 @@ export function serverlessEndpointAdapter(
       return JSON.stringify(watched);
     },
     isGone: () => false,
+    markerOf: (endpoint) => markerIn(endpoint.environmentVars),
     isOwnCreate: async (_mr, endpoint, ctx) => hasMarker(endpoint.environmentVars, ctx.ownerMarker),
     create: async (mr, ctx) => {
       const desired = await desiredFields(mr, ctx);
