@@ -11,7 +11,8 @@ export interface ControllerMetrics {
   /** Observer to pass to the controller's work queue. */
   readonly queue: WorkQueueObserver;
   reconcileStarted(): void;
-  reconcileFinished(outcome: ReconcileOutcome, seconds: number): void;
+  /** `terminal`: an error that retrying cannot fix; counted as an error, and apart. */
+  reconcileFinished(outcome: ReconcileOutcome, seconds: number, terminal?: boolean): void;
 }
 
 // controller-runtime's buckets, so dashboards built for Go operators read ours the same way.
@@ -28,6 +29,7 @@ const QUEUE_BUCKETS = exponentialBuckets(1e-8, 10, 12);
 export class RuntimeMetrics {
   readonly #reconcileTotal: Counter<'controller' | 'result'>;
   readonly #reconcileErrors: Counter<'controller'>;
+  readonly #terminalErrors: Counter<'controller'>;
   readonly #reconcileTime: Histogram<'controller'>;
   readonly #activeWorkers: Gauge<'controller'>;
   readonly #maxConcurrent: Gauge<'controller'>;
@@ -51,6 +53,12 @@ export class RuntimeMetrics {
     this.#reconcileErrors = new Counter({
       name: 'controller_runtime_reconcile_errors_total',
       help: 'Total number of reconciliation errors per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.#terminalErrors = new Counter({
+      name: 'controller_runtime_terminal_reconcile_errors_total',
+      help: 'Total number of terminal reconciliation errors per controller',
       labelNames: ['controller'],
       registers,
     });
@@ -160,14 +168,16 @@ export class RuntimeMetrics {
     // As controller-runtime does: every series exists from the start, so a rate over it is never empty.
     for (const result of RECONCILE_OUTCOMES) this.#reconcileTotal.inc({ ...labels, result }, 0);
     this.#reconcileErrors.inc(labels, 0);
+    this.#terminalErrors.inc(labels, 0);
     this.#retries.inc({ name }, 0);
     return {
       queue,
       reconcileStarted: () => this.#activeWorkers.inc(labels),
-      reconcileFinished: (outcome, seconds) => {
+      reconcileFinished: (outcome, seconds, terminal = false) => {
         this.#activeWorkers.dec(labels);
         this.#reconcileTotal.inc({ ...labels, result: outcome });
         if (outcome === 'error') this.#reconcileErrors.inc(labels);
+        if (terminal) this.#terminalErrors.inc(labels);
         this.#reconcileTime.observe(labels, seconds);
       },
     };

@@ -126,13 +126,15 @@ export class Controller {
     metrics.reconcileStarted();
     const startedAt = performance.now();
     let outcome: ReconcileOutcome;
+    let terminal = false;
     try {
       const result = await this.#options.reconcile(objectKey, ctx);
       outcome = this.#succeeded(key, result);
     } catch (err) {
+      terminal = err instanceof TerminalError;
       outcome = this.#failed(key, err, ctx.log);
     }
-    metrics.reconcileFinished(outcome, (performance.now() - startedAt) / 1000);
+    metrics.reconcileFinished(outcome, (performance.now() - startedAt) / 1000, terminal);
   }
 
   #succeeded(key: string, result: Result | undefined): ReconcileOutcome {

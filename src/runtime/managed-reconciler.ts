@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from '../resources/annotations.ts';
 import type { ManagedStatus } from '../resources/common/status.ts';
 import type { ActContext, ExternalKind, ManagedObject, Plan } from '../resources/external.ts';
-import type { Result } from './controller.ts';
+import { type Result, TerminalError } from './controller.ts';
 import type { ObjectKey } from './kube-object.ts';
 import { type ClaimVerdict, judgeClaim } from './managed-claims.ts';
 import type { CloudCache } from './managed-cloud-cache.ts';
@@ -422,7 +422,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     });
     if (!failure.terminal) throw failure;
     this.#refused.record(mr);
-    return {};
+    throw new TerminalError(failure.message, { cause: failure });
   }
 
   #context(mr: ManagedObject<Spec>, revealed: Set<string>): ActContext {

@@ -108,7 +108,7 @@ describe('Controller', () => {
 
   test('a terminal error is not retried', async () => {
     let calls = 0;
-    const { controller, fire, logs } = setUp(async () => {
+    const { controller, fire, logs, metric } = setUp(async () => {
       calls++;
       throw new TerminalError('spec rejected by the cloud');
     });
@@ -122,6 +122,14 @@ describe('Controller', () => {
     await until(() => calls === 2, 'the other key');
     await controller.stop(1_000);
     assert.equal(calls, 2);
+    // As controller-runtime counts it: an error, and a terminal one, never a success.
+    assert.equal(await metric('controller_runtime_reconcile_total', { result: 'error' }), 2);
+    assert.equal(await metric('controller_runtime_reconcile_total', { result: 'success' }), 0);
+    assert.equal(await metric('controller_runtime_reconcile_errors_total', { controller: 'test' }), 2);
+    assert.equal(
+      await metric('controller_runtime_terminal_reconcile_errors_total', { controller: 'test' }),
+      2,
+    );
   });
 
   test('runs different keys in parallel but never one key twice at once', async () => {
