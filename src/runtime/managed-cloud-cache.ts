@@ -4,7 +4,7 @@ import type { ExternalKind } from '../resources/external.ts';
 /** The parts of a kind's adapter the cache uses. */
 export type CloudLister<Cloud> = Pick<
   ExternalKind<unknown, Cloud>,
-  'kind' | 'list' | 'idOf' | 'fingerprint' | 'phaseOf'
+  'kind' | 'list' | 'idOf' | 'fingerprint' | 'phaseOf' | 'enrich'
 >;
 
 /** What the cache can say about one cloud id. */
@@ -46,6 +46,8 @@ export class CloudCache<Cloud> {
   readonly #adapter: CloudLister<Cloud>;
   readonly #options: CloudCacheOptions;
   readonly #entries = new Map<string, Entry<Cloud>>();
+  /** Completed (enriched) objects by id, valid while the object's fingerprint stays the same. */
+  readonly #completed = new Map<string, { fingerprint: string; cloud: Cloud }>();
   /** When the list behind `#entries` started; 0 before the first list completes. */
   #takenAt = 0;
   #lastStart = 0;
@@ -104,6 +106,34 @@ export class CloudCache<Cloud> {
   remember(cloud: Cloud): void {
     const id = this.#adapter.idOf(cloud);
     this.#entries.set(id, { cloud, fingerprint: this.#adapter.fingerprint(cloud), seenAt: Date.now() });
+  }
+
+  /**
+   * `cloud` as complete as a get makes it, for kinds whose list carries less: from the last completion
+   * while the fingerprint is unchanged, else one read.
+   */
+  async complete(cloud: Cloud): Promise<Cloud> {
+    const adapter = this.#adapter;
+    if (!adapter.enrich) return cloud;
+    const known = this.#completed.get(adapter.idOf(cloud));
+    if (known?.fingerprint === adapter.fingerprint(cloud)) return known.cloud;
+    const full = await adapter.enrich(cloud);
+    // Keyed by what the read returned: it may be newer than the list (the pod was paused meanwhile), and
+    // kept under the list's fingerprint it would be served again once the list shows that state anew.
+    this.rememberComplete(full);
+    return full;
+  }
+
+  /** Records an object known to be complete (a create's answer). */
+  rememberComplete(full: Cloud): void {
+    const adapter = this.#adapter;
+    if (adapter.enrich)
+      this.#completed.set(adapter.idOf(full), { fingerprint: adapter.fingerprint(full), cloud: full });
+  }
+
+  /** Drops the completed view of `id`: no resource holds it any more. */
+  forget(id: string): void {
+    this.#completed.delete(id);
   }
 
   /**

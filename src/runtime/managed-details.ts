@@ -26,6 +26,8 @@ export class DetailSchedule {
   readonly #tracked = new Set<string>();
   /** Keys released to their reconcile and not yet fetched. */
   readonly #released = new Set<string>();
+  /** What the last fetch of each tracked key returned. */
+  readonly #last = new Map<string, Record<string, unknown>>();
   #tokens = 0;
   #lastTick = Date.now();
   #timer: NodeJS.Timeout | undefined;
@@ -55,6 +57,12 @@ export class DetailSchedule {
   untrack(key: string): void {
     this.#tracked.delete(key);
     this.#released.delete(key);
+    this.#last.delete(key);
+  }
+
+  /** The details the last fetch of `key` returned, while it is tracked. */
+  last(key: string): Record<string, unknown> | undefined {
+    return this.#last.get(key);
   }
 
   /** Whether the reconcile of `key` should fetch details now. */
@@ -62,9 +70,13 @@ export class DetailSchedule {
     return this.#released.has(key);
   }
 
-  /** Records a fetch (or its failure) and schedules the next one an interval later. */
-  fetched(key: string): void {
+  /**
+   * Records a fetch and what it returned (`undefined`: it failed, the last values stand), and schedules
+   * the next one an interval later.
+   */
+  fetched(key: string, values: Record<string, unknown> | undefined): void {
     if (!this.#released.delete(key) || !this.#tracked.has(key)) return;
+    if (values !== undefined) this.#last.set(key, values);
     this.#turns.set(key, Date.now() + this.#options.intervalMs);
   }
 

@@ -52,10 +52,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #creation: Creation<Spec, Cloud>;
   /** When this process last acted on a cloud id: observations older than that are stale. */
   readonly #actedAt = new Map<string, number>();
-  /** Enriched cloud objects by id, valid while the listed object's fingerprint stays the same. */
-  readonly #enriched = new Map<string, { fingerprint: string; cloud: Cloud }>();
-  /** The last details fetched per resource key. */
-  readonly #details = new Map<string, Record<string, unknown>>();
   readonly #refused = new TerminalFailures();
 
   constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
@@ -152,8 +148,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#o.events.event(mr, 'Normal', reason, message);
     this.#log('info', mr, { id: newId }, message);
     // A create answers the whole object: only a recovered one, found in a list, needs completing.
-    if (obtained.created) this.#rememberComplete(obtained.cloud);
-    return { kind: 'seen', cloud: await this.#complete(obtained.cloud) };
+    if (obtained.created) this.#o.cache.rememberComplete(obtained.cloud);
+    return { kind: 'seen', cloud: await this.#o.cache.complete(obtained.cloud) };
   }
 
   /**
@@ -210,31 +206,11 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     // Until the first list is in, every observation would cost a get: wait for it instead.
     if (!cache.hasSynced()) await cache.waitForListAfter(1);
     const sighting = cache.sight(id, this.#actedAt.get(id) ?? 0);
-    if (sighting.kind === 'seen') return this.#complete(sighting.cloud);
+    if (sighting.kind === 'seen') return cache.complete(sighting.cloud);
     const cloud = await adapter.get(id);
     if (!cloud) return undefined;
     cache.remember(cloud);
-    return this.#complete(cloud);
-  }
-
-  async #complete(cloud: Cloud): Promise<Cloud> {
-    const { adapter } = this.#o;
-    if (!adapter.enrich) return cloud;
-    const id = adapter.idOf(cloud);
-    const fingerprint = adapter.fingerprint(cloud);
-    const known = this.#enriched.get(id);
-    if (known?.fingerprint === fingerprint) return known.cloud;
-    const full = await adapter.enrich(cloud);
-    // Keyed by what the read returned: it may be newer than the list (the pod was paused meanwhile), and
-    // kept under the list's fingerprint it would be served again once the list shows that state anew.
-    this.#rememberComplete(full);
-    return full;
-  }
-
-  #rememberComplete(full: Cloud): void {
-    const { adapter } = this.#o;
-    if (adapter.enrich)
-      this.#enriched.set(adapter.idOf(full), { fingerprint: adapter.fingerprint(full), cloud: full });
+    return cache.complete(cloud);
   }
 
   /** The cloud object is gone although the custom resource lives. */
@@ -310,7 +286,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const id = mr.metadata.annotations?.[EXTERNAL_ID];
     if (id) this.#forgetCloud(id);
     this.#o.details?.untrack(keyOf(mr));
-    this.#details.delete(keyOf(mr));
     this.#o.events.event(mr, 'Normal', reason, message);
     this.#log('info', mr, { id }, message);
   }
@@ -363,17 +338,18 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       schedule.track(key);
       if (schedule.isDue(key)) await this.#fetchDetails(mr, cloud, key);
     }
-    return this.#details.get(key) ?? carryOver(mr.status, details.fields);
+    return schedule.last(key) ?? carryOver(mr.status, details.fields);
   }
 
   async #fetchDetails(mr: ManagedObject<Spec>, cloud: Cloud, key: string): Promise<void> {
+    let values: Record<string, unknown> | undefined;
     try {
-      this.#details.set(key, (await this.#o.adapter.details?.fetch(cloud)) ?? {});
+      values = (await this.#o.adapter.details?.fetch(cloud)) ?? {};
     } catch (error) {
       // Details are a nicety: a failure keeps the last values and never fails the reconcile.
       this.#log('warn', mr, { err: error }, 'fetching details failed; keeping the last values');
     } finally {
-      this.#o.details?.fetched(key);
+      this.#o.details?.fetched(key, values);
     }
   }
 
@@ -440,7 +416,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
 
   #forgetCloud(id: string): void {
     this.#actedAt.delete(id);
-    this.#enriched.delete(id);
+    this.#o.cache.forget(id);
   }
 
   /**

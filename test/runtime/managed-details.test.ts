@@ -28,11 +28,14 @@ test('a resource tracked after another was fetched gets its details without wait
     details.track('ns/first');
     await waitFor(() => released.includes('ns/first'), 'the first release');
     assert.equal(details.isDue('ns/first'), true);
-    details.fetched('ns/first');
+    details.fetched('ns/first', { runtimeSeconds: 5 });
     assert.equal(details.isDue('ns/first'), false);
+    assert.deepEqual(details.last('ns/first'), { runtimeSeconds: 5 }, 'what the fetch returned is kept');
     details.track('ns/second');
     await waitFor(() => released.includes('ns/second'), 'the second release');
     assert.deepEqual(released, ['ns/first', 'ns/second'], 'the first is not due again for an interval');
+    details.untrack('ns/first');
+    assert.equal(details.last('ns/first'), undefined, 'an untracked key keeps nothing');
   } finally {
     details.stop();
   }
