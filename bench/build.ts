@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { rm, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { Logger } from '../src/runtime/logger.ts';
+import type { Logger } from '../src/lib/logger.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Inside the repository, so that `node_modules` and the package's `"type": "module"` are found. */

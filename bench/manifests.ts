@@ -1,7 +1,8 @@
 // The custom resources the benchmark applies: small, valid specs like the examples', with names that
 // sort in creation order and fit every kind's limits (an endpoint name has at most 20 characters).
+
+import type { ResourceType } from '../src/kube/resource-type.ts';
 import { API_VERSION } from '../src/resources/kinds.ts';
-import type { ResourceType } from '../src/runtime/resource-type.ts';
 import { RESOURCES } from './stack.ts';
 
 export interface Manifest {

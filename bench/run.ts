@@ -2,7 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { dirname } from 'node:path';
-import { createLogger } from '../src/runtime/logger.ts';
+import { createLogger } from '../src/lib/logger.ts';
 import { buildOperator, SOURCE_ENTRY } from './build.ts';
 import { runMixed } from './mixed-run.ts';
 import { operatorFlags, stopAllOperators } from './operator.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { isStatus, type KubeClient } from '../src/runtime/kube-client.ts';
-import type { Logger } from '../src/runtime/logger.ts';
-import { collectionPath, objectPath, type ResourceType } from '../src/runtime/resource-type.ts';
+import { isStatus, type KubeClient } from '../src/kube/client.ts';
+import { collectionPath, objectPath, type ResourceType } from '../src/kube/resource-type.ts';
+import type { Logger } from '../src/lib/logger.ts';
 import type { Manifest } from './manifests.ts';
 import type { BenchOptions } from './options.ts';
 import type { Stack } from './stack.ts';

@@ -1,6 +1,8 @@
 // Everything the benchmark runs against: a real control plane with the CRDs, the simulator in this
 // process (so its call counts and fault controls are at hand), and clients for both.
 import { GpuCloudClient } from '../src/api/client.ts';
+import { KubeClient } from '../src/kube/client.ts';
+import type { ResourceType } from '../src/kube/resource-type.ts';
 import { type ControlPlane, startControlPlane } from '../src/local/controlplane.ts';
 import {
   gpuPodKind,
@@ -8,8 +10,6 @@ import {
   type KindDefinition,
   serverlessEndpointKind,
 } from '../src/resources/kinds.ts';
-import { KubeClient } from '../src/runtime/kube-client.ts';
-import type { ResourceType } from '../src/runtime/resource-type.ts';
 import { type RunningSimulator, startSimulator } from '../src/sim/index.ts';
 import { installCrds } from '../test/support/crds.ts';
 

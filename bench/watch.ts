@@ -1,10 +1,11 @@
 // The benchmark's eyes on the custom resources: one informer per kind and namespace, recording when
 // each resource first showed what the phases wait for. Timestamps are taken as events arrive.
-import { Informer } from '../src/runtime/informer.ts';
-import type { KubeClient } from '../src/runtime/kube-client.ts';
-import type { DeepReadonly, KubeObject } from '../src/runtime/kube-object.ts';
-import type { Logger } from '../src/runtime/logger.ts';
-import type { ResourceType } from '../src/runtime/resource-type.ts';
+
+import type { KubeClient } from '../src/kube/client.ts';
+import { Informer } from '../src/kube/informer.ts';
+import type { DeepReadonly, KubeObject } from '../src/kube/object.ts';
+import type { ResourceType } from '../src/kube/resource-type.ts';
+import type { Logger } from '../src/lib/logger.ts';
 
 interface Observed {
   status?: { phase?: string; conditions?: Array<{ type: string; status: string }> };

@@ -1,8 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { KubeApiError } from '../src/runtime/kube-client.ts';
-import { collectionPath } from '../src/runtime/resource-type.ts';
+import { KubeApiError } from '../src/kube/client.ts';
+import { collectionPath } from '../src/kube/resource-type.ts';
 import type { Cluster } from '../test/support/operator.ts';
 import { type KindName, manifest, resourceOf, type Spec } from './workload.ts';
 

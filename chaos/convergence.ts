@@ -1,4 +1,4 @@
-import { sleep } from '../src/runtime/delay.ts';
+import { sleep } from '../src/lib/delay.ts';
 import { condition, type TestObject } from '../test/support/operator.ts';
 import type { CloudObject } from './cloud-objects.ts';
 import type { Ledger, Tracked } from './ledger.ts';

@@ -1,5 +1,5 @@
-import { sleep } from '../src/runtime/delay.ts';
-import { isStatus } from '../src/runtime/kube-client.ts';
+import { sleep } from '../src/lib/delay.ts';
+import { isStatus } from '../src/kube/client.ts';
 import type { Cluster, TestObject } from '../test/support/operator.ts';
 import { persistently } from './kube.ts';
 import type { Ledger, Tracked } from './ledger.ts';

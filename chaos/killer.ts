@@ -1,4 +1,4 @@
-import { sleep } from '../src/runtime/delay.ts';
+import { sleep } from '../src/lib/delay.ts';
 import type { Replica } from './operators.ts';
 import type { Random } from './random.ts';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { sleep } from '../src/runtime/delay.ts';
-import { KubeApiError, KubeTransportError } from '../src/runtime/kube-client.ts';
-import { collectionPath } from '../src/runtime/resource-type.ts';
+import { sleep } from '../src/lib/delay.ts';
+import { KubeApiError, KubeTransportError } from '../src/kube/client.ts';
+import { collectionPath } from '../src/kube/resource-type.ts';
 import { type Cluster, objectSchema, type TestObject } from '../test/support/operator.ts';
 import { KIND_NAMES, type KindName, resourceOf } from './workload.ts';
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { freeLoopbackPorts } from '../src/local/controlplane/ports.ts';
-import { settlesWithin, sleep } from '../src/runtime/delay.ts';
+import { settlesWithin, sleep } from '../src/lib/delay.ts';
 import { type Exit, type OperatorProcess, spawnOperator } from '../test/support/operator-process.ts';
 import type { Transcripts } from './transcripts.ts';
 

@@ -1,5 +1,5 @@
 import { API_VERSION } from '../src/resources/kinds.ts';
-import type { ResourceType } from '../src/runtime/resource-type.ts';
+import type { ResourceType } from '../src/kube/resource-type.ts';
 import { resources } from '../test/support/operator.ts';
 import type { Random } from './random.ts';
 

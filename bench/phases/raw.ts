@@ -2,7 +2,7 @@
 // write its status), from a tight loop with no operator logic, at the same client concurrency. The
 // namespace is watched as the benchmark watches the operator's, so both runs pay the same watch cost.
 import { z } from 'zod';
-import { collectionPath, objectPath } from '../../src/runtime/resource-type.ts';
+import { collectionPath, objectPath } from '../../src/kube/resource-type.ts';
 import { gpuPod, names, readyPodStatus } from '../manifests.ts';
 import { forEachConcurrently } from '../parallel.ts';
 import { cpuOf } from '../process-stats.ts';

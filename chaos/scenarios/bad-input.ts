@@ -1,6 +1,6 @@
-import { CREATE_INTENT, EXTERNAL_ID } from '../../src/resources/annotations.ts';
-import { sleep } from '../../src/runtime/delay.ts';
-import { defaultControllerRateLimiter } from '../../src/runtime/rate-limiter.ts';
+import { CREATE_INTENT, EXTERNAL_ID } from '../../src/managed/annotations.ts';
+import { sleep } from '../../src/lib/delay.ts';
+import { defaultControllerRateLimiter } from '../../src/controller/queue-rate-limiters.ts';
 import { condition, resources } from '../../test/support/operator.ts';
 import { checkAdmission } from '../admission-fuzz.ts';
 import { convergenceProblem } from '../convergence.ts';

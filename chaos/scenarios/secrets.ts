@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { collectionPath } from '../../src/runtime/resource-type.ts';
+import { collectionPath } from '../../src/kube/resource-type.ts';
 import type { FaultPatch } from '../../src/sim/index.ts';
 import { resources } from '../../test/support/operator.ts';
 import { type Life, operations } from '../driver.ts';

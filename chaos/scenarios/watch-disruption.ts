@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sleep } from '../../src/runtime/delay.ts';
-import { kubeConfigVia } from '../../test/runtime/support/kube.ts';
-import { TcpProxy } from '../../test/runtime/support/tcp-proxy.ts';
+import { sleep } from '../../src/lib/delay.ts';
+import { kubeConfigVia } from '../../test/support/kube.ts';
+import { TcpProxy } from '../../test/support/tcp-proxy.ts';
 import { noteConverged } from '../convergence.ts';
 import { changeResource, createResource, deleteResource, operations, planChurn } from '../driver.ts';
 import type { Tracked } from '../ledger.ts';

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
+import { createLogger } from '../lib/logger.ts';
 // The whole local stack in one command: a real kube-apiserver + etcd, the simulated GPU cloud, the CRDs,
 // the operator and the examples. Ctrl-C tears everything down.
 import { startLocalStack } from '../local/stack.ts';
-import { createLogger } from '../runtime/logger.ts';
 
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info', name: 'gpucloud-operator' });
 const stack = await startLocalStack(logger);

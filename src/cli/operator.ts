@@ -1,8 +1,8 @@
 #!/usr/bin/env node
+import { LeadershipLostError } from '../controller/manager.ts';
+import { createLogger } from '../lib/logger.ts';
 import { ConfigError, FLAGS, loadConfig } from '../operator/config.ts';
 import { runOperator } from '../operator/operator.ts';
-import { createLogger } from '../runtime/logger.ts';
-import { LeadershipLostError } from '../runtime/manager.ts';
 
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('-h')) {

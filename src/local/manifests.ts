@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { z } from 'zod';
-import type { KubeClient } from '../runtime/kube-client.ts';
+import type { KubeClient } from '../kube/client.ts';
 
 const manifestSchema = z.looseObject({
   apiVersion: z.string(),

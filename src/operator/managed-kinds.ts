@@ -1,12 +1,11 @@
 import type { z } from 'zod';
 import type { GpuCloudClient } from '../api/client.ts';
-import type { ExternalKind } from '../resources/external.ts';
+import type { ManagedKind } from '../managed/controller.ts';
+import type { CommonSpec, ExternalKind } from '../managed/external-kind.ts';
 import { gpuPodAdapter } from '../resources/gpu-pod/adapter.ts';
 import { gpuVmAdapter } from '../resources/gpu-vm/adapter.ts';
 import { gpuPodKind, gpuVmKind, type KindDefinition, serverlessEndpointKind } from '../resources/kinds.ts';
 import { serverlessEndpointAdapter } from '../resources/serverless-endpoint/adapter.ts';
-import type { ManagedKind } from '../runtime/managed-controller.ts';
-import type { CommonSpec } from '../runtime/managed-reconciler.ts';
 
 export interface ManagedKindsOptions {
   /** The pod callback URL to register with the cloud, when callbacks are served. */

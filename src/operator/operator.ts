@@ -1,8 +1,8 @@
 import { GpuCloudClient } from '../api/client.ts';
+import { Manager } from '../controller/manager.ts';
+import type { Logger } from '../lib/logger.ts';
+import { addManagedController, type ManagedControllerSettings } from '../managed/controller.ts';
 import { loadKubeConnection } from '../runtime/kube-config.ts';
-import type { Logger } from '../runtime/logger.ts';
-import { addManagedController, type ManagedControllerSettings } from '../runtime/managed-controller.ts';
-import { Manager } from '../runtime/manager.ts';
 import { callbackUrl, startCallbackServer } from './callback-server.ts';
 import type { OperatorConfig } from './config.ts';
 import { managedKinds } from './managed-kinds.ts';

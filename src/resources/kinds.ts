@@ -5,10 +5,10 @@ import { serverlessEndpointKind } from './serverless-endpoint/schema.ts';
 
 // The registry of the operator's kinds: the CRD generator and the operator both iterate it.
 
+export type { Condition } from '../managed/status-schema.ts';
 export type { CustomResource, KindDefinition, PrinterColumn, ScaleSubresource } from './common/kind.ts';
 export { API_VERSION, CATEGORY, GROUP, VERSION } from './common/kind.ts';
 export { OPERATOR_ENV_PREFIX } from './common/schema.ts';
-export type { Condition } from './common/status.ts';
 export type { GpuPodSpec, GpuPodStatus } from './gpu-pod/schema.ts';
 export type { GpuVmSpec, GpuVmStatus } from './gpu-vm/schema.ts';
 export type { ServerlessEndpointSpec, ServerlessEndpointStatus } from './serverless-endpoint/schema.ts';

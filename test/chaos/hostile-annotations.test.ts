@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CREATE_INTENT, EXTERNAL_ID } from '../../src/resources/annotations.ts';
+import { CREATE_INTENT, EXTERNAL_ID } from '../../src/managed/annotations.ts';
 import {
   condition,
   isReady,

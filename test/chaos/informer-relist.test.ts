@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Informer } from '../../src/runtime/informer.ts';
-import { KubeClient } from '../../src/runtime/kube-client.ts';
+import { KubeClient } from '../../src/kube/client.ts';
+import { Informer } from '../../src/kube/informer.ts';
+import { configMaps } from '../../src/kube/resource-type.ts';
+import { createLogger } from '../../src/lib/logger.ts';
 import type { KubeConnection } from '../../src/runtime/kube-config.ts';
-import { createLogger } from '../../src/runtime/logger.ts';
-import { configMaps } from '../../src/runtime/resource-type.ts';
 import { reply, startMisbehavingServer } from '../support/misbehaving-server.ts';
 
 // Found by the chaos suite (watch-disruption): after an apiserver restart the informer's watch is

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { WorkQueue } from '../../src/runtime/work-queue.ts';
+import { WorkQueue } from '../../src/controller/work-queue.ts';
 
 // Found by the chaos suite (bad-input): a requeue further off than a Node timer can wait (a create
 // intent dated in the year 2286) made the queue arm an overflowing timer, which Node fires after 1 ms —

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { z } from 'zod';
-import { listMap, withRules } from '../../src/resources/common/schema-meta.ts';
+import { listMap, withRules } from '../../src/kube/schema-meta.ts';
 import { CrdSchemaError, toStructuralSchema } from '../../tools/crd/structural-schema.ts';
 
 const described = <T extends z.ZodType>(schema: T) => schema.describe('a field');

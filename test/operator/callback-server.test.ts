@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import { createLogger } from '../../src/lib/logger.ts';
 import { callbackUrl, startCallbackServer } from '../../src/operator/callback-server.ts';
-import { createLogger } from '../../src/runtime/logger.ts';
 
 const TOKEN = 'cb-token-3f9a1c77e2';
 

@@ -7,7 +7,7 @@ import {
   FINALIZER,
   OWNER_ENV,
   SKIP_RECONCILE,
-} from '../../src/resources/annotations.ts';
+} from '../../src/managed/annotations.ts';
 import {
   API_KEY,
   cloudObjects,

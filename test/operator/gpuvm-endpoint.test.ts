@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { GpuCloudClient } from '../../src/api/client.ts';
-import { FINALIZER } from '../../src/resources/annotations.ts';
+import { FINALIZER } from '../../src/managed/annotations.ts';
 import {
   API_KEY,
   cloudObjects,

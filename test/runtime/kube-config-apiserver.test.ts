@@ -7,14 +7,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { load } from 'js-yaml';
 import { z } from 'zod';
-import { KubeApiError, KubeClient, KubeTransportError } from '../../src/runtime/kube-client.ts';
+import { KubeApiError, KubeClient, KubeTransportError } from '../../src/kube/client.ts';
+import { kubeObjectSchema } from '../../src/kube/object.ts';
 import {
   inClusterConnection,
   type KubeConnection,
   kubeConnectionFromFile,
   kubeConnectionFromYaml,
 } from '../../src/runtime/kube-config.ts';
-import { kubeObjectSchema } from '../../src/runtime/kube-object.ts';
 import { useControlPlane } from '../support/control-plane.ts';
 
 const plane = useControlPlane();

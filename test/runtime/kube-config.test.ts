@@ -10,7 +10,7 @@ import {
   kubeConnectionFromFile,
   loadKubeConnection,
 } from '../../src/runtime/kube-config.ts';
-import { until } from './support/until.ts';
+import { until } from '../support/until.ts';
 
 const CA = '-----BEGIN CERTIFICATE-----\nca\n-----END CERTIFICATE-----\n';
 const CERT = '-----BEGIN CERTIFICATE-----\nclient\n-----END CERTIFICATE-----\n';

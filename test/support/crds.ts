@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../../src/kube/client.ts';
 import { installCrds as install } from '../../src/local/manifests.ts';
-import { KubeClient } from '../../src/runtime/kube-client.ts';
 import { type KubeConnection, kubeConnectionFromYaml } from '../../src/runtime/kube-config.ts';
 
 const CRD_DIR = new URL('../../crds/', import.meta.url).pathname;

@@ -3,20 +3,20 @@
 import { Writable } from 'node:stream';
 import { after, before } from 'node:test';
 import { z } from 'zod';
+import { isStatus, KubeClient } from '../../src/kube/client.ts';
+import { collectionPath, objectPath, type ResourceType } from '../../src/kube/resource-type.ts';
+import { createLogger } from '../../src/lib/logger.ts';
 import { type ControlPlane, startControlPlane } from '../../src/local/controlplane.ts';
+import { CREATE_INTENT, CREATE_NAME } from '../../src/managed/annotations.ts';
+import { sealIntent } from '../../src/managed/creation.ts';
 import { loadConfig } from '../../src/operator/config.ts';
 import { runOperator } from '../../src/operator/operator.ts';
-import { CREATE_INTENT, CREATE_NAME } from '../../src/resources/annotations.ts';
 import {
   gpuPodKind,
   gpuVmKind,
   type KindDefinition,
   serverlessEndpointKind,
 } from '../../src/resources/kinds.ts';
-import { isStatus, KubeClient } from '../../src/runtime/kube-client.ts';
-import { createLogger } from '../../src/runtime/logger.ts';
-import { sealIntent } from '../../src/runtime/managed-creation.ts';
-import { collectionPath, objectPath, type ResourceType } from '../../src/runtime/resource-type.ts';
 import { type RunningSimulator, startSimulator } from '../../src/sim/index.ts';
 import { installCrds } from './crds.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CelRule } from '../../src/resources/common/schema-meta.ts';
+import type { CelRule } from '../../src/kube/schema-meta.ts';
 
 /** A schema the generator cannot turn into a valid structural CRD schema; names the offending field. */
 export class CrdSchemaError extends Error {

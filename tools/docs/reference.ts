@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { createClientMetrics } from '../../src/api/client-metrics.ts';
+import { RuntimeMetrics } from '../../src/controller/metrics.ts';
 import { kinds } from '../../src/resources/kinds.ts';
-import { RuntimeMetrics } from '../../src/runtime/controller-metrics.ts';
 import { buildCrd } from '../crd/crd.ts';
 import type { StructuralSchema } from '../crd/structural-schema.ts';
 

@@ -1,6 +1,6 @@
 import { CloudApiError, RequestValidationError } from '../../api/errors.ts';
-import { OWNER_ENV } from '../annotations.ts';
-import type { EnvVar, Readiness } from '../external.ts';
+import { OWNER_ENV } from '../../managed/annotations.ts';
+import type { EnvVar, Readiness } from '../../managed/external-kind.ts';
 
 /**
  * The cloud's answer, or `undefined` when it says the resource does not exist — or when the id is not
@@ -21,11 +21,6 @@ export async function unlessNotFound<T>(call: Promise<T>): Promise<T | undefined
 /** Deleting what is already gone is success: delete is idempotent in effect. */
 export async function ignoreNotFound(call: Promise<unknown>): Promise<void> {
   await unlessNotFound(call);
-}
-
-/** The name the cloud resource gets: `spec.name`, or the custom resource's own name. */
-export function cloudName(mr: { metadata: { name: string }; spec: { name?: string | undefined } }): string {
-  return mr.spec.name ?? mr.metadata.name;
 }
 
 export function hasMarker(env: readonly EnvVar[] | undefined, marker: EnvVar): boolean {

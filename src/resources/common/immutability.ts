@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CelRule } from './schema-meta.ts';
+import type { CelRule } from '../../kube/schema-meta.ts';
 
 /**
  * Makes every field of a spec immutable except those listed as mutable, so that a field added later

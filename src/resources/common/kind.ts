@@ -1,6 +1,6 @@
 import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import type { z } from 'zod';
-import type { CelRule } from './schema-meta.ts';
+import type { CelRule } from '../../kube/schema-meta.ts';
 
 export const GROUP = 'gpucloud.io';
 export const VERSION = 'v1alpha1';

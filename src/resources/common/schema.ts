@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listMap, withRules } from './schema-meta.ts';
+import { listMap, withRules } from '../../kube/schema-meta.ts';
 
 // Field schemas shared by the kinds' specs. Lengths and list sizes the API spec leaves open are
 // bounded anyway: the apiserver only accepts CEL rules whose worst-case cost it can bound.

@@ -1,7 +1,14 @@
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { PodCreateRequest } from '../../api/schemas/pods.ts';
 import {
+  type ActContext,
   cloudName,
+  type ExternalKind,
+  type ManagedObject,
+  type Plan,
+  type Readiness,
+} from '../../managed/external-kind.ts';
+import {
   fingerprintOf,
   hasMarker,
   ignoreNotFound,
@@ -9,7 +16,6 @@ import {
   readinessFrom,
   unlessNotFound,
 } from '../common/cloud.ts';
-import type { ActContext, ExternalKind, ManagedObject, Plan, Readiness } from '../external.ts';
 import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView } from './details.ts';
 import type { GpuPodSpec } from './schema.ts';
 

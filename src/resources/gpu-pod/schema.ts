@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { listMap, withRules } from '../../kube/schema-meta.ts';
+import { baseStatusShape } from '../../managed/status-schema.ts';
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import {
@@ -14,8 +16,6 @@ import {
   regionSchema,
   sizeSchema,
 } from '../common/schema.ts';
-import { listMap, withRules } from '../common/schema-meta.ts';
-import { baseStatusShape } from '../common/status.ts';
 
 const KIND = 'GpuPod';
 

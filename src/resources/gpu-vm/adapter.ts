@@ -1,8 +1,8 @@
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { Vm } from '../../api/schemas/vms.ts';
-import { CREATE_NAME } from '../annotations.ts';
-import { cloudName, fingerprintOf, ignoreNotFound, readinessFrom, unlessNotFound } from '../common/cloud.ts';
-import type { ExternalKind, Readiness } from '../external.ts';
+import { CREATE_NAME } from '../../managed/annotations.ts';
+import { cloudName, type ExternalKind, type Readiness } from '../../managed/external-kind.ts';
+import { fingerprintOf, ignoreNotFound, readinessFrom, unlessNotFound } from '../common/cloud.ts';
 import type { GpuVmSpec } from './schema.ts';
 
 const readiness: Readonly<Record<string, Readiness>> = {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
+import { withRules } from '../../kube/schema-meta.ts';
+import { baseStatusShape } from '../../managed/status-schema.ts';
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import { deletionPolicySchema, mountPathSchema, regionSchema } from '../common/schema.ts';
-import { withRules } from '../common/schema-meta.ts';
-import { baseStatusShape } from '../common/status.ts';
 
 const KIND = 'GpuVm';
 

@@ -1,8 +1,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { Endpoint, EndpointUpdateRequest } from '../../api/schemas/serverless.ts';
-import { cloudName, hasMarker, ignoreNotFound, markerIn, readinessFrom } from '../common/cloud.ts';
-import type { ActContext, ExternalKind, ManagedObject, Plan, Readiness, Step } from '../external.ts';
+import {
+  type ActContext,
+  cloudName,
+  type ExternalKind,
+  type ManagedObject,
+  type Plan,
+  type Readiness,
+  type Step,
+} from '../../managed/external-kind.ts';
+import { hasMarker, ignoreNotFound, markerIn, readinessFrom } from '../common/cloud.ts';
 import type { ServerlessEndpointSpec } from './schema.ts';
 
 type ServerlessEndpoint = ManagedObject<ServerlessEndpointSpec>;

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { listMap } from '../../kube/schema-meta.ts';
+import { baseStatusShape } from '../../managed/status-schema.ts';
 import { defineKind } from '../common/kind.ts';
 import {
   cloudIdSchema,
@@ -12,8 +14,6 @@ import {
   regionSchema,
   sizeSchema,
 } from '../common/schema.ts';
-import { listMap } from '../common/schema-meta.ts';
-import { baseStatusShape } from '../common/status.ts';
 
 const KIND = 'ServerlessEndpoint';
 

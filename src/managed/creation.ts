@@ -1,0 +1,214 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { GpuCloudError } from '../api/errors.ts';
+import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from './annotations.ts';
+import type { CloudCache } from './cloud-cache.ts';
+import { ReconcileError } from './errors.ts';
+import { type ActContext, cloudName, type ExternalKind, type ManagedObject } from './external-kind.ts';
+import { NotLeaderError } from './fence.ts';
+import type { ManagedStore, ManagedWriter, MetadataPatch } from './ports.ts';
+
+export interface CreationOptions {
+  /**
+   * How long after a create intent another process's create may still land in the cloud. A search for
+   * an interrupted create only trusts lists that started after this grace.
+   */
+  graceMs: number;
+  /** Clock skew tolerated between the cloud's `createdAt` and ours. */
+  skewMs: number;
+  /**
+   * Signs the create intents this operator writes. An intent without a valid signature was written by
+   * hand and is ignored: it must never send the operator searching for somebody else's object to adopt.
+   */
+  intentKey: string;
+}
+
+/** The answer of `obtain`: the cloud object, or how long to wait before the search can be trusted. */
+export type Obtained<Cloud> = { kind: 'have'; cloud: Cloud; created: boolean } | { kind: 'wait'; ms: number };
+
+interface Intent<Cloud> {
+  at: number;
+  /** A create was sent and its outcome is unknown (timeout, 5xx): the cloud may hold the object. */
+  ambiguousSince?: number;
+  /** The create succeeded but recording its id failed: record this one, never create again. */
+  created?: Cloud;
+}
+
+/**
+ * Crash-safe creation. The intent is persisted on the custom resource before the create call, and the id
+ * right after it. Whoever finds an intent without an id — a restarted process, or this one after an
+ * ambiguous failure — first searches the cloud for what that create made, and adopts it instead of
+ * creating a second, billed resource. Only intents this process wrote itself, with no create sent since,
+ * skip the search: nobody else can have acted on them.
+ */
+export class Creation<Spec extends { name?: string | undefined }, Cloud> {
+  readonly #adapter: ExternalKind<Spec, Cloud>;
+  readonly #cache: CloudCache<Cloud>;
+  readonly #store: ManagedStore;
+  readonly #writer: ManagedWriter;
+  readonly #options: CreationOptions;
+  /** Intents written by this process, keyed by custom-resource uid. */
+  readonly #intents = new Map<string, Intent<Cloud>>();
+
+  constructor(
+    adapter: ExternalKind<Spec, Cloud>,
+    cache: CloudCache<Cloud>,
+    store: ManagedStore,
+    writer: ManagedWriter,
+    options: CreationOptions,
+  ) {
+    this.#adapter = adapter;
+    this.#cache = cache;
+    this.#store = store;
+    this.#writer = writer;
+    this.#options = options;
+  }
+
+  /**
+   * Whether `obtain` starts by writing a create intent for `mr`. That write also adds the finalizer if it
+   * is missing, so a new resource costs one metadata write before its create, not two.
+   */
+  writesIntent(mr: ManagedObject<Spec>): boolean {
+    return this.intentAt(mr) === undefined;
+  }
+
+  /**
+   * When the create intent on `mr` was written, or undefined when it holds none an operator could have
+   * written: absent, not a number, or later than clock skew allows — a date set by hand far ahead would
+   * otherwise be waited for until it comes.
+   */
+  intentAt(mr: ManagedObject<unknown>): number | undefined {
+    const annotations = mr.metadata.annotations ?? {};
+    const [written = '', seal] = (annotations[CREATE_INTENT] ?? '').split('.');
+    const at = Number(written);
+    if (written === '' || Number.isNaN(at) || at > Date.now() + this.#options.skewMs) return undefined;
+    const expected = sealIntent(this.#options.intentKey, mr.metadata.uid, at, annotations[CREATE_NAME] ?? '');
+    return seal !== undefined && sameText(seal, expected) ? at : undefined;
+  }
+
+  /** Finds what an earlier create made for `mr`, or creates it, and records the id on `mr`. */
+  async obtain(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Obtained<Cloud>> {
+    const intentAt = this.intentAt(mr);
+    if (intentAt === undefined) {
+      const written = await this.#writeIntent(mr);
+      return this.#create(written, ctx);
+    }
+    const found = await this.find(mr, intentAt, ctx);
+    if (found.kind === 'wait') return found;
+    if (found.cloud) {
+      await this.record(mr, this.#adapter.idOf(found.cloud));
+      return { kind: 'have', cloud: found.cloud, created: false };
+    }
+    // Nothing was made: this create is a new one, and its intent must name it as it is sent now (the
+    // resource may have been renamed since the old intent), or a search after a lost answer would miss it.
+    return this.#create(await this.#writeIntent(mr), ctx);
+  }
+
+  /**
+   * Searches the cloud for an object an interrupted create for `mr` made. Resolves `undefined` when there
+   * is provably none, or asks the caller to wait until a list can prove it.
+   */
+  async find(
+    mr: ManagedObject<Spec>,
+    intentAt: number,
+    ctx: ActContext,
+  ): Promise<{ kind: 'found'; cloud: Cloud | undefined } | { kind: 'wait'; ms: number }> {
+    const own = this.#intents.get(mr.metadata.uid);
+    if (own?.at === intentAt && own.created !== undefined) return { kind: 'found', cloud: own.created };
+    if (own?.at === intentAt && own.ambiguousSince === undefined) return { kind: 'found', cloud: undefined };
+    // A create another process sent may land up to a grace after its intent; ours, until we gave up.
+    const settledAt = own?.ambiguousSince ?? intentAt + this.#options.graceMs;
+    const wait = settledAt - Date.now();
+    if (wait > 0) return { kind: 'wait', ms: wait };
+    // Only a list that starts now can show everything that landed: an older one may predate it.
+    await this.#cache.waitForListAfter(Date.now());
+    for (const cloud of this.#cache.objects()) {
+      if (await this.#isCandidate(mr, cloud, intentAt, ctx)) return { kind: 'found', cloud };
+    }
+    return { kind: 'found', cloud: undefined };
+  }
+
+  /** Records the cloud id on the custom resource and retires the intent. */
+  async record(mr: ManagedObject<Spec>, id: string): Promise<void> {
+    const retired = { [CREATE_INTENT]: null, [CREATE_NAME]: null };
+    await this.#writer.patchMetadata(mr, { annotations: { [EXTERNAL_ID]: id, ...retired } });
+    this.#intents.delete(mr.metadata.uid);
+  }
+
+  /** Drops what this process remembers of `mr` once it is gone. */
+  forget(uid: string): void {
+    this.#intents.delete(uid);
+  }
+
+  async #writeIntent(mr: ManagedObject<Spec>): Promise<ManagedObject<Spec>> {
+    const at = Date.now();
+    // Conditional: written from a stale read (the cache not yet showing an earlier intent or id), an
+    // intent would lead to a second create; the conflict makes the next reconcile read afresh instead.
+    const name = cloudName(mr);
+    const seal = sealIntent(this.#options.intentKey, mr.metadata.uid, at, name);
+    const patch: MetadataPatch = {
+      annotations: { [CREATE_INTENT]: `${at}.${seal}`, [CREATE_NAME]: name },
+      ifUnchanged: true,
+    };
+    const finalizers = mr.metadata.finalizers ?? [];
+    if (!finalizers.includes(FINALIZER)) patch.finalizers = [...finalizers, FINALIZER];
+    const metadata = await this.#writer.patchMetadata(mr, patch);
+    this.#intents.set(mr.metadata.uid, { at });
+    return { ...mr, metadata };
+  }
+
+  async #create(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Obtained<Cloud>> {
+    let cloud: Cloud;
+    try {
+      cloud = await this.#adapter.create(mr, ctx);
+    } catch (error) {
+      this.#markAmbiguous(mr, error);
+      throw error;
+    }
+    this.#cache.remember(cloud);
+    const intent = this.#intents.get(mr.metadata.uid);
+    if (intent) intent.created = cloud;
+    await this.record(mr, this.#adapter.idOf(cloud));
+    return { kind: 'have', cloud, created: true };
+  }
+
+  #markAmbiguous(mr: ManagedObject<Spec>, error: unknown): void {
+    // Only the client's own verdict proves a create did not happen, or our own refusal before anything
+    // was sent (a missing Secret, a deposed leader); any other failure might have let it happen.
+    if (error instanceof ReconcileError || error instanceof NotLeaderError) return;
+    if (error instanceof GpuCloudError && !error.mayHaveTakenEffect) return;
+    const intent = this.#intents.get(mr.metadata.uid);
+    if (intent) intent.ambiguousSince = Date.now();
+  }
+
+  async #isCandidate(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    intentAt: number,
+    ctx: ActContext,
+  ): Promise<boolean> {
+    const adapter = this.#adapter;
+    if (adapter.isGone(cloud)) return false;
+    const made = Date.parse(mr.metadata.creationTimestamp ?? '');
+    const notBefore = Math.max(intentAt, Number.isNaN(made) ? intentAt : made) - this.#options.skewMs;
+    if (adapter.createdAtOf(cloud) < notBefore) return false;
+    const uid = mr.metadata.uid;
+    if (this.#store.claimsOn(adapter.idOf(cloud)).some((claim) => claim.uid !== uid)) return false;
+    const marker = adapter.markerOf?.(cloud);
+    if (marker !== undefined && marker !== uid) return false;
+    return adapter.isOwnCreate(mr, cloud, ctx);
+  }
+}
+
+/**
+ * The signature of a create intent: a keyed hash of what the intent promises (which resource, when, under
+ * which cloud name), so that only the operator, which holds the key, can write one that counts.
+ */
+export function sealIntent(key: string, uid: string, at: number, name: string): string {
+  return createHmac('sha256', key).update(`${uid}\n${at}\n${name}`).digest('base64url').slice(0, 22);
+}
+
+function sameText(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}

@@ -1,0 +1,152 @@
+/**
+ * The contract between the generic managed-resource reconciler (`src/managed/`) and one kind of
+ * cloud resource. The reconciler owns everything that is the same for every kind — finalizers,
+ * conditions, events, backoff, adoption, deletion policy, crash-safe creation, status patching — and asks
+ * the kind only what it alone knows: how to list, read, create, change and delete its cloud objects, and
+ * how cloud state reads as custom-resource status.
+ *
+ * Adding a kind means writing one `ExternalKind` and one schema; nothing else changes.
+ */
+
+import type { ManagedStatus } from './status-schema.ts';
+
+/** The parts of a custom resource the generic layer and adapters read. */
+export type ManagedObject<Spec> = {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    namespace: string;
+    name: string;
+    uid: string;
+    creationTimestamp?: string;
+    generation: number;
+    resourceVersion: string;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+  };
+  spec: Spec;
+  status?: ManagedStatus;
+};
+
+/** The spec fields the generic layer reads; every kind's spec has them. */
+export interface CommonSpec {
+  deletionPolicy?: 'Delete' | 'Orphan' | undefined;
+  /** The name in the cloud; metadata.name when absent. */
+  name?: string | undefined;
+}
+
+/** The name the cloud resource gets: `spec.name`, or the custom resource's own name. */
+export function cloudName(mr: { metadata: { name: string }; spec: CommonSpec }): string {
+  return mr.spec.name ?? mr.metadata.name;
+}
+
+/** An environment variable after `valueFrom.secretKeyRef` has been resolved. */
+export interface EnvVar {
+  key: string;
+  value: string;
+}
+
+/** What an adapter may ask of the reconciler while it acts. */
+export interface ActContext {
+  /**
+   * Resolves `value` / `valueFrom.secretKeyRef` items from Secrets in the resource's namespace. The values
+   * must go only to the cloud API: never into logs, events, errors or status.
+   */
+  resolveEnv(items: ReadonlyArray<EnvSource> | undefined): Promise<EnvVar[]>;
+  /** The env var that marks a cloud object as made for this custom resource (crash recovery). */
+  readonly ownerMarker: EnvVar;
+}
+
+export interface EnvSource {
+  key: string;
+  value?: string | undefined;
+  valueFrom?: { secretKeyRef: { name: string; key: string } } | undefined;
+}
+
+/** The Ready condition and phase that a cloud object's state reads as. */
+export interface Readiness {
+  ready: boolean;
+  /** CamelCase, stable: no ids, times or counts (a changing reason would mean a status write). */
+  reason: string;
+  message: string;
+  /** The cloud reports the resource broken (FAILED, DEGRADED): worth a Warning event. */
+  broken?: boolean;
+}
+
+/**
+ * One step toward the desired state. `describe` names it for events and logs ("Paused", "Renamed to x");
+ * `run` performs exactly one cloud call, so a crash between steps is always safe to resume from.
+ */
+export interface Step {
+  reason: string;
+  describe: string;
+  run(): Promise<void>;
+}
+
+/** What the reconciler should do about a cloud object that differs from the spec. */
+export type Plan =
+  | { kind: 'in-sync' }
+  /** The cloud is moving on its own (INITIALIZING, PAUSING, ...): look again soon, change nothing. */
+  | { kind: 'wait'; reason: string }
+  | { kind: 'act'; step: Step };
+
+export interface ExternalKind<Spec, Cloud> {
+  /** The custom resource's kind, e.g. `GpuPod`. */
+  readonly kind: string;
+
+  /** Every cloud object of this kind in the organisation, all pages: the poller's one call per interval. */
+  list(): Promise<Cloud[]>;
+  /** One object by id, or `undefined` when the cloud says it does not exist. */
+  get(id: string): Promise<Cloud | undefined>;
+  idOf(cloud: Cloud): string;
+  /** When the cloud made the object (epoch ms), to tell an interrupted create's object from older ones. */
+  createdAtOf(cloud: Cloud): number;
+  /**
+   * Fields whose change must wake the custom resource's reconcile (status, name, workers, ...). While it
+   * is unchanged the cloud cache keeps the copy it first listed: fields outside it are not watched.
+   */
+  fingerprint(cloud: Cloud): string;
+  /**
+   * Completes a listed object when the list carries less than a get (the pod list omits ssh command,
+   * ports and prices). Called only when the object's fingerprint changed since it was last completed, and
+   * never for what `create` answered, which must be complete.
+   */
+  enrich?(cloud: Cloud): Promise<Cloud>;
+  /** The object is gone for good (TERMINATED, or on its way there) and must not be adopted or kept. */
+  isGone(cloud: Cloud): boolean;
+
+  /**
+   * The uid in the object's owner marker (`ActContext.ownerMarker`), for kinds whose objects carry one;
+   * `undefined` when the kind carries none or this view of the object does not show it.
+   */
+  markerOf?(cloud: Cloud): string | undefined;
+
+  /**
+   * Could `cloud` be what an interrupted create for `mr` made? Called only for objects created after both
+   * the resource and its create intent, claimed by no other custom resource, and whose owner marker, where
+   * this view shows one, names `mr`; reads details if it must.
+   */
+  isOwnCreate(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<boolean>;
+  create(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Cloud>;
+  plan(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<Plan>;
+  delete(id: string): Promise<void>;
+
+  /** How cloud state reads as the phase, the Ready condition and the kind's own status fields. */
+  readiness(mr: ManagedObject<Spec>, cloud: Cloud): Readiness;
+  phaseOf(cloud: Cloud): string;
+  statusOf(cloud: Cloud): Record<string, unknown>;
+
+  /**
+   * Per-object data that the list does not carry and that changes slowly (runtime, metrics, task
+   * counts). Fetched on a budgeted schedule, never on every reconcile.
+   */
+  readonly details?: {
+    /** Cloud calls one `fetch` makes, so the budget counts requests, not fetches. */
+    readonly calls: number;
+    /** The status keys `fetch` fills; carried over from the current status until the next fetch. */
+    readonly fields: readonly string[];
+    applies(cloud: Cloud): boolean;
+    fetch(cloud: Cloud): Promise<Record<string, unknown>>;
+  };
+}

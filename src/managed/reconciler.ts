@@ -1,0 +1,436 @@
+import type { Logger } from 'pino';
+import { type Result, TerminalError } from '../controller/controller.ts';
+import type { ObjectKey } from '../kube/object.ts';
+import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
+import { type ClaimVerdict, judgeClaim } from './claims.ts';
+import type { CloudCache } from './cloud-cache.ts';
+import { type ConditionInput, mergeConditions, statusChanged } from './conditions.ts';
+import { Creation, type CreationOptions } from './creation.ts';
+import type { DetailSchedule } from './detail-schedule.ts';
+import { isConflict, ReconcileError, toReconcileError, withoutSecrets } from './errors.ts';
+import type { ActContext, CommonSpec, ExternalKind, ManagedObject, Plan } from './external-kind.ts';
+import { NotLeaderError } from './fence.ts';
+import { type EventSink, keyOf, type ManagedStore, type ManagedWriter } from './ports.ts';
+import { resolveEnv } from './secrets.ts';
+import type { ManagedStatus } from './status-schema.ts';
+import { TerminalFailures } from './terminal-failures.ts';
+
+export interface ManagedReconcilerOptions<Spec extends CommonSpec, Cloud> {
+  adapter: ExternalKind<Spec, Cloud>;
+  /** Validates the spec as stored (zod); a failure is a terminal `InvalidSpec`. */
+  parseSpec(raw: unknown): Spec;
+  store: ManagedStore;
+  writer: ManagedWriter;
+  events: EventSink;
+  cache: CloudCache<Cloud>;
+  details?: DetailSchedule | undefined;
+  creation: CreationOptions;
+  /** After acting, look again this soon even if the cloud cache reports no change (a safety net). */
+  verifyAfterMs: number;
+  log: Logger;
+}
+
+type Observation<Cloud> =
+  | { kind: 'seen'; cloud: Cloud }
+  | { kind: 'missing'; id: string }
+  | { kind: 'wait'; ms: number };
+
+/**
+ * The one reconciler every kind shares: observe the cloud, compare with the spec, take at most one step,
+ * report status. It owns the finalizer, deletion policy, adoption, crash-safe creation, conditions,
+ * events and error handling; the kind's `ExternalKind` adapter owns only its cloud calls and mappings.
+ */
+export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
+  readonly #o: ManagedReconcilerOptions<Spec, Cloud>;
+  readonly #creation: Creation<Spec, Cloud>;
+  /** When this process last acted on a cloud id: observations older than that are stale. */
+  readonly #actedAt = new Map<string, number>();
+  readonly #refused = new TerminalFailures();
+
+  constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
+    this.#o = options;
+    this.#creation = new Creation(
+      options.adapter,
+      options.cache,
+      options.store,
+      options.writer,
+      options.creation,
+    );
+  }
+
+  async reconcile(key: ObjectKey): Promise<Result> {
+    const stored = this.#read(key);
+    if (!stored) return {};
+    if (stored.metadata.annotations?.[SKIP_RECONCILE] === 'true') return this.#skip(stored);
+    if (this.#refused.holds(stored)) return {};
+    const revealed = new Set<string>();
+    try {
+      const mr: ManagedObject<Spec> = { ...stored, spec: this.#o.parseSpec(stored.spec) };
+      const ctx = this.#context(mr, revealed);
+      return mr.metadata.deletionTimestamp ? await this.#finalize(mr, ctx) : await this.#converge(mr, ctx);
+    } catch (error) {
+      return this.#fail(stored, error, revealed);
+    }
+  }
+
+  /** The resource from the cache; one whose envelope is malformed is logged and left alone. */
+  #read(key: ObjectKey): ManagedObject<unknown> | undefined {
+    try {
+      return this.#o.store.get(key);
+    } catch (error) {
+      this.#o.log.error(
+        { resource: `${key.namespace}/${key.name}`, err: error },
+        'malformed object; not reconciled',
+      );
+      return undefined;
+    }
+  }
+
+  /**
+   * A skipped resource gets no cloud call and no status write, and its deletion is not held up: the
+   * finalizer goes and the cloud resource is left as it is, as the user asked.
+   */
+  async #skip(mr: ManagedObject<unknown>): Promise<Result> {
+    if (!mr.metadata.deletionTimestamp || !mr.metadata.finalizers?.includes(FINALIZER)) return {};
+    try {
+      await this.#release(mr, 'Skipped', `${SKIP_RECONCILE} is set: the cloud resource is left as it is`);
+      return {};
+    } catch (error) {
+      return this.#fail(mr, error, new Set());
+    }
+  }
+
+  async #converge(stored: ManagedObject<Spec>, ctx: ActContext): Promise<Result> {
+    const mr = await this.#ensureFinalizer(stored);
+    const observed = await this.#observeOrObtain(mr, ctx);
+    if (observed.kind === 'wait') return { requeueAfterMs: observed.ms };
+    if (observed.kind === 'missing') return this.#onMissing(mr, observed.id);
+    const plan = await this.#o.adapter.plan(mr, observed.cloud, ctx);
+    if (plan.kind === 'act') await this.#act(mr, observed.cloud, plan);
+    await this.#report(mr, observed.cloud);
+    return plan.kind === 'act' ? { requeueAfterMs: this.#o.verifyAfterMs } : {};
+  }
+
+  async #act(mr: ManagedObject<Spec>, cloud: Cloud, plan: Extract<Plan, { kind: 'act' }>): Promise<void> {
+    const id = this.#o.adapter.idOf(cloud);
+    this.#actedAt.set(id, Date.now());
+    await plan.step.run();
+    this.#o.cache.requestRefresh();
+    this.#o.events.event(mr, 'Normal', plan.step.reason, plan.step.describe);
+    this.#log('info', mr, { id, step: plan.step.reason }, plan.step.describe);
+  }
+
+  async #observeOrObtain(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Observation<Cloud>> {
+    const id = mr.metadata.annotations?.[EXTERNAL_ID];
+    await this.#refuseRepointing(mr, id);
+    if (id) {
+      this.#refuseUnless(this.#judge(mr, id, undefined));
+      const cloud = await this.#observe(id);
+      if (!cloud || this.#o.adapter.isGone(cloud)) return { kind: 'missing', id };
+      this.#refuseUnless(this.#judge(mr, id, cloud));
+      return { kind: 'seen', cloud };
+    }
+    const obtained = await this.#creation.obtain(mr, ctx);
+    if (obtained.kind === 'wait') return obtained;
+    const newId = this.#o.adapter.idOf(obtained.cloud);
+    this.#actedAt.set(newId, Date.now());
+    const { kind } = this.#o.adapter;
+    const [reason, message] = obtained.created
+      ? ['Created', `created ${kind} ${newId} in the cloud`]
+      : ['Recovered', `found ${kind} ${newId} made by an interrupted create and took it over`];
+    this.#o.events.event(mr, 'Normal', reason, message);
+    this.#log('info', mr, { id: newId }, message);
+    // A create answers the whole object: only a recovered one, found in a list, needs completing.
+    if (obtained.created) this.#o.cache.rememberComplete(obtained.cloud);
+    return { kind: 'seen', cloud: await this.#o.cache.complete(obtained.cloud) };
+  }
+
+  /**
+   * Whether `mr` holds cloud object `id`; with `cloud` unknown, only what the informer cache can tell
+   * (another resource proved its claim), so a refusal costs no cloud call.
+   */
+  #judge(mr: ManagedObject<unknown>, id: string, cloud: Cloud | undefined): ClaimVerdict {
+    const { store, adapter } = this.#o;
+    return judgeClaim({
+      uid: mr.metadata.uid,
+      id,
+      statusId: mr.status?.id,
+      claims: store.claimsOn(id),
+      marker: cloud === undefined ? undefined : adapter.markerOf?.(cloud),
+      isLive: (uid) => store.isLive(uid),
+    });
+  }
+
+  #refuseUnless(verdict: ClaimVerdict): void {
+    if (verdict.holds) return;
+    throw new ReconcileError(
+      'AlreadyManaged',
+      `the ${this.#o.adapter.kind} named by annotation ${EXTERNAL_ID} cannot be managed by this resource: ` +
+        `${verdict.reason}. A cloud object is managed by one resource only; remove the annotation to create a new one`,
+      { terminal: true },
+    );
+  }
+
+  /**
+   * The object a resource holds (its status id) stays its own while it lives: pointing the annotation
+   * elsewhere, or removing it, would leave that object running and billed with nobody managing it. Once
+   * it is gone, a new id is how a replacement or another adoption begins.
+   */
+  async #refuseRepointing(mr: ManagedObject<Spec>, id: string | undefined): Promise<void> {
+    const held = mr.status?.id;
+    if (held === undefined || held === id || !(await this.#isLive(held))) return;
+    const change = id === undefined ? 'was removed' : `was changed to ${id}`;
+    throw new ReconcileError(
+      'ExternalIdChanged',
+      `annotation ${EXTERNAL_ID} ${change} while this resource still manages ${this.#o.adapter.kind} ${held}; ` +
+        `set it back to ${held}, or delete the resource (its deletionPolicy applies to ${held})`,
+      { terminal: true },
+    );
+  }
+
+  async #isLive(id: string): Promise<boolean> {
+    const cloud = await this.#observe(id);
+    return cloud !== undefined && !this.#o.adapter.isGone(cloud);
+  }
+
+  /** The freshest view of `id` the cache can give without a call, or one get when it cannot. */
+  async #observe(id: string): Promise<Cloud | undefined> {
+    const { adapter, cache } = this.#o;
+    // Until the first list is in, every observation would cost a get: wait for it instead.
+    if (!cache.hasSynced()) await cache.waitForListAfter(1);
+    const sighting = cache.sight(id, this.#actedAt.get(id) ?? 0);
+    if (sighting.kind === 'seen') return cache.complete(sighting.cloud);
+    const cloud = await adapter.get(id);
+    if (!cloud) return undefined;
+    cache.remember(cloud);
+    return cache.complete(cloud);
+  }
+
+  /** The cloud object is gone although the custom resource lives. */
+  async #onMissing(mr: ManagedObject<Spec>, id: string): Promise<Result> {
+    const { kind } = this.#o.adapter;
+    if (mr.status?.id !== id) {
+      throw new ReconcileError(
+        'ExternalResourceNotFound',
+        `the cloud has no live ${kind} with id ${id}, named by annotation ${EXTERNAL_ID}; fix or remove the annotation`,
+        { terminal: true },
+      );
+    }
+    // It existed and was deleted behind our back: the spec still asks for it, so make a new one.
+    await this.#o.writer.patchMetadata(mr, { annotations: { [EXTERNAL_ID]: null } });
+    this.#forgetCloud(id);
+    const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
+    this.#o.events.event(mr, 'Warning', 'ExternalResourceGone', message);
+    this.#log('warn', mr, { id }, message);
+    return { requeue: true };
+  }
+
+  async #finalize(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Result> {
+    if (!mr.metadata.finalizers?.includes(FINALIZER)) return {};
+    const { adapter, events } = this.#o;
+    if (mr.spec.deletionPolicy === 'Orphan') {
+      await this.#release(mr, 'Orphaned', 'deletionPolicy is Orphan: the cloud resource is left running');
+      return {};
+    }
+    const id = await this.#idForDeletion(mr, ctx);
+    if (id === 'wait') return { requeueAfterMs: this.#o.verifyAfterMs };
+    const cloud = id === undefined ? undefined : await this.#observe(id);
+    if (id === undefined || !cloud || adapter.isGone(cloud)) {
+      await this.#release(
+        mr,
+        'Deleted',
+        id ? `${adapter.kind} ${id} is deleted in the cloud` : 'nothing to delete',
+      );
+      return {};
+    }
+    this.#actedAt.set(id, Date.now());
+    await adapter.delete(id);
+    this.#o.cache.requestRefresh();
+    events.event(mr, 'Normal', 'Deleting', `deleting ${adapter.kind} ${id} in the cloud`);
+    return { requeueAfterMs: this.#o.verifyAfterMs };
+  }
+
+  /**
+   * The id to delete: the object this resource holds — the one its status records while that lives, else
+   * the annotated one if the claim on it holds — or what an interrupted create may have made. Deleting a
+   * resource never deletes an object it could not show was its own.
+   */
+  async #idForDeletion(mr: ManagedObject<Spec>, ctx: ActContext): Promise<string | undefined | 'wait'> {
+    const held = mr.status?.id;
+    const recorded = mr.metadata.annotations?.[EXTERNAL_ID];
+    if (held !== undefined && held !== recorded && (await this.#isLive(held))) return held;
+    if (recorded) {
+      if (!this.#judge(mr, recorded, undefined).holds) return undefined;
+      const cloud = await this.#observe(recorded);
+      return cloud && !this.#judge(mr, recorded, cloud).holds ? undefined : recorded;
+    }
+    const intentAt = this.#creation.intentAt(mr);
+    if (intentAt === undefined) return undefined;
+    const found = await this.#creation.find(mr, intentAt, ctx);
+    if (found.kind === 'wait') return 'wait';
+    return found.cloud && this.#o.adapter.idOf(found.cloud);
+  }
+
+  async #release(mr: ManagedObject<unknown>, reason: string, message: string): Promise<void> {
+    const finalizers = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
+    await this.#o.writer.patchMetadata(mr, { finalizers });
+    this.#creation.forget(mr.metadata.uid);
+    this.#refused.forget(mr.metadata.uid);
+    const id = mr.metadata.annotations?.[EXTERNAL_ID];
+    if (id) this.#forgetCloud(id);
+    this.#o.details?.untrack(keyOf(mr));
+    this.#o.events.event(mr, 'Normal', reason, message);
+    this.#log('info', mr, { id }, message);
+  }
+
+  async #ensureFinalizer(mr: ManagedObject<Spec>): Promise<ManagedObject<Spec>> {
+    const finalizers = mr.metadata.finalizers ?? [];
+    if (finalizers.includes(FINALIZER)) return mr;
+    // A first create writes the finalizer together with its intent, before any cloud call.
+    if (!mr.metadata.annotations?.[EXTERNAL_ID] && this.#creation.writesIntent(mr)) return mr;
+    const metadata = await this.#o.writer.patchMetadata(mr, { finalizers: [...finalizers, FINALIZER] });
+    return { ...mr, metadata };
+  }
+
+  async #report(mr: ManagedObject<Spec>, cloud: Cloud): Promise<void> {
+    const { adapter } = this.#o;
+    const readiness = adapter.readiness(mr, cloud);
+    const phase = adapter.phaseOf(cloud);
+    if (readiness.broken && mr.status?.phase !== phase) {
+      this.#o.events.event(mr, 'Warning', readiness.reason, readiness.message);
+    }
+    const conditions: ConditionInput[] = [
+      {
+        type: 'Ready',
+        status: readiness.ready ? 'True' : 'False',
+        reason: readiness.reason,
+        message: readiness.message,
+      },
+      { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' },
+    ];
+    await this.#writeStatus(
+      mr,
+      {
+        ...adapter.statusOf(cloud),
+        ...(await this.#detailsFor(mr, cloud)),
+        id: adapter.idOf(cloud),
+        phase,
+      },
+      conditions,
+    );
+  }
+
+  async #detailsFor(mr: ManagedObject<Spec>, cloud: Cloud): Promise<Record<string, unknown>> {
+    const { adapter, details: schedule } = this.#o;
+    const details = adapter.details;
+    if (!details || !schedule) return {};
+    const key = keyOf(mr);
+    if (!details.applies(cloud)) {
+      schedule.untrack(key);
+    } else {
+      schedule.track(key);
+      if (schedule.isDue(key)) await this.#fetchDetails(mr, cloud, key);
+    }
+    return schedule.last(key) ?? carryOver(mr.status, details.fields);
+  }
+
+  async #fetchDetails(mr: ManagedObject<Spec>, cloud: Cloud, key: string): Promise<void> {
+    let values: Record<string, unknown> | undefined;
+    try {
+      values = (await this.#o.adapter.details?.fetch(cloud)) ?? {};
+    } catch (error) {
+      // Details are a nicety: a failure keeps the last values and never fails the reconcile.
+      this.#log('warn', mr, { err: error }, 'fetching details failed; keeping the last values');
+    } finally {
+      this.#o.details?.fetched(key, values);
+    }
+  }
+
+  async #writeStatus(
+    mr: ManagedObject<unknown>,
+    fields: Record<string, unknown>,
+    conditions: ConditionInput[],
+  ) {
+    const now = new Date();
+    const current = mr.status;
+    const next: ManagedStatus = {
+      ...fields,
+      observedGeneration: mr.metadata.generation,
+      conditions: mergeConditions(current?.conditions, conditions, mr.metadata.generation, now),
+      lastSyncTime: current?.lastSyncTime,
+    };
+    if (!statusChanged(current, next)) return;
+    await this.#o.writer.patchStatus(mr, { ...next, lastSyncTime: now.toISOString() });
+  }
+
+  async #fail(mr: ManagedObject<unknown>, error: unknown, revealed: ReadonlySet<string>): Promise<Result> {
+    // Someone wrote the resource since it was read: look again with the newer copy.
+    if (isConflict(error)) return { requeue: true };
+    // A deposed leader leaves the resource to its successor: no status, no event, no retry.
+    if (error instanceof NotLeaderError) {
+      this.#log('warn', mr, {}, error.message);
+      return {};
+    }
+    const failure = withoutSecrets(toReconcileError(error), revealed);
+    this.#log(
+      'warn',
+      mr,
+      { reason: failure.reason, terminal: failure.terminal, err: failure.cause ?? failure },
+      failure.message,
+    );
+    this.#o.events.event(mr, 'Warning', failure.reason, failure.message);
+    const synced: ConditionInput = {
+      type: 'Synced',
+      status: 'False',
+      reason: failure.reason,
+      message: failure.message,
+    };
+    const current = mr.status;
+    await this.#writeStatus(mr, pickCommon(current), [synced]).catch((writeError: unknown) => {
+      this.#log('warn', mr, { err: writeError }, 'could not record the failure in status');
+    });
+    if (!failure.terminal) throw failure;
+    this.#refused.record(mr);
+    throw new TerminalError(failure.message, { cause: failure });
+  }
+
+  #context(mr: ManagedObject<Spec>, revealed: Set<string>): ActContext {
+    return {
+      resolveEnv: (items) =>
+        resolveEnv(
+          mr.metadata.namespace,
+          items,
+          (ns, name) => this.#o.writer.readSecret(ns, name),
+          (value) => revealed.add(value),
+        ),
+      ownerMarker: { key: OWNER_ENV, value: mr.metadata.uid },
+    };
+  }
+
+  #forgetCloud(id: string): void {
+    this.#actedAt.delete(id);
+    this.#o.cache.forget(id);
+  }
+
+  /**
+   * The resource goes on the line itself, not into a child logger: a child serialises its bindings when
+   * made, even for a line its level then drops, and a burst of creates logs one line per resource.
+   */
+  #log(level: 'info' | 'warn', mr: { metadata: ObjectKey }, fields: object, message: string): void {
+    this.#o.log[level]({ resource: keyOf(mr), ...fields }, message);
+  }
+}
+
+/** The status as it stands, minus the generic fields `#writeStatus` recomputes. */
+function pickCommon(status: ManagedStatus | undefined): Record<string, unknown> {
+  const { observedGeneration: _g, conditions: _c, lastSyncTime: _s, ...rest } = status ?? {};
+  return rest;
+}
+
+function carryOver(
+  status: Record<string, unknown> | undefined,
+  fields: readonly string[],
+): Record<string, unknown> {
+  if (!status) return {};
+  return Object.fromEntries(fields.filter((field) => field in status).map((field) => [field, status[field]]));
+}

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { isStatus, type KubeClient } from '../kube/client.ts';
+import { objectPath, type ResourceType, secrets } from '../kube/resource-type.ts';
+import type { ManagedObject } from './external-kind.ts';
+import type { ManagedWriter, Metadata, MetadataPatch } from './ports.ts';
+import { managedEnvelope } from './store.ts';
+
+const MAX_OWN_WRITES = 10_000;
+
+const secretSchema = z.looseObject({ data: z.record(z.string(), z.string()).optional() });
+
+/** The generic reconciler's writes, as apiserver calls on one custom-resource kind. */
+export function managedWriter(client: KubeClient, resource: ResourceType): ManagedWriter {
+  const path = (mr: ManagedObject<unknown>) => objectPath(resource, mr.metadata);
+  // The version each metadata patch produced, keyed to the version it was made from, until its watch
+  // event comes. Bounded: the event of a resource deleted meanwhile never comes.
+  const ownWrites = new Map<string, string>();
+  return {
+    isOwnWrite(from: string, to: string): boolean {
+      const base = ownWrites.get(to);
+      ownWrites.delete(to);
+      return base === from;
+    },
+    async patchMetadata(mr: ManagedObject<unknown>, patch: MetadataPatch): Promise<Metadata> {
+      // A merge patch replaces the whole finalizer list: make it conditional on what was read.
+      const { ifUnchanged, ...fields } = patch;
+      const precondition =
+        fields.finalizers || ifUnchanged ? { resourceVersion: mr.metadata.resourceVersion } : {};
+      const updated = await client.request(managedEnvelope, {
+        method: 'PATCH',
+        path: path(mr),
+        body: { metadata: { ...fields, ...precondition } },
+      });
+      ownWrites.set(updated.metadata.resourceVersion, mr.metadata.resourceVersion ?? '');
+      if (ownWrites.size > MAX_OWN_WRITES) ownWrites.delete(ownWrites.keys().next().value ?? '');
+      return updated.metadata;
+    },
+    async patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<void> {
+      // Replacing status whole (a JSON patch `add` replaces an existing member) drops fields the cloud
+      // no longer reports, which a merge patch would keep, and needs no resourceVersion.
+      await client.request(z.unknown(), {
+        method: 'PATCH',
+        path: `${path(mr)}/status`,
+        patchType: 'application/json-patch+json',
+        body: [{ op: 'add', path: '/status', value: status }],
+      });
+    },
+    async readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+      try {
+        const secret = await client.request(secretSchema, {
+          method: 'GET',
+          path: objectPath(secrets, { namespace, name }),
+        });
+        return Object.fromEntries(
+          Object.entries(secret.data ?? {}).map(([key, value]) => [
+            key,
+            Buffer.from(value, 'base64').toString('utf8'),
+          ]),
+        );
+      } catch (error) {
+        if (isStatus(error, 404)) return undefined;
+        throw error;
+      }
+    },
+  };
+}

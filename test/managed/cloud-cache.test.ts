@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GpuCloudClient } from '../../src/api/client.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { CloudCache } from '../../src/managed/cloud-cache.ts';
+import { gpuPodAdapter } from '../../src/resources/gpu-pod/adapter.ts';
+import type { PodView } from '../../src/resources/gpu-pod/details.ts';
+import { type RunningSimulator, startSimulator } from '../../src/sim/index.ts';
+import { poll } from '../support/operator.ts';
+
+const KEY = 'cache-test-key';
+const log = createLogger({ destination: new Writable({ write: (_c, _e, done) => done() }) });
+
+describe('the cloud cache over the real pod adapter and simulator', () => {
+  let sim: RunningSimulator;
+  let client: GpuCloudClient;
+  const changed: string[] = [];
+  let cache: CloudCache<PodView>;
+
+  before(async () => {
+    sim = await startSimulator({ apiKeys: [KEY], transitionMs: 0 });
+    client = new GpuCloudClient({ baseUrl: sim.url, apiKey: KEY, retry: { maxRetries: 0 } });
+    cache = new CloudCache(gpuPodAdapter(client), {
+      intervalMs: 60_000,
+      minIntervalMs: 10,
+      onChange: (id) => changed.push(id),
+      log,
+    });
+  });
+  after(async () => {
+    cache.stop();
+    await client.close();
+    await sim.stop();
+  });
+
+  const pod = (name: string) =>
+    client.pods.create({ name, image: 'ubuntu:24.04', gpuType: 'NVIDIA L40S', gpuCount: 1 });
+
+  test('one list answers for every pod, and an id no list has seen is unknown until a later list shows it absent', async () => {
+    const first = await pod('a');
+    const beforeStart = Date.now();
+    cache.start();
+    await cache.waitForListAfter(beforeStart);
+    assert.ok(cache.hasSynced());
+    const seen = cache.sight(first.id, 0);
+    assert.equal(seen.kind, 'seen');
+    assert.equal(seen.kind === 'seen' && seen.cloud.status, 'RUNNING');
+    assert.equal(cache.sight('424242', 0).kind, 'absent');
+    assert.equal(
+      cache.sight('424242', Date.now() + 1000).kind,
+      'unknown',
+      'a list older than the question cannot answer it',
+    );
+    assert.equal(sim.calls.snapshot().byOperation['pods.list'], 1);
+  });
+
+  test('only the pods that changed between two lists are reported', async () => {
+    const still = await pod('still');
+    const moving = await pod('moving');
+    await cache.waitForListAfter(Date.now());
+    changed.length = 0;
+    await client.pods.pause(moving.id);
+    await cache.waitForListAfter(Date.now());
+    assert.ok(changed.includes(moving.id), 'the paused pod is reported');
+    assert.ok(!changed.includes(still.id), 'the unchanged pod is not');
+  });
+
+  test('an unchanged pod keeps its cached copy yet counts as seen by the latest list; a removed one is reported', async () => {
+    const steady = await pod('steady');
+    const leaving = await pod('leaving');
+    await cache.waitForListAfter(Date.now());
+    const first = cache.sight(steady.id, 0);
+    await client.pods.delete(leaving.id);
+    sim.clock.advance(60 * 60_000);
+    changed.length = 0;
+    const secondStart = Date.now();
+    await cache.waitForListAfter(secondStart);
+    const second = cache.sight(steady.id, secondStart);
+    assert.equal(second.kind, 'seen', 'the latest list saw it');
+    assert.equal(second.kind === 'seen' && first.kind === 'seen' && second.cloud === first.cloud, true);
+    assert.equal(cache.sight(leaving.id, secondStart).kind, 'absent', 'gone from the cache');
+    assert.ok(changed.includes(leaving.id), 'the pod gone from the list is reported');
+    assert.ok(!changed.includes(steady.id));
+  });
+
+  test('what a reconciler learnt first-hand counts as seen at once and survives an older list', async () => {
+    const created = await pod('fresh');
+    const askedAt = Date.now();
+    assert.equal(cache.sight(created.id, askedAt).kind, 'unknown');
+    cache.remember(created);
+    assert.equal(cache.sight(created.id, askedAt).kind, 'seen');
+    await cache.waitForListAfter(Date.now());
+    assert.equal(cache.sight(created.id, askedAt).kind, 'seen');
+  });
+
+  test('concurrent refresh requests share lists instead of each costing one', async () => {
+    await cache.waitForListAfter(Date.now());
+    const before = sim.calls.snapshot().byOperation['pods.list'] ?? 0;
+    const now = Date.now();
+    await Promise.all(Array.from({ length: 50 }, () => cache.waitForListAfter(now)));
+    const lists = (sim.calls.snapshot().byOperation['pods.list'] ?? 0) - before;
+    assert.ok(lists >= 1 && lists <= 2, `50 waiters cost ${lists} lists`);
+  });
+
+  test('a callback hint costs a list only when it tells the cache something new', async () => {
+    const hinted = await pod('hinted');
+    await cache.waitForListAfter(Date.now());
+    const lists = () => sim.calls.snapshot().byOperation['pods.list'] ?? 0;
+    const before = lists();
+    cache.hint(hinted.id, 'RUNNING');
+    // Ten minimum intervals: long enough for a list the hint had asked for to have been sent.
+    await sleep(100);
+    assert.equal(lists(), before, 'the cache already shows the pod RUNNING');
+    cache.hint(hinted.id, 'FAILED');
+    await poll(
+      async () => lists(),
+      (n) => n > before,
+      'a list after a hint of a new state',
+      5000,
+    );
+    await cache.waitForListAfter(Date.now());
+    const settled = lists();
+    const raced = await pod('raced');
+    cache.hint(raced.id, 'RUNNING');
+    cache.remember(raced);
+    await sleep(100);
+    assert.equal(lists(), settled, "the create's answer came before the list would start");
+    cache.hint('424242', 'RUNNING');
+    await poll(
+      async () => lists(),
+      (n) => n > settled,
+      'a list after a hint of an unknown pod',
+      5000,
+    );
+  });
+
+  test('a failing list keeps the last view and reports no change', async () => {
+    const kept = await pod('kept');
+    await cache.waitForListAfter(Date.now());
+    changed.length = 0;
+    sim.faults.set({ errorRate: 1, operations: ['pods.list'] });
+    try {
+      const before = sim.calls.snapshot().byOperation['pods.list'] ?? 0;
+      cache.requestRefresh();
+      await poll(
+        async () => sim.calls.snapshot().byOperation['pods.list'] ?? 0,
+        (n) => n > before,
+        'a failed list',
+        5000,
+      );
+      assert.equal(cache.sight(kept.id, 0).kind, 'seen');
+      assert.deepEqual(changed, []);
+    } finally {
+      sim.faults.reset();
+    }
+  });
+});
