@@ -1,4 +1,4 @@
-import type { Claim } from './ports.ts';
+import type { Claim } from './store.ts';
 
 /** Whether a custom resource may manage a cloud object, and if not, why (as the user may be told). */
 export type ClaimVerdict = { holds: true } | { holds: false; reason: string };

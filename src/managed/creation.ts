@@ -5,7 +5,8 @@ import type { CloudCache } from './cloud-cache.ts';
 import { ReconcileError } from './errors.ts';
 import { type ActContext, cloudName, type ExternalKind, type ManagedObject } from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
-import type { ManagedStore, ManagedWriter, MetadataPatch } from './ports.ts';
+import type { ManagedStore } from './store.ts';
+import type { ManagedWriter, MetadataPatch } from './writer.ts';
 
 export interface CreationOptions {
   /**

@@ -8,6 +8,7 @@
  * Adding a kind means writing one `ExternalKind` and one schema; nothing else changes.
  */
 
+import type { ObjectKey } from '../kube/object.ts';
 import type { ManagedStatus } from './status-schema.ts';
 
 /** The parts of a custom resource the generic layer and adapters read. */
@@ -149,4 +150,9 @@ export interface ExternalKind<Spec, Cloud> {
     applies(cloud: Cloud): boolean;
     fetch(cloud: Cloud): Promise<Record<string, unknown>>;
   };
+}
+
+/** `namespace/name` of a custom resource: the work-queue key and the key of per-resource memory. */
+export function keyOf(obj: { metadata: ObjectKey }): string {
+  return `${obj.metadata.namespace}/${obj.metadata.name}`;
 }

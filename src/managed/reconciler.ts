@@ -8,12 +8,25 @@ import { type ConditionInput, mergeConditions, statusChanged } from './condition
 import { Creation, type CreationOptions } from './creation.ts';
 import type { DetailSchedule } from './detail-schedule.ts';
 import { isConflict, ReconcileError, toReconcileError, withoutSecrets } from './errors.ts';
-import type { ActContext, CommonSpec, ExternalKind, ManagedObject, Plan } from './external-kind.ts';
+import {
+  type ActContext,
+  type CommonSpec,
+  type ExternalKind,
+  keyOf,
+  type ManagedObject,
+  type Plan,
+} from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
-import { type EventSink, keyOf, type ManagedStore, type ManagedWriter } from './ports.ts';
 import { resolveEnv } from './secrets.ts';
 import type { ManagedStatus } from './status-schema.ts';
+import type { ManagedStore } from './store.ts';
 import { TerminalFailures } from './terminal-failures.ts';
+import type { ManagedWriter } from './writer.ts';
+
+/** Records Kubernetes Events about a resource (the runtime's `EventRecorder` is one). */
+export interface EventSink {
+  event(obj: ManagedObject<unknown>, type: 'Normal' | 'Warning', reason: string, message: string): void;
+}
 
 export interface ManagedReconcilerOptions<Spec extends CommonSpec, Cloud> {
   adapter: ExternalKind<Spec, Cloud>;

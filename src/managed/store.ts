@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { type DeepReadonly, type KubeObject, keyOf } from '../kube/object.ts';
+import { type DeepReadonly, type KubeObject, keyOf, type ObjectKey } from '../kube/object.ts';
 import type { ObjectStore } from '../kube/object-store.ts';
 import { EXTERNAL_ID } from './annotations.ts';
 import type { ManagedObject } from './external-kind.ts';
-import type { Claim, ManagedStore } from './ports.ts';
 import { managedStatusSchema } from './status-schema.ts';
 
 const BY_CLOUD_ID = 'cloud-id';
@@ -61,4 +60,22 @@ export function parseManaged(obj: DeepReadonly<KubeObject> | undefined): Managed
   if (!obj) return undefined;
   const { spec, ...rest } = managedEnvelope.parse(obj);
   return { ...rest, spec };
+}
+
+/** Reads custom resources from the informer's cache: never a call to the apiserver. */
+export interface ManagedStore {
+  /** The resource with its spec as stored (unvalidated). */
+  get(key: ObjectKey): ManagedObject<unknown> | undefined;
+  /** Every custom resource of this kind, in any namespace, that names this cloud id. */
+  claimsOn(cloudId: string): Claim[];
+  /** Whether a custom resource with this uid exists and is not being deleted. */
+  isLive(uid: string): boolean;
+}
+
+/** A custom resource that names a cloud id, in its external-id annotation or its status. */
+export interface Claim {
+  key: ObjectKey;
+  uid: string;
+  /** Its status records the id: the operator proved the claim when it wrote it. */
+  proved: boolean;
 }

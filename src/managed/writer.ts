@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { isStatus, type KubeClient } from '../kube/client.ts';
 import { objectPath, type ResourceType, secrets } from '../kube/resource-type.ts';
 import type { ManagedObject } from './external-kind.ts';
-import type { ManagedWriter, Metadata, MetadataPatch } from './ports.ts';
 import { managedEnvelope } from './store.ts';
 
 const MAX_OWN_WRITES = 10_000;
@@ -63,4 +62,31 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
       }
     },
   };
+}
+
+export interface MetadataPatch {
+  annotations?: Record<string, string | null>;
+  finalizers?: string[];
+  /** Fail with a conflict unless the object is still the version read (always so for finalizers). */
+  ifUnchanged?: boolean;
+}
+
+export type Metadata = ManagedObject<unknown>['metadata'];
+
+/** The writes the generic reconciler makes, each one call to the apiserver. */
+export interface ManagedWriter {
+  /**
+   * Merge-patches metadata and answers the metadata as stored. A finalizer change is conditional on the
+   * resourceVersion read, so a concurrent change to the list is never overwritten.
+   */
+  patchMetadata(mr: ManagedObject<unknown>, patch: MetadataPatch): Promise<Metadata>;
+  /**
+   * Whether an update from version `from` to `to` is exactly one of this writer's metadata patches: news
+   * only to the reconcile that made it, which carried on with it. An update that spans more (a relist
+   * after a missed event) is not. Each version is answered once.
+   */
+  isOwnWrite(from: string, to: string): boolean;
+  patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<void>;
+  /** A Secret's decoded data, or `undefined` when the Secret does not exist. */
+  readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type ClaimQuestion, judgeClaim } from '../../src/managed/claims.ts';
 import { ReconcileError, withoutSecrets } from '../../src/managed/errors.ts';
-import type { Claim } from '../../src/managed/ports.ts';
+import type { Claim } from '../../src/managed/store.ts';
 
 const me = 'uid-me';
 const claim = (uid: string, proved: boolean): Claim => ({ key: { namespace: 'ns', name: uid }, uid, proved });
