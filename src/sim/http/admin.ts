@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { faultPatchSchema, NO_FAULTS } from '../faults.ts';
-import { describeIssues } from '../route.ts';
+import { describeIssues } from '../routes/route.ts';
 import type { Simulation } from '../simulation.ts';
 import { snapshot } from '../state.ts';
 import { parseJson, readBody } from './body.ts';

@@ -5,13 +5,13 @@ import { UNROUTED } from '../calls.ts';
 import { invalid, SimError } from '../errors.ts';
 import type { RequestFault } from '../faults.ts';
 import type { Caller } from '../keys.ts';
-import type { RawInput } from '../route.ts';
 import { allRoutes } from '../routes/index.ts';
+import type { RawInput } from '../routes/route.ts';
 import type { Simulation } from '../simulation.ts';
 import { ADMIN_PREFIX, Admin } from './admin.ts';
 import { parseJson, readBody } from './body.ts';
 import { sendFailure, sendSuccess } from './respond.ts';
-import { type Match, Router } from './router.ts';
+import { type Match, RouteTable } from './route-table.ts';
 
 export interface ServerOptions {
   readonly maxBodyBytes: number;
@@ -24,7 +24,7 @@ export interface ServerOptions {
  * nothing a caller sends can bring the server down.
  */
 export function createSimServer(sim: Simulation, options: ServerOptions): Server {
-  const router = new Router(allRoutes(sim));
+  const routes = new RouteTable(allRoutes(sim));
   const admin = new Admin(sim, options.adminToken);
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -34,7 +34,7 @@ export function createSimServer(sim: Simulation, options: ServerOptions): Server
     if (url.pathname === ADMIN_PREFIX || url.pathname.startsWith(`${ADMIN_PREFIX}/`)) {
       return admin.handle(request, response, url.pathname);
     }
-    const match = router.match(method, url.pathname);
+    const match = routes.match(method, url.pathname);
     if (match.kind !== 'found') {
       sim.calls.record(UNROUTED);
       return refuseUnrouted(response, match, method, url.pathname);

@@ -1,8 +1,8 @@
 import { allOperations } from '../../api/operations.ts';
-import type { Route } from '../route.ts';
 import type { Simulation } from '../simulation.ts';
 import { metricRoutes } from './metrics.ts';
 import { podRoutes } from './pods.ts';
+import type { Route } from './route.ts';
 import { serverlessRoutes } from './serverless.ts';
 import { vmRoutes } from './vms.ts';
 

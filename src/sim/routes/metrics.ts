@@ -2,8 +2,8 @@ import { operations } from '../../api/operations.ts';
 import type { MetricName, MetricsQuery } from '../../api/schemas/index.ts';
 import type { Caller } from '../keys.ts';
 import { podSeries, podStorage } from '../pods/metrics.ts';
-import { type Route, route } from '../route.ts';
 import type { Simulation } from '../simulation.ts';
+import { type Route, route } from './route.ts';
 
 export function metricRoutes(sim: Simulation): Route[] {
   const { pods, ctx } = sim;

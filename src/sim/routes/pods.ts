@@ -2,8 +2,8 @@ import { operations } from '../../api/operations.ts';
 import { searchGpus } from '../gpu-search.ts';
 import { specFromV1, specFromV2 } from '../pods/spec.ts';
 import { legacyPodView, podRuntimeView, podView } from '../pods/views.ts';
-import { type Route, route } from '../route.ts';
 import type { Simulation } from '../simulation.ts';
+import { type Route, route } from './route.ts';
 
 export function podRoutes(sim: Simulation): Route[] {
   const { pods, ctx } = sim;

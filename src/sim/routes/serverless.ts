@@ -1,8 +1,8 @@
 import { ApiCode } from '../../api/codes.ts';
 import { operations } from '../../api/operations.ts';
-import { type Route, route } from '../route.ts';
 import { endpointSummaryView, endpointView, taskSummaryView, taskView } from '../serverless/views.ts';
 import type { Simulation } from '../simulation.ts';
+import { type Route, route } from './route.ts';
 
 export function serverlessRoutes(sim: Simulation): Route[] {
   const { endpoints } = sim;

@@ -1,8 +1,8 @@
 import { operations } from '../../api/operations.ts';
 import { paginate } from '../paging.ts';
-import { type Route, route } from '../route.ts';
 import type { Simulation } from '../simulation.ts';
 import { legacyVmView, vmTypesView, vmView } from '../vms/views.ts';
+import { type Route, route } from './route.ts';
 
 export function vmRoutes(sim: Simulation): Route[] {
   const { vms, ctx } = sim;

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import type { Operation, OperationInput, OperationResult } from '../api/operation.ts';
-import { invalid } from './errors.ts';
-import type { Caller } from './keys.ts';
+import type { Operation, OperationInput, OperationResult } from '../../api/operation.ts';
+import { invalid } from '../errors.ts';
+import type { Caller } from '../keys.ts';
 
 /** A request as it arrived: path parameters and query in wire form, body as parsed JSON. */
 export interface RawInput {

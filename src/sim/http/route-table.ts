@@ -1,5 +1,5 @@
 import type { HttpMethod } from '../../api/operation.ts';
-import type { Route } from '../route.ts';
+import type { Route } from '../routes/route.ts';
 
 interface Node {
   readonly literals: Map<string, Node>;
@@ -18,7 +18,7 @@ const newNode = (): Node => ({ literals: new Map(), routes: new Map() });
  * Matches a request to its route by path segments; a literal segment wins over a `{param}` one at
  * the same position (`/v2/vms/types` before `/v2/vms/{id}`, `/tasks/count` before `/tasks/{taskId}`).
  */
-export class Router {
+export class RouteTable {
   readonly #root = newNode();
 
   constructor(routes: readonly Route[]) {
