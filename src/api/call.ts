@@ -8,7 +8,7 @@ import { encodeRequest } from './encode-request.ts';
 import { GpuCloudError, TransportError } from './errors.ts';
 import type { Operation, OperationInput, OperationResult } from './operation.ts';
 import { failureError, mayHaveTakenEffect, type Outcome, outcomeLabel } from './outcome.ts';
-import { TokenBucket } from './rate-limiter.ts';
+import { RequestLimiter } from './request-limiter.ts';
 import { readResponse } from './read-response.ts';
 import { planRetry, type RetryPlan } from './retry.ts';
 import { Transport, type WireRequest } from './transport.ts';
@@ -31,7 +31,7 @@ export function createInvoker(options: ClientOptions): { invoke: Invoke; close()
     connectTimeoutMs: config.connectTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
   });
-  const limiter = new TokenBucket(config.rateLimit);
+  const limiter = new RequestLimiter(config.rateLimit);
   const metrics = createClientMetrics(config.metrics ?? new Registry());
   const log = (config.logger ?? pino({ enabled: false })).child({ component: 'gpucloud-api' });
   const closing = new AbortController();
@@ -79,7 +79,7 @@ export function createInvoker(options: ClientOptions): { invoke: Invoke; close()
 
 interface AttemptDeps {
   transport: Transport;
-  limiter: TokenBucket;
+  limiter: RequestLimiter;
   metrics: ClientMetrics;
   closing: AbortSignal;
   redact: (text: string) => string;

@@ -1,6 +1,9 @@
 /**
- * Token bucket: `burst` tokens, refilled at `ratePerSecond`. Like Go's `rate.Limiter`, a
- * reservation may drive the balance negative, which makes later callers wait their turn.
+ * Token bucket: up to `burst` tokens, refilled at `ratePerSecond`, holding `initial` at first (full by
+ * default). Like Go's `rate.Limiter`, a reservation may drive the balance negative, which makes later
+ * callers wait their turn. The one bucket every limiter of the project is built on: the work queue's
+ * overall limit, the Event recorder's per-object spam filter, the cloud client's request limit and the
+ * details budget.
  */
 export class TokenBucket {
   readonly #ratePerMs: number;
@@ -9,7 +12,7 @@ export class TokenBucket {
   #tokens: number;
   #updatedAt: number;
 
-  constructor(ratePerSecond: number, burst: number, now: () => number = Date.now) {
+  constructor(ratePerSecond: number, burst: number, now: () => number = Date.now, initial = burst) {
     if (!(ratePerSecond > 0) || !(burst >= 1)) {
       throw new RangeError(
         `token bucket needs a positive rate and a burst of at least 1 (got ${ratePerSecond}, ${burst})`,
@@ -18,7 +21,7 @@ export class TokenBucket {
     this.#ratePerMs = ratePerSecond / 1000;
     this.#burst = burst;
     this.#now = now;
-    this.#tokens = burst;
+    this.#tokens = Math.min(initial, burst);
     this.#updatedAt = now();
   }
 
@@ -29,12 +32,18 @@ export class TokenBucket {
     return this.#tokens >= 0 ? 0 : -this.#tokens / this.#ratePerMs;
   }
 
-  /** Takes a token only if one is available now. */
-  tryTake(): boolean {
+  /** Takes `count` tokens only if they are all available now. */
+  tryTake(count = 1): boolean {
     this.#refill();
-    if (this.#tokens < 1) return false;
-    this.#tokens -= 1;
+    if (this.#tokens < count) return false;
+    this.#tokens -= count;
     return true;
+  }
+
+  /** Milliseconds until `count` tokens are available (0: now). */
+  msUntil(count = 1): number {
+    this.#refill();
+    return Math.max(0, (count - this.#tokens) / this.#ratePerMs);
   }
 
   #refill(): void {

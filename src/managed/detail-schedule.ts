@@ -1,4 +1,5 @@
 import { IndexedMinHeap } from '../lib/min-heap.ts';
+import { TokenBucket } from '../lib/token-bucket.ts';
 
 export interface DetailScheduleOptions {
   /** Cloud calls per second that detail fetches may spend, all resources of the kind together. */
@@ -28,16 +29,17 @@ export class DetailSchedule {
   readonly #released = new Set<string>();
   /** What the last fetch of each tracked key returned. */
   readonly #last = new Map<string, Record<string, unknown>>();
-  #tokens = 0;
-  #lastTick = Date.now();
+  readonly #budget: TokenBucket;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: DetailScheduleOptions) {
     this.#options = options;
+    // Unused budget does not pile up beyond one second's worth (or one fetch): bursts stay bounded.
+    const cap = Math.max(options.callsPerSecond, options.callsPerFetch);
+    this.#budget = new TokenBucket(options.callsPerSecond, cap, Date.now, 0);
   }
 
   start(): void {
-    this.#lastTick = Date.now();
     this.#timer = setInterval(() => this.#tick(), TICK_MS);
     this.#timer.unref();
   }
@@ -82,17 +84,13 @@ export class DetailSchedule {
 
   #tick(): void {
     const now = Date.now();
-    const { callsPerSecond, callsPerFetch } = this.#options;
-    // Unused budget does not pile up beyond one second's worth (or one fetch): bursts stay bounded.
-    const cap = Math.max(callsPerSecond, callsPerFetch);
-    this.#tokens = Math.min(cap, this.#tokens + ((now - this.#lastTick) / 1000) * callsPerSecond);
-    this.#lastTick = now;
-    while (this.#tokens >= callsPerFetch) {
+    const { callsPerFetch } = this.#options;
+    while (this.#budget.msUntil(callsPerFetch) === 0) {
       const next = this.#turns.peek();
       if (!next || next.priority > now) break;
       this.#turns.pop();
       if (!this.#tracked.has(next.key)) continue;
-      this.#tokens -= callsPerFetch;
+      this.#budget.tryTake(callsPerFetch);
       this.#released.add(next.key);
       this.#options.enqueue(next.key);
     }

@@ -6,7 +6,6 @@ import {
   ItemExponentialFailureRateLimiter,
   MaxOfRateLimiter,
 } from '../../src/controller/queue-rate-limiters.ts';
-import { TokenBucket } from '../../src/lib/token-bucket.ts';
 
 function manualClock(start = 0) {
   let now = start;
@@ -36,33 +35,6 @@ describe('ItemExponentialFailureRateLimiter', () => {
     let last = 0;
     for (let i = 0; i < 2000; i++) last = limiter.when('a');
     assert.equal(last, 1_000_000);
-  });
-});
-
-describe('TokenBucket', () => {
-  test('serves the burst at once, then spaces reservations by the rate', () => {
-    const clock = manualClock();
-    const bucket = new TokenBucket(10, 2, clock.now);
-    assert.deepEqual(
-      [bucket.reserve(), bucket.reserve(), bucket.reserve(), bucket.reserve()],
-      [0, 0, 100, 200],
-    );
-    clock.advance(300);
-    assert.equal(bucket.reserve(), 0);
-  });
-
-  test('tryTake refuses when empty and recovers with time', () => {
-    const clock = manualClock();
-    const bucket = new TokenBucket(1, 1, clock.now);
-    assert.equal(bucket.tryTake(), true);
-    assert.equal(bucket.tryTake(), false);
-    clock.advance(1000);
-    assert.equal(bucket.tryTake(), true);
-  });
-
-  test('rejects a rate or burst that cannot work', () => {
-    assert.throws(() => new TokenBucket(0, 1), RangeError);
-    assert.throws(() => new TokenBucket(1, 0), RangeError);
   });
 });
 

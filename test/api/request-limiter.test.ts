@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TokenBucket } from '../../src/api/rate-limiter.ts';
+import { RequestLimiter } from '../../src/api/request-limiter.ts';
 import { metricValue, startHarness } from '../support/api-harness.ts';
 import { reply } from '../support/misbehaving-server.ts';
 import { getThing, wireThing } from '../support/sample-operations.ts';
@@ -8,7 +8,7 @@ import { getThing, wireThing } from '../support/sample-operations.ts';
 const getInput = { params: { id: '42' }, query: {}, body: undefined };
 
 test('a full bucket lets a burst through at once, then serves waiters in arrival order', async () => {
-  const bucket = new TokenBucket({ requestsPerSecond: 200, burst: 3 });
+  const bucket = new RequestLimiter({ requestsPerSecond: 200, burst: 3 });
   const order: number[] = [];
 
   const waits = await Promise.all(
@@ -26,7 +26,7 @@ test('a full bucket lets a burst through at once, then serves waiters in arrival
 });
 
 test('a waiter whose signal aborts leaves the line without taking a token', async () => {
-  const bucket = new TokenBucket({ requestsPerSecond: 50, burst: 1 });
+  const bucket = new RequestLimiter({ requestsPerSecond: 50, burst: 1 });
   await bucket.acquire();
   const controller = new AbortController();
 

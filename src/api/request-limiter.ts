@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { TokenBucket } from '../lib/token-bucket.ts';
 
 export interface RateLimit {
   /** Sustained rate the bucket refills at. */
@@ -16,26 +17,20 @@ interface Waiter {
 }
 
 /**
- * A token bucket shared by every call of one client, so that however many reconcilers use the
- * client, it never sends more than `burst + requestsPerSecond × t` requests in any window of t
- * seconds. Waiters are served first come, first served; one timer wakes the queue when the next
- * token is due, so waiting costs nothing while it lasts.
+ * The request limit shared by every call of one client, so that however many reconcilers use the client,
+ * it never sends more than `burst + requestsPerSecond × t` requests in any window of t seconds. Waiters
+ * are served first come, first served; one timer wakes the line when the next token is due, so waiting
+ * costs nothing while it lasts.
  */
-export class TokenBucket {
-  readonly #ratePerMs: number;
-  readonly #burst: number;
+export class RequestLimiter {
+  readonly #bucket: TokenBucket;
   readonly #now: () => number;
   readonly #queue: Waiter[] = [];
-  #tokens: number;
-  #refilledAt: number;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(limit: RateLimit, now: () => number = () => performance.now()) {
-    this.#ratePerMs = limit.requestsPerSecond / 1000;
-    this.#burst = limit.burst;
+    this.#bucket = new TokenBucket(limit.requestsPerSecond, limit.burst, now);
     this.#now = now;
-    this.#tokens = limit.burst;
-    this.#refilledAt = now();
   }
 
   /** Calls waiting for a token right now. */
@@ -49,11 +44,7 @@ export class TokenBucket {
    */
   acquire(signal?: AbortSignal): Promise<number> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    this.#refill();
-    if (this.#queue.length === 0 && this.#tokens >= 1) {
-      this.#tokens -= 1;
-      return Promise.resolve(0);
-    }
+    if (this.#queue.length === 0 && this.#bucket.tryTake()) return Promise.resolve(0);
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         since: this.#now(),
@@ -68,26 +59,24 @@ export class TokenBucket {
     });
   }
 
-  #refill(): void {
-    const now = this.#now();
-    this.#tokens = Math.min(this.#burst, this.#tokens + (now - this.#refilledAt) * this.#ratePerMs);
-    this.#refilledAt = now;
-  }
-
   #schedule(): void {
     if (this.#timer !== undefined || this.#queue.length === 0) return;
-    const dueInMs = Math.max(0, Math.ceil((1 - this.#tokens) / this.#ratePerMs));
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#serve();
-    }, dueInMs);
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined;
+        this.#serve();
+      },
+      Math.ceil(this.#bucket.msUntil(1)),
+    );
   }
 
   #serve(): void {
-    this.#refill();
-    for (let waiter = this.#queue[0]; waiter !== undefined && this.#tokens >= 1; waiter = this.#queue[0]) {
+    for (
+      let waiter = this.#queue[0];
+      waiter !== undefined && this.#bucket.tryTake();
+      waiter = this.#queue[0]
+    ) {
       this.#queue.shift();
-      this.#tokens -= 1;
       waiter.signal?.removeEventListener('abort', waiter.onAbort);
       waiter.resolve(this.#now() - waiter.since);
     }
