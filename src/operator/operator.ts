@@ -1,11 +1,11 @@
 import { GpuCloudClient } from '../api/client.ts';
 import { Manager } from '../controller/manager.ts';
 import type { Logger } from '../lib/logger.ts';
-import { addManagedController, type ManagedControllerSettings } from '../managed/controller.ts';
+import type { ManagedControllerSettings } from '../managed/controller.ts';
+import { gpuPodKind, registrations } from '../resources/kinds.ts';
 import { loadKubeConnection } from '../runtime/kube-config.ts';
 import { callbackUrl, startCallbackServer } from './callback-server.ts';
 import type { OperatorConfig } from './config.ts';
-import { managedKinds } from './managed-kinds.ts';
 
 export const OPERATOR_NAME = 'gpucloud-operator';
 
@@ -47,18 +47,20 @@ export async function runOperator(
     config.callbackBaseUrl && config.callbackToken
       ? callbackUrl(config.callbackBaseUrl, config.callbackToken)
       : undefined;
-  const kinds = managedKinds(client, { podCallbackUrl });
   const settings = controllerSettings(config);
-  const pods = addManagedController(manager, kinds.gpuPod, settings, logger);
-  addManagedController(manager, kinds.gpuVm, settings, logger);
-  addManagedController(manager, kinds.serverlessEndpoint, settings, logger);
+  const handles = new Map(
+    registrations.map((kind) => [
+      kind.definition.kind,
+      kind.register(manager, client, { callbackUrl: podCallbackUrl }, settings, logger),
+    ]),
+  );
 
   const callbacks =
     config.callbackPort && config.callbackToken
       ? await startCallbackServer({
           port: config.callbackPort,
           token: config.callbackToken,
-          onHint: (podId, status) => pods.hint(podId, status),
+          onHint: (podId, status) => handles.get(gpuPodKind.kind)?.hint(podId, status),
           log: logger.child({ component: 'callbacks' }),
         })
       : undefined;

@@ -1,22 +1,34 @@
 import type { CustomResource } from './common/kind.ts';
+import { managedKind } from './common/registration.ts';
+import { gpuPodAdapter } from './gpu-pod/adapter.ts';
 import { gpuPodKind } from './gpu-pod/schema.ts';
+import { gpuVmAdapter } from './gpu-vm/adapter.ts';
 import { gpuVmKind } from './gpu-vm/schema.ts';
+import { serverlessEndpointAdapter } from './serverless-endpoint/adapter.ts';
 import { serverlessEndpointKind } from './serverless-endpoint/schema.ts';
 
-// The registry of the operator's kinds: the CRD generator and the operator both iterate it.
+// The registry of the operator's kinds: the CRD generator and the operator both iterate it. A new kind
+// is one folder (schema and adapter) and one line here.
 
 export type { Condition } from '../managed/status-schema.ts';
 export type { CustomResource, KindDefinition, PrinterColumn, ScaleSubresource } from './common/kind.ts';
 export { API_VERSION, CATEGORY, GROUP, VERSION } from './common/kind.ts';
+export type { AdapterOptions, Registration } from './common/registration.ts';
 export { OPERATOR_ENV_PREFIX } from './common/schema.ts';
 export type { GpuPodSpec, GpuPodStatus } from './gpu-pod/schema.ts';
 export type { GpuVmSpec, GpuVmStatus } from './gpu-vm/schema.ts';
 export type { ServerlessEndpointSpec, ServerlessEndpointStatus } from './serverless-endpoint/schema.ts';
 export { gpuPodKind, gpuVmKind, serverlessEndpointKind };
 
-export const kinds = [gpuPodKind, gpuVmKind, serverlessEndpointKind] as const;
+export const registrations = [
+  managedKind(gpuPodKind, gpuPodAdapter),
+  managedKind(gpuVmKind, gpuVmAdapter),
+  managedKind(serverlessEndpointKind, serverlessEndpointAdapter),
+] as const;
 
-export type Kind = (typeof kinds)[number];
+export type Kind = (typeof registrations)[number]['definition'];
+
+export const kinds: readonly Kind[] = registrations.map((registration) => registration.definition);
 export type KindName = Kind['kind'];
 
 export type GpuPod = CustomResource<typeof gpuPodKind>;

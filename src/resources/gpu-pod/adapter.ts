@@ -16,15 +16,11 @@ import {
   readinessFrom,
   unlessNotFound,
 } from '../common/cloud.ts';
+import type { AdapterOptions } from '../common/registration.ts';
 import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView } from './details.ts';
 import type { GpuPodSpec } from './schema.ts';
 
 type GpuPod = ManagedObject<GpuPodSpec>;
-
-export interface GpuPodAdapterOptions {
-  /** The URL the cloud posts lifecycle callbacks to, when the operator serves one. */
-  callbackUrl?: string | undefined;
-}
 
 const readiness: Readonly<Record<string, Readiness>> = {
   INITIALIZING: { ready: false, reason: 'Initializing', message: 'the cloud is starting the pod' },
@@ -42,7 +38,7 @@ const TRANSITIONAL = new Set(['INITIALIZING', 'PAUSING', 'TERMINATING']);
 
 export function gpuPodAdapter(
   client: GpuCloudClient,
-  options: GpuPodAdapterOptions = {},
+  options: AdapterOptions = {},
 ): ExternalKind<GpuPodSpec, PodView> {
   return {
     kind: 'GpuPod',

@@ -1,0 +1,52 @@
+import type { z } from 'zod';
+import type { GpuCloudClient } from '../../api/client.ts';
+import type { Manager } from '../../controller/manager.ts';
+import type { Logger } from '../../lib/logger.ts';
+import {
+  addManagedController,
+  type ManagedControllerSettings,
+  type ManagedHandle,
+} from '../../managed/controller.ts';
+import type { CommonSpec, ExternalKind } from '../../managed/external-kind.ts';
+import type { KindDefinition } from './kind.ts';
+
+/** What the operator offers every adapter when it makes it. */
+export interface AdapterOptions {
+  /** The URL the cloud posts lifecycle callbacks to, when the operator serves one. */
+  callbackUrl?: string | undefined;
+}
+
+/** One managed kind: its definition (the CRD) and how to run its controller. */
+export interface Registration<Definition extends KindDefinition = KindDefinition> {
+  readonly definition: Definition;
+  /** Adds the kind's controller to `manager`, its adapter talking to the cloud through `client`. */
+  register(
+    manager: Manager,
+    client: GpuCloudClient,
+    options: AdapterOptions,
+    settings: ManagedControllerSettings,
+    logger: Logger,
+  ): ManagedHandle;
+}
+
+/** Joins a kind's definition with its adapter: the one line that adds a kind to the operator. */
+export function managedKind<Definition extends KindDefinition, Spec extends CommonSpec, Cloud>(
+  definition: Definition & { spec: z.ZodType<Spec> },
+  adapter: (client: GpuCloudClient, options: AdapterOptions) => ExternalKind<Spec, Cloud>,
+): Registration<Definition> {
+  const { group, version, plural, kind } = definition;
+  return {
+    definition,
+    register: (manager, client, options, settings, logger) =>
+      addManagedController(
+        manager,
+        {
+          resource: { group, version, plural, kind, namespaced: true },
+          adapter: adapter(client, options),
+          parseSpec: (raw) => definition.spec.parse(raw),
+        },
+        settings,
+        logger,
+      ),
+  };
+}
