@@ -8,8 +8,8 @@ import { encodeRequest } from './encode-request.ts';
 import { GpuCloudError, TransportError } from './errors.ts';
 import type { Operation, OperationInput, OperationResult } from './operation.ts';
 import { failureError, mayHaveTakenEffect, type Outcome, outcomeLabel } from './outcome.ts';
-import { RequestLimiter } from './request-limiter.ts';
 import { readResponse } from './read-response.ts';
+import { RequestLimiter } from './request-limiter.ts';
 import { planRetry, type RetryPlan } from './retry.ts';
 import { Transport, type WireRequest } from './transport.ts';
 
@@ -24,26 +24,29 @@ export type Invoke = <O extends Operation>(op: O, input: OperationInput<O>) => P
  */
 export function createInvoker(options: ClientOptions): { invoke: Invoke; close(): Promise<void> } {
   const config = resolveClientOptions(options);
+  const keys = keySource(config.apiKey);
   const transport = new Transport({
     baseUrl: new URL(config.baseUrl),
-    apiKey: config.apiKey,
+    apiKey: () => keys.current(),
     connections: config.connections,
     connectTimeoutMs: config.connectTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
   });
   const limiter = new RequestLimiter(config.rateLimit);
-  const metrics = createClientMetrics(config.metrics ?? new Registry());
+  const metrics = createClientMetrics(config.metrics ?? new Registry(), config.account);
   const log = (config.logger ?? pino({ enabled: false })).child({ component: 'gpucloud-api' });
   const closing = new AbortController();
-  const redact = (text: string) => text.replaceAll(config.apiKey, '[redacted]');
+  const redact = (text: string) => keys.redact(text);
   const attempt = attemptSender({ transport, limiter, metrics, closing: closing.signal, redact });
 
   async function invoke<O extends Operation>(op: O, input: OperationInput<O>): Promise<OperationResult<O>> {
     const request = encodeRequest(op, input);
     let attempts = 0;
     let tookEffect = false;
+    let refreshed = false;
     try {
       for (;;) {
+        const sentWith = keys.current();
         const { outcome, seconds } = await attempt(op, request);
         attempts += 1;
         if (outcome.kind === 'success') {
@@ -51,6 +54,15 @@ export function createInvoker(options: ClientOptions): { invoke: Invoke; close()
           return outcome.value;
         }
         tookEffect ||= mayHaveTakenEffect(outcome);
+        // A rejected key may have been rotated: read it anew, once, and retry if it changed. A 401
+        // took no effect, so even a create is safe to send again.
+        if (outcome.kind === 'api' && outcome.httpStatus === 401 && !refreshed) {
+          refreshed = true;
+          if ((await keys.refresh()) !== sentWith) {
+            metrics.retry(op.name, 'key_rotated');
+            continue;
+          }
+        }
         const plan = planRetry(op, outcome, attempts - 1, config.retry);
         logAttempt(log, op, attempts, outcome, seconds, plan);
         if (plan === undefined) {
@@ -74,6 +86,28 @@ export function createInvoker(options: ClientOptions): { invoke: Invoke; close()
       closed ??= transport.close();
       return closed;
     },
+  };
+}
+
+interface Keys {
+  current(): string;
+  refresh(): Promise<string>;
+  /** Cuts every key this client has sent from a text the service answered. */
+  redact(text: string): string;
+}
+
+function keySource(key: ClientOptions['apiKey']): Keys {
+  const source = typeof key === 'string' ? { current: () => key, refresh: async () => key } : key;
+  // Every key sent so far: a slow answer may echo the one before a rotation.
+  const sent = new Set<string>();
+  return {
+    current: () => {
+      const current = source.current();
+      sent.add(current);
+      return current;
+    },
+    refresh: () => source.refresh(),
+    redact: (text) => [...sent].reduce((out, secret) => out.replaceAll(secret, '[redacted]'), text),
   };
 }
 

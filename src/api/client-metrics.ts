@@ -12,41 +12,41 @@ export interface ClientMetrics {
 
 /**
  * Registers the client's metrics on `registry`, or reuses them when another client already did, so
- * several clients may share one registry.
+ * several clients (one per cloud account) may share one registry; `account` tells their series apart.
  */
-export function createClientMetrics(registry: Registry): ClientMetrics {
+export function createClientMetrics(registry: Registry, account: string): ClientMetrics {
   const requests = counter(registry, {
     name: 'gpucloud_api_requests_total',
     help: 'HTTP requests sent to the GPU cloud API, by operation and result code',
-    labelNames: ['operation', 'code'],
+    labelNames: ['operation', 'code', 'account'],
   });
   const duration = histogram(registry, {
     name: 'gpucloud_api_request_duration_seconds',
     help: 'Duration of one HTTP request to the GPU cloud API, until its body is read',
-    labelNames: ['operation'],
+    labelNames: ['operation', 'account'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   });
   const retries = counter(registry, {
     name: 'gpucloud_api_retries_total',
     help: 'Requests to the GPU cloud API repeated after a failed attempt, by reason',
-    labelNames: ['operation', 'reason'],
+    labelNames: ['operation', 'reason', 'account'],
   });
   const waits = histogram(registry, {
     name: 'gpucloud_api_rate_limiter_wait_seconds',
     help: 'Time a request waited for the client-side rate limiter before it was sent',
-    labelNames: ['operation'],
+    labelNames: ['operation', 'account'],
     buckets: [0, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   });
   return {
     attempt(operation, code, seconds) {
-      requests.inc({ operation, code });
-      duration.observe({ operation }, seconds);
+      requests.inc({ operation, code, account });
+      duration.observe({ operation, account }, seconds);
     },
     retry(operation, reason) {
-      retries.inc({ operation, reason });
+      retries.inc({ operation, reason, account });
     },
     rateLimiterWait(operation, seconds) {
-      waits.observe({ operation }, seconds);
+      waits.observe({ operation, account }, seconds);
     },
   };
 }

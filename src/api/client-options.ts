@@ -4,6 +4,19 @@ import { z } from 'zod';
 
 const milliseconds = z.number().int().min(0);
 
+/**
+ * Where the key comes from when it can change while the client lives (a rotated Secret). `refresh`
+ * reads it anew; the client calls it when the service answers 401, and retries once with a new key.
+ */
+export interface ApiKeySource {
+  current(): string;
+  refresh(): Promise<string>;
+}
+
+function isKeySource(value: unknown): value is ApiKeySource {
+  return typeof value === 'object' && value !== null && 'current' in value && 'refresh' in value;
+}
+
 function isLogger(value: unknown): value is Logger {
   return typeof value === 'object' && value !== null && 'child' in value && typeof value.child === 'function';
 }
@@ -12,7 +25,9 @@ export const clientOptionsSchema = z.object({
   /** Where the service lives, e.g. `https://api.example.com` (a path prefix is kept). */
   baseUrl: z.url({ protocol: /^https?$/ }),
   /** Sent as `x-api-key`; never logged, never part of an error or a metric. */
-  apiKey: z.string().min(1),
+  apiKey: z.union([z.string().min(1), z.custom<ApiKeySource>(isKeySource, 'expected a key or a key source')]),
+  /** Names the cloud account in metrics (`account` label), so clients of several accounts share a registry. */
+  account: z.string().min(1).default('default'),
   /**
    * Longest wait for the answer's headers once a request is sent, and longest silence within its
    * body. Undici checks it on a coarse clock (about twice a second), so it may fire up to ~1 s late.

@@ -17,7 +17,7 @@ export interface RetryPolicy {
 }
 
 /** Label values of `gpucloud_api_retries_total{reason}`. */
-export type RetryReason = 'network' | 'timeout' | 'server_error' | 'rate_limited';
+export type RetryReason = 'network' | 'timeout' | 'server_error' | 'rate_limited' | 'key_rotated';
 
 export interface RetryPlan {
   readonly reason: RetryReason;

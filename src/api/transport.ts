@@ -19,7 +19,8 @@ export interface HttpResponse {
 
 export interface TransportOptions {
   readonly baseUrl: URL;
-  readonly apiKey: string;
+  /** The key to send, read at each request: it may be rotated. */
+  readonly apiKey: () => string;
   /** Most sockets kept open to the service; they are reused (keep-alive) across calls. */
   readonly connections: number;
   readonly connectTimeoutMs: number;
@@ -48,7 +49,7 @@ export class Transport {
   readonly origin: string;
   readonly #pool: Pool;
   readonly #pathPrefix: string;
-  readonly #apiKey: string;
+  readonly #apiKey: () => string;
 
   constructor(options: TransportOptions) {
     this.origin = options.baseUrl.origin;
@@ -89,7 +90,7 @@ export class Transport {
   }
 
   #headers(hasBody: boolean): Record<string, string> {
-    const headers: Record<string, string> = { accept: 'application/json', 'x-api-key': this.#apiKey };
+    const headers: Record<string, string> = { accept: 'application/json', 'x-api-key': this.#apiKey() };
     if (hasBody) headers['content-type'] = 'application/json';
     return headers;
   }

@@ -45,6 +45,8 @@ export interface RunningSimulator {
     setTotal(region: string, gpuType: string, gpus: number): void;
     describe(): PoolUsage[];
   };
+  /** API keys at run time, as a key rotation changes them. */
+  readonly keys: { add(key: string, org: string): void; revoke(key: string): void };
   /** Closes every connection, cancels every pending step and delivery. */
   stop(): Promise<void>;
 }
@@ -79,6 +81,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       preempt: (id) => sim.chaos.preempt(id),
     },
     state: { snapshot: () => snapshot(sim) },
+    keys: { add: (key, org) => sim.keys.add(key, org), revoke: (key) => sim.keys.revoke(key) },
     calls: { snapshot: () => sim.calls.snapshot(), reset: () => sim.calls.reset() },
     clock: { now: () => sim.ctx.clock.now(), advance: (ms) => sim.advance(ms) },
     capacity: {

@@ -58,6 +58,19 @@ export class KeyRegistry {
     entry.canTerminate = allowed;
   }
 
+  /** Adds a key to an organisation at run time (a key rotation's new key); `org` must exist. */
+  add(key: string, org: string): void {
+    const member = [...this.#entries.values()].find((entry) => entry.org === org);
+    if (member === undefined) throw new Error(`no organisation ${org} is configured`);
+    if (key.length === 0 || this.#entries.has(key)) throw new Error('the key is empty or configured already');
+    this.#entries.set(key, { ...member, applicantId: String(5001 + this.#entries.size) });
+  }
+
+  /** Revokes a key: its calls answer 401 from now on. */
+  revoke(key: string): void {
+    if (!this.#entries.delete(key)) throw new Error('no such API key is configured');
+  }
+
   /** The keys' organisations and permissions, without the keys. */
   describe(): Caller[] {
     return [...this.#entries.values()].map((entry) => ({ ...entry }));

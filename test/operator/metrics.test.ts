@@ -50,7 +50,7 @@ describe('the operator as Kubernetes and Prometheus see it', () => {
       'workqueue_depth{name="gpupod"}',
       'workqueue_adds_total{name="gpupod"}',
       'workqueue_retries_total{name="gpupod"}',
-      'gpucloud_api_requests_total{operation="pods.create",code="10000"}',
+      'gpucloud_api_requests_total{operation="pods.create",code="10000",account="default"}',
       'gpucloud_api_request_duration_seconds_bucket{',
     ]) {
       assert.ok(metrics.includes(name), `${name} is exposed`);

@@ -103,7 +103,7 @@ function escapeCell(text: string): string {
 export async function metricsReference(): Promise<string> {
   const registry = new Registry();
   new RuntimeMetrics(registry);
-  createClientMetrics(registry);
+  createClientMetrics(registry, 'default');
   const metrics = await registry.getMetricsAsJSON();
   const rows = metrics
     .map((metric) => `| \`${metric.name}\` | ${metric.type} | ${escapeCell(metric.help)} |`)
