@@ -1,3 +1,4 @@
+import type { GpuCloudClient } from '../api/client.ts';
 import { ChannelSource } from '../controller/channel-source.ts';
 import type { Manager } from '../controller/manager.ts';
 import { annotationsChanged, anyOf, deletionChanged, generationChanged } from '../controller/predicates.ts';
@@ -5,12 +6,10 @@ import { type EventSource, objectsOf } from '../controller/source.ts';
 import { keyFromString } from '../kube/object.ts';
 import type { ResourceType } from '../kube/resource-type.ts';
 import type { Logger } from '../lib/logger.ts';
+import type { AccountDirectory } from './accounts.ts';
 import { BOOKKEEPING } from './annotations.ts';
-import { CloudCache } from './cloud-cache.ts';
-import type { CreationOptions } from './creation.ts';
-import { DetailSchedule } from './detail-schedule.ts';
+import { ConnectionPool, type ConnectionSettings } from './connections.ts';
 import type { CommonSpec, ExternalKind } from './external-kind.ts';
-import { fencedAdapter } from './fence.ts';
 import { ManagedReconciler } from './reconciler.ts';
 import { managedStore } from './store.ts';
 import { managedWriter } from './writer.ts';
@@ -18,24 +17,20 @@ import { managedWriter } from './writer.ts';
 /** One kind of managed resource: where it lives, how its spec parses, and its cloud adapter. */
 export interface ManagedKind<Spec extends CommonSpec, Cloud> {
   readonly resource: ResourceType;
-  readonly adapter: ExternalKind<Spec, Cloud>;
+  /** The kind's adapter on one account's client. */
+  adapterFor(client: GpuCloudClient): ExternalKind<Spec, Cloud>;
   parseSpec(raw: unknown): Spec;
 }
 
-export interface ManagedControllerSettings {
+export interface ManagedControllerSettings extends ConnectionSettings {
   /** Watch one namespace; all when empty. */
   readonly namespace: string;
   readonly concurrency: number;
-  /** Steady-state interval of the cloud list. */
-  readonly pollIntervalMs: number;
-  /** Earliest a requested cloud list follows the previous one: bursts of requests share a list. */
-  readonly refreshMinIntervalMs: number;
   /** Re-deliver every custom resource this often, a guard against anything missed. */
   readonly resyncPeriodMs: number;
-  readonly detailsCallsPerSecond: number;
-  readonly detailsIntervalMs: number;
   readonly verifyAfterMs: number;
-  readonly creation: CreationOptions;
+  /** The cloud accounts resources may name. */
+  readonly accounts: AccountDirectory;
 }
 
 /** What the operator keeps of a kind's controller once it is registered. */
@@ -46,7 +41,7 @@ export interface ManagedHandle {
 
 /**
  * Registers one kind with the manager: the custom resources' informer and the cloud cache feed one work
- * queue; the generic reconciler does the rest. Custom-resource updates wake a reconcile only when the
+ * queue (one cloud cache per account the kind's resources use); the generic reconciler does the rest. Custom-resource updates wake a reconcile only when the
  * spec, a user's annotations or deletion changed — never for the controller's own writes (status,
  * bookkeeping annotations, or a metadata patch the reconcile that made it carried on with). The cloud
  * cache and the details schedule run only while the controller runs, that is on the leader.
@@ -57,7 +52,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
   settings: ManagedControllerSettings,
   logger: Logger,
 ): ManagedHandle {
-  const { resource, adapter } = kind;
+  const { resource } = kind;
   const log = logger.child({ kind: resource.kind });
   const informer = manager.informer({
     resource,
@@ -66,32 +61,27 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
   });
   const store = managedStore(informer.store);
   const wake = new ChannelSource();
-  const cache = new CloudCache(adapter, {
-    intervalMs: settings.pollIntervalMs,
-    minIntervalMs: settings.refreshMinIntervalMs,
-    onChange: (id) => {
+  const writer = managedWriter(manager.client, resource);
+  const connections = new ConnectionPool({
+    adapterFor: kind.adapterFor,
+    accounts: settings.accounts,
+    store,
+    writer,
+    settings,
+    mayAct: () => manager.mayAct(),
+    wake: (id) => {
       for (const claim of store.claimsOn(id)) wake.emit(claim.key);
     },
+    wakeKey: (key) => wake.emit(keyFromString(key)),
     log,
   });
-  const details =
-    adapter.details &&
-    new DetailSchedule({
-      callsPerSecond: settings.detailsCallsPerSecond,
-      callsPerFetch: adapter.details.calls,
-      intervalMs: settings.detailsIntervalMs,
-      enqueue: (key) => wake.emit(keyFromString(key)),
-    });
-  const writer = managedWriter(manager.client, resource);
   const reconciler = new ManagedReconciler({
-    adapter: fencedAdapter(adapter, () => manager.mayAct()),
+    kind: resource.kind,
     parseSpec: kind.parseSpec,
     store,
     writer,
     events: manager.events,
-    cache,
-    details,
-    creation: settings.creation,
+    connections,
     verifyAfterMs: settings.verifyAfterMs,
     log,
   });
@@ -100,12 +90,10 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     hasSynced: () => true,
     start(enqueue) {
       const stopWaking = wake.start(enqueue);
-      cache.start();
-      details?.start();
+      connections.start();
       return () => {
         stopWaking();
-        cache.stop();
-        details?.stop();
+        connections.stop();
       };
     },
   };
@@ -122,5 +110,5 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     reconcile: (key) => reconciler.reconcile(key),
     maxConcurrentReconciles: settings.concurrency,
   });
-  return { hint: (id, phase) => cache.hint(id, phase) };
+  return { hint: (id, phase) => connections.hint(id, phase) };
 }

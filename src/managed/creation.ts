@@ -17,10 +17,11 @@ export interface CreationOptions {
   /** Clock skew tolerated between the cloud's `createdAt` and ours. */
   skewMs: number;
   /**
-   * Signs the create intents this operator writes. An intent without a valid signature was written by
-   * hand and is ignored: it must never send the operator searching for somebody else's object to adopt.
+   * Keys that sign the create intents this operator writes: the first signs, any verifies (so an intent
+   * written just before a key rotation still counts). An intent without a valid signature was written
+   * by hand and is ignored: it must never send the operator searching for somebody else's object.
    */
-  intentKey: string;
+  intentKeys(): readonly string[];
 }
 
 /** The answer of `obtain`: the cloud object, or how long to wait before the search can be trusted. */
@@ -49,6 +50,8 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
   readonly #options: CreationOptions;
   /** Intents written by this process, keyed by custom-resource uid. */
   readonly #intents = new Map<string, Intent<Cloud>>();
+  /** The ids this process recorded for what it created or recovered, by uid: the resource's own. */
+  readonly #recorded = new Map<string, string>();
 
   constructor(
     adapter: ExternalKind<Spec, Cloud>,
@@ -82,8 +85,12 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     const [written = '', seal] = (annotations[CREATE_INTENT] ?? '').split('.');
     const at = Number(written);
     if (written === '' || Number.isNaN(at) || at > Date.now() + this.#options.skewMs) return undefined;
-    const expected = sealIntent(this.#options.intentKey, mr.metadata.uid, at, annotations[CREATE_NAME] ?? '');
-    return seal !== undefined && sameText(seal, expected) ? at : undefined;
+    if (seal === undefined) return undefined;
+    const name = annotations[CREATE_NAME] ?? '';
+    const sealed = this.#options
+      .intentKeys()
+      .some((key) => sameText(seal, sealIntent(key, mr.metadata.uid, at, name)));
+    return sealed ? at : undefined;
   }
 
   /** Finds what an earlier create made for `mr`, or creates it, and records the id on `mr`. */
@@ -133,11 +140,18 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     const retired = { [CREATE_INTENT]: null, [CREATE_NAME]: null };
     await this.#writer.patchMetadata(mr, { annotations: { [EXTERNAL_ID]: id, ...retired } });
     this.#intents.delete(mr.metadata.uid);
+    this.#recorded.set(mr.metadata.uid, id);
+  }
+
+  /** Whether this process recorded `id` for `uid` after creating (or recovering) it: no adoption. */
+  recordedHere(uid: string, id: string): boolean {
+    return this.#recorded.get(uid) === id;
   }
 
   /** Drops what this process remembers of `mr` once it is gone. */
   forget(uid: string): void {
     this.#intents.delete(uid);
+    this.#recorded.delete(uid);
   }
 
   async #writeIntent(mr: ManagedObject<Spec>): Promise<ManagedObject<Spec>> {
@@ -145,7 +159,8 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     // Conditional: written from a stale read (the cache not yet showing an earlier intent or id), an
     // intent would lead to a second create; the conflict makes the next reconcile read afresh instead.
     const name = cloudName(mr);
-    const seal = sealIntent(this.#options.intentKey, mr.metadata.uid, at, name);
+    const [key = ''] = this.#options.intentKeys();
+    const seal = sealIntent(key, mr.metadata.uid, at, name);
     const patch: MetadataPatch = {
       annotations: { [CREATE_INTENT]: `${at}.${seal}`, [CREATE_NAME]: name },
       ifUnchanged: true,

@@ -9,6 +9,7 @@
  */
 
 import type { ObjectKey } from '../kube/object.ts';
+import type { Demand } from './guardrails.ts';
 import type { ManagedStatus } from './status-schema.ts';
 
 /** The parts of a custom resource the generic layer and adapters read. */
@@ -130,6 +131,10 @@ export interface ExternalKind<Spec, Cloud> {
    */
   isOwnCreate(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<boolean>;
   create(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Cloud>;
+  /** What the spec asks of its account (GPUs, registry and credential ids): the account's policy checks it. */
+  demand(mr: ManagedObject<Spec>): Promise<Demand>;
+  /** GPUs the object holds live now: 0 when paused, stopped or gone. Summed per account for its limit. */
+  liveGpus(cloud: Cloud): number;
   plan(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<Plan>;
   delete(id: string): Promise<void>;
 

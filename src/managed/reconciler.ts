@@ -1,21 +1,13 @@
 import type { Logger } from 'pino';
 import { type Result, TerminalError } from '../controller/controller.ts';
 import type { ObjectKey } from '../kube/object.ts';
+import { notAllowed } from './accounts.ts';
 import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
 import { type ClaimVerdict, judgeClaim } from './claims.ts';
-import type { CloudCache } from './cloud-cache.ts';
 import { type ConditionInput, mergeConditions, statusChanged } from './conditions.ts';
-import { Creation, type CreationOptions } from './creation.ts';
-import type { DetailSchedule } from './detail-schedule.ts';
+import type { Connection, ConnectionPool } from './connections.ts';
 import { isConflict, ReconcileError, toReconcileError, withoutSecrets } from './errors.ts';
-import {
-  type ActContext,
-  type CommonSpec,
-  type ExternalKind,
-  keyOf,
-  type ManagedObject,
-  type Plan,
-} from './external-kind.ts';
+import { type ActContext, type CommonSpec, keyOf, type ManagedObject, type Plan } from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
 import { resolveEnv } from './secrets.ts';
 import type { ManagedStatus } from './status-schema.ts';
@@ -29,18 +21,24 @@ export interface EventSink {
 }
 
 export interface ManagedReconcilerOptions<Spec extends CommonSpec, Cloud> {
-  adapter: ExternalKind<Spec, Cloud>;
+  /** The kind's name, for messages. */
+  kind: string;
   /** Validates the spec as stored (zod); a failure is a terminal `InvalidSpec`. */
   parseSpec(raw: unknown): Spec;
   store: ManagedStore;
   writer: ManagedWriter;
   events: EventSink;
-  cache: CloudCache<Cloud>;
-  details?: DetailSchedule | undefined;
-  creation: CreationOptions;
+  /** The cloud account each resource names, with the kind's adapter, cache and creation in it. */
+  connections: ConnectionPool<Spec, Cloud>;
   /** After acting, look again this soon even if the cloud cache reports no change (a safety net). */
   verifyAfterMs: number;
   log: Logger;
+}
+
+/** One reconcile's means: how to act for the resource, and in which account. */
+interface Turn<Spec extends CommonSpec, Cloud> {
+  ctx: ActContext;
+  conn: Connection<Spec, Cloud>;
 }
 
 type Observation<Cloud> =
@@ -55,20 +53,10 @@ type Observation<Cloud> =
  */
 export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #o: ManagedReconcilerOptions<Spec, Cloud>;
-  readonly #creation: Creation<Spec, Cloud>;
-  /** When this process last acted on a cloud id: observations older than that are stale. */
-  readonly #actedAt = new Map<string, number>();
   readonly #refused = new TerminalFailures();
 
   constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
     this.#o = options;
-    this.#creation = new Creation(
-      options.adapter,
-      options.cache,
-      options.store,
-      options.writer,
-      options.creation,
-    );
   }
 
   async reconcile(key: ObjectKey): Promise<Result> {
@@ -79,8 +67,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const revealed = new Set<string>();
     try {
       const mr: ManagedObject<Spec> = { ...stored, spec: this.#o.parseSpec(stored.spec) };
-      const ctx = this.#context(mr, revealed);
-      return mr.metadata.deletionTimestamp ? await this.#finalize(mr, ctx) : await this.#converge(mr, ctx);
+      const turn = { ctx: this.#context(mr, revealed), conn: this.#o.connections.connect(mr) };
+      return mr.metadata.deletionTimestamp ? await this.#finalize(mr, turn) : await this.#converge(mr, turn);
     } catch (error) {
       return this.#fail(stored, error, revealed);
     }
@@ -106,70 +94,106 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   async #skip(mr: ManagedObject<unknown>): Promise<Result> {
     if (!mr.metadata.deletionTimestamp || !mr.metadata.finalizers?.includes(FINALIZER)) return {};
     try {
-      await this.#release(mr, 'Skipped', `${SKIP_RECONCILE} is set: the cloud resource is left as it is`);
+      await this.#release(
+        mr,
+        'Skipped',
+        `${SKIP_RECONCILE} is set: the cloud resource is left as it is`,
+        undefined,
+      );
       return {};
     } catch (error) {
       return this.#fail(mr, error, new Set());
     }
   }
 
-  async #converge(stored: ManagedObject<Spec>, ctx: ActContext): Promise<Result> {
-    const mr = await this.#ensureFinalizer(stored);
-    const observed = await this.#observeOrObtain(mr, ctx);
+  async #converge(stored: ManagedObject<Spec>, t: Turn<Spec, Cloud>): Promise<Result> {
+    const { account } = t.conn;
+    if (!account.policy.allowsNamespace(stored.metadata.namespace)) {
+      throw notAllowed(account.name, stored.metadata.namespace);
+    }
+    const mr = await this.#ensureFinalizer(stored, t);
+    const observed = await this.#observeOrObtain(mr, t);
     if (observed.kind === 'wait') return { requeueAfterMs: observed.ms };
-    if (observed.kind === 'missing') return this.#onMissing(mr, observed.id);
-    const plan = await this.#o.adapter.plan(mr, observed.cloud, ctx);
-    if (plan.kind === 'act') await this.#act(mr, observed.cloud, plan);
-    await this.#report(mr, observed.cloud);
+    if (observed.kind === 'missing') return this.#onMissing(mr, observed.id, t);
+    const plan = await t.conn.adapter.plan(mr, observed.cloud, t.ctx);
+    if (plan.kind === 'act') await this.#act(mr, observed.cloud, plan, t);
+    await this.#report(mr, observed.cloud, t);
     return plan.kind === 'act' ? { requeueAfterMs: this.#o.verifyAfterMs } : {};
   }
 
-  async #act(mr: ManagedObject<Spec>, cloud: Cloud, plan: Extract<Plan, { kind: 'act' }>): Promise<void> {
-    const id = this.#o.adapter.idOf(cloud);
-    this.#actedAt.set(id, Date.now());
+  async #act(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    plan: Extract<Plan, { kind: 'act' }>,
+    { conn }: Turn<Spec, Cloud>,
+  ): Promise<void> {
+    const id = conn.adapter.idOf(cloud);
+    conn.actedAt.set(id, Date.now());
     await plan.step.run();
-    this.#o.cache.requestRefresh();
+    conn.cache.requestRefresh();
     this.#o.events.event(mr, 'Normal', plan.step.reason, plan.step.describe);
     this.#log('info', mr, { id, step: plan.step.reason }, plan.step.describe);
   }
 
-  async #observeOrObtain(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Observation<Cloud>> {
+  async #observeOrObtain(mr: ManagedObject<Spec>, t: Turn<Spec, Cloud>): Promise<Observation<Cloud>> {
+    const { conn } = t;
     const id = mr.metadata.annotations?.[EXTERNAL_ID];
-    await this.#refuseRepointing(mr, id);
+    await this.#refuseRepointing(mr, id, t);
     if (id) {
-      this.#refuseUnless(this.#judge(mr, id, undefined));
-      const cloud = await this.#observe(id);
-      if (!cloud || this.#o.adapter.isGone(cloud)) return { kind: 'missing', id };
-      this.#refuseUnless(this.#judge(mr, id, cloud));
+      this.#refuseAdoption(mr, id, t);
+      this.#refuseUnless(this.#judge(mr, id, undefined, t));
+      const cloud = await this.#observe(id, t);
+      if (!cloud || conn.adapter.isGone(cloud)) return { kind: 'missing', id };
+      this.#refuseUnless(this.#judge(mr, id, cloud, t));
       return { kind: 'seen', cloud };
     }
-    const obtained = await this.#creation.obtain(mr, ctx);
+    const obtained = await conn.creation.obtain(mr, t.ctx);
     if (obtained.kind === 'wait') return obtained;
-    const newId = this.#o.adapter.idOf(obtained.cloud);
-    this.#actedAt.set(newId, Date.now());
-    const { kind } = this.#o.adapter;
+    const newId = conn.adapter.idOf(obtained.cloud);
+    conn.actedAt.set(newId, Date.now());
+    const { kind } = this.#o;
     const [reason, message] = obtained.created
       ? ['Created', `created ${kind} ${newId} in the cloud`]
       : ['Recovered', `found ${kind} ${newId} made by an interrupted create and took it over`];
     this.#o.events.event(mr, 'Normal', reason, message);
     this.#log('info', mr, { id: newId }, message);
     // A create answers the whole object: only a recovered one, found in a list, needs completing.
-    if (obtained.created) this.#o.cache.rememberComplete(obtained.cloud);
-    return { kind: 'seen', cloud: await this.#o.cache.complete(obtained.cloud) };
+    if (obtained.created) conn.cache.rememberComplete(obtained.cloud);
+    return { kind: 'seen', cloud: await conn.cache.complete(obtained.cloud) };
+  }
+
+  /**
+   * Naming an object the resource did not make is adoption, which an account shared by several
+   * namespaces refuses unless its owner allows it: a tenant could otherwise reach objects it never owned.
+   */
+  #refuseAdoption(mr: ManagedObject<Spec>, id: string, { conn }: Turn<Spec, Cloud>): void {
+    const { account } = conn;
+    if (account.policy.adoption || mr.status?.id === id || conn.creation.recordedHere(mr.metadata.uid, id))
+      return;
+    throw new ReconcileError(
+      'AdoptionNotAllowed',
+      `provider config ${account.name} does not allow adopting existing cloud objects; remove annotation ${EXTERNAL_ID} to create a new one`,
+      { terminal: true },
+    );
   }
 
   /**
    * Whether `mr` holds cloud object `id`; with `cloud` unknown, only what the informer cache can tell
    * (another resource proved its claim), so a refusal costs no cloud call.
    */
-  #judge(mr: ManagedObject<unknown>, id: string, cloud: Cloud | undefined): ClaimVerdict {
-    const { store, adapter } = this.#o;
+  #judge(
+    mr: ManagedObject<unknown>,
+    id: string,
+    cloud: Cloud | undefined,
+    { conn }: Turn<Spec, Cloud>,
+  ): ClaimVerdict {
+    const { store, connections } = this.#o;
     return judgeClaim({
       uid: mr.metadata.uid,
       id,
       statusId: mr.status?.id,
-      claims: store.claimsOn(id),
-      marker: cloud === undefined ? undefined : adapter.markerOf?.(cloud),
+      claims: store.claimsOn(id).filter((claim) => connections.sameScope(conn.account, claim.account)),
+      marker: cloud === undefined ? undefined : conn.adapter.markerOf?.(cloud),
       isLive: (uid) => store.isLive(uid),
     });
   }
@@ -178,7 +202,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (verdict.holds) return;
     throw new ReconcileError(
       'AlreadyManaged',
-      `the ${this.#o.adapter.kind} named by annotation ${EXTERNAL_ID} cannot be managed by this resource: ` +
+      `the ${this.#o.kind} named by annotation ${EXTERNAL_ID} cannot be managed by this resource: ` +
         `${verdict.reason}. A cloud object is managed by one resource only; remove the annotation to create a new one`,
       { terminal: true },
     );
@@ -189,29 +213,33 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
    * elsewhere, or removing it, would leave that object running and billed with nobody managing it. Once
    * it is gone, a new id is how a replacement or another adoption begins.
    */
-  async #refuseRepointing(mr: ManagedObject<Spec>, id: string | undefined): Promise<void> {
+  async #refuseRepointing(
+    mr: ManagedObject<Spec>,
+    id: string | undefined,
+    t: Turn<Spec, Cloud>,
+  ): Promise<void> {
     const held = mr.status?.id;
-    if (held === undefined || held === id || !(await this.#isLive(held))) return;
+    if (held === undefined || held === id || !(await this.#isLive(held, t))) return;
     const change = id === undefined ? 'was removed' : `was changed to ${id}`;
     throw new ReconcileError(
       'ExternalIdChanged',
-      `annotation ${EXTERNAL_ID} ${change} while this resource still manages ${this.#o.adapter.kind} ${held}; ` +
+      `annotation ${EXTERNAL_ID} ${change} while this resource still manages ${this.#o.kind} ${held}; ` +
         `set it back to ${held}, or delete the resource (its deletionPolicy applies to ${held})`,
       { terminal: true },
     );
   }
 
-  async #isLive(id: string): Promise<boolean> {
-    const cloud = await this.#observe(id);
-    return cloud !== undefined && !this.#o.adapter.isGone(cloud);
+  async #isLive(id: string, t: Turn<Spec, Cloud>): Promise<boolean> {
+    const cloud = await this.#observe(id, t);
+    return cloud !== undefined && !t.conn.adapter.isGone(cloud);
   }
 
   /** The freshest view of `id` the cache can give without a call, or one get when it cannot. */
-  async #observe(id: string): Promise<Cloud | undefined> {
-    const { adapter, cache } = this.#o;
+  async #observe(id: string, { conn }: Turn<Spec, Cloud>): Promise<Cloud | undefined> {
+    const { adapter, cache } = conn;
     // Until the first list is in, every observation would cost a get: wait for it instead.
     if (!cache.hasSynced()) await cache.waitForListAfter(1);
-    const sighting = cache.sight(id, this.#actedAt.get(id) ?? 0);
+    const sighting = cache.sight(id, conn.actedAt.get(id) ?? 0);
     if (sighting.kind === 'seen') return cache.complete(sighting.cloud);
     const cloud = await adapter.get(id);
     if (!cloud) return undefined;
@@ -220,8 +248,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   }
 
   /** The cloud object is gone although the custom resource lives. */
-  async #onMissing(mr: ManagedObject<Spec>, id: string): Promise<Result> {
-    const { kind } = this.#o.adapter;
+  async #onMissing(mr: ManagedObject<Spec>, id: string, { conn }: Turn<Spec, Cloud>): Promise<Result> {
+    const { kind } = this.#o;
     if (mr.status?.id !== id) {
       throw new ReconcileError(
         'ExternalResourceNotFound',
@@ -231,35 +259,42 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     }
     // It existed and was deleted behind our back: the spec still asks for it, so make a new one.
     await this.#o.writer.patchMetadata(mr, { annotations: { [EXTERNAL_ID]: null } });
-    this.#forgetCloud(id);
+    this.#forgetCloud(id, conn);
     const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
     this.#o.events.event(mr, 'Warning', 'ExternalResourceGone', message);
     this.#log('warn', mr, { id }, message);
     return { requeue: true };
   }
 
-  async #finalize(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Result> {
+  async #finalize(mr: ManagedObject<Spec>, t: Turn<Spec, Cloud>): Promise<Result> {
     if (!mr.metadata.finalizers?.includes(FINALIZER)) return {};
-    const { adapter, events } = this.#o;
+    const { conn } = t;
+    const { kind, events } = this.#o;
     if (mr.spec.deletionPolicy === 'Orphan') {
-      await this.#release(mr, 'Orphaned', 'deletionPolicy is Orphan: the cloud resource is left running');
-      return {};
-    }
-    const id = await this.#idForDeletion(mr, ctx);
-    if (id === 'wait') return { requeueAfterMs: this.#o.verifyAfterMs };
-    const cloud = id === undefined ? undefined : await this.#observe(id);
-    if (id === undefined || !cloud || adapter.isGone(cloud)) {
       await this.#release(
         mr,
-        'Deleted',
-        id ? `${adapter.kind} ${id} is deleted in the cloud` : 'nothing to delete',
+        'Orphaned',
+        'deletionPolicy is Orphan: the cloud resource is left running',
+        conn,
       );
       return {};
     }
-    this.#actedAt.set(id, Date.now());
-    await adapter.delete(id);
-    this.#o.cache.requestRefresh();
-    events.event(mr, 'Normal', 'Deleting', `deleting ${adapter.kind} ${id} in the cloud`);
+    const id = await this.#idForDeletion(mr, t);
+    if (id === 'wait') return { requeueAfterMs: this.#o.verifyAfterMs };
+    const cloud = id === undefined ? undefined : await this.#observe(id, t);
+    if (id === undefined || !cloud || conn.adapter.isGone(cloud)) {
+      await this.#release(
+        mr,
+        'Deleted',
+        id ? `${kind} ${id} is deleted in the cloud` : 'nothing to delete',
+        conn,
+      );
+      return {};
+    }
+    conn.actedAt.set(id, Date.now());
+    await conn.adapter.delete(id);
+    conn.cache.requestRefresh();
+    events.event(mr, 'Normal', 'Deleting', `deleting ${kind} ${id} in the cloud`);
     return { requeueAfterMs: this.#o.verifyAfterMs };
   }
 
@@ -268,45 +303,54 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
    * the annotated one if the claim on it holds — or what an interrupted create may have made. Deleting a
    * resource never deletes an object it could not show was its own.
    */
-  async #idForDeletion(mr: ManagedObject<Spec>, ctx: ActContext): Promise<string | undefined | 'wait'> {
+  async #idForDeletion(mr: ManagedObject<Spec>, t: Turn<Spec, Cloud>): Promise<string | undefined | 'wait'> {
+    const { creation, adapter } = t.conn;
     const held = mr.status?.id;
     const recorded = mr.metadata.annotations?.[EXTERNAL_ID];
-    if (held !== undefined && held !== recorded && (await this.#isLive(held))) return held;
+    if (held !== undefined && held !== recorded && (await this.#isLive(held, t))) return held;
     if (recorded) {
-      if (!this.#judge(mr, recorded, undefined).holds) return undefined;
-      const cloud = await this.#observe(recorded);
-      return cloud && !this.#judge(mr, recorded, cloud).holds ? undefined : recorded;
+      if (!this.#judge(mr, recorded, undefined, t).holds) return undefined;
+      const cloud = await this.#observe(recorded, t);
+      return cloud && !this.#judge(mr, recorded, cloud, t).holds ? undefined : recorded;
     }
-    const intentAt = this.#creation.intentAt(mr);
+    const intentAt = creation.intentAt(mr);
     if (intentAt === undefined) return undefined;
-    const found = await this.#creation.find(mr, intentAt, ctx);
+    const found = await creation.find(mr, intentAt, t.ctx);
     if (found.kind === 'wait') return 'wait';
-    return found.cloud && this.#o.adapter.idOf(found.cloud);
+    return found.cloud && adapter.idOf(found.cloud);
   }
 
-  async #release(mr: ManagedObject<unknown>, reason: string, message: string): Promise<void> {
+  /** Lets the resource go; `conn` undefined when it was never connected to an account (skipped). */
+  async #release(
+    mr: ManagedObject<unknown>,
+    reason: string,
+    message: string,
+    conn: Connection<Spec, Cloud> | undefined,
+  ): Promise<void> {
     const finalizers = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
     await this.#o.writer.patchMetadata(mr, { finalizers });
-    this.#creation.forget(mr.metadata.uid);
     this.#refused.forget(mr.metadata.uid);
     const id = mr.metadata.annotations?.[EXTERNAL_ID];
-    if (id) this.#forgetCloud(id);
-    this.#o.details?.untrack(keyOf(mr));
+    if (conn) {
+      conn.creation.forget(mr.metadata.uid);
+      if (id) this.#forgetCloud(id, conn);
+      conn.details?.untrack(keyOf(mr));
+    }
     this.#o.events.event(mr, 'Normal', reason, message);
     this.#log('info', mr, { id }, message);
   }
 
-  async #ensureFinalizer(mr: ManagedObject<Spec>): Promise<ManagedObject<Spec>> {
+  async #ensureFinalizer(mr: ManagedObject<Spec>, { conn }: Turn<Spec, Cloud>): Promise<ManagedObject<Spec>> {
     const finalizers = mr.metadata.finalizers ?? [];
     if (finalizers.includes(FINALIZER)) return mr;
     // A first create writes the finalizer together with its intent, before any cloud call.
-    if (!mr.metadata.annotations?.[EXTERNAL_ID] && this.#creation.writesIntent(mr)) return mr;
+    if (!mr.metadata.annotations?.[EXTERNAL_ID] && conn.creation.writesIntent(mr)) return mr;
     const metadata = await this.#o.writer.patchMetadata(mr, { finalizers: [...finalizers, FINALIZER] });
     return { ...mr, metadata };
   }
 
-  async #report(mr: ManagedObject<Spec>, cloud: Cloud): Promise<void> {
-    const { adapter } = this.#o;
+  async #report(mr: ManagedObject<Spec>, cloud: Cloud, t: Turn<Spec, Cloud>): Promise<void> {
+    const { adapter } = t.conn;
     const readiness = adapter.readiness(mr, cloud);
     const phase = adapter.phaseOf(cloud);
     if (readiness.broken && mr.status?.phase !== phase) {
@@ -325,7 +369,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       mr,
       {
         ...adapter.statusOf(cloud),
-        ...(await this.#detailsFor(mr, cloud)),
+        ...(await this.#detailsFor(mr, cloud, t)),
         id: adapter.idOf(cloud),
         phase,
       },
@@ -333,8 +377,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     );
   }
 
-  async #detailsFor(mr: ManagedObject<Spec>, cloud: Cloud): Promise<Record<string, unknown>> {
-    const { adapter, details: schedule } = this.#o;
+  async #detailsFor(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    { conn }: Turn<Spec, Cloud>,
+  ): Promise<Record<string, unknown>> {
+    const { adapter, details: schedule } = conn;
     const details = adapter.details;
     if (!details || !schedule) return {};
     const key = keyOf(mr);
@@ -342,20 +390,25 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       schedule.untrack(key);
     } else {
       schedule.track(key);
-      if (schedule.isDue(key)) await this.#fetchDetails(mr, cloud, key);
+      if (schedule.isDue(key)) await this.#fetchDetails(mr, cloud, key, conn);
     }
     return schedule.last(key) ?? carryOver(mr.status, details.fields);
   }
 
-  async #fetchDetails(mr: ManagedObject<Spec>, cloud: Cloud, key: string): Promise<void> {
+  async #fetchDetails(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    key: string,
+    conn: Connection<Spec, Cloud>,
+  ): Promise<void> {
     let values: Record<string, unknown> | undefined;
     try {
-      values = (await this.#o.adapter.details?.fetch(cloud)) ?? {};
+      values = (await conn.adapter.details?.fetch(cloud)) ?? {};
     } catch (error) {
       // Details are a nicety: a failure keeps the last values and never fails the reconcile.
       this.#log('warn', mr, { err: error }, 'fetching details failed; keeping the last values');
     } finally {
-      this.#o.details?.fetched(key, values);
+      conn.details?.fetched(key, values);
     }
   }
 
@@ -420,9 +473,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     };
   }
 
-  #forgetCloud(id: string): void {
-    this.#actedAt.delete(id);
-    this.#o.cache.forget(id);
+  #forgetCloud(id: string, conn: Connection<Spec, Cloud>): void {
+    conn.actedAt.delete(id);
+    conn.cache.forget(id);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type DeepReadonly, type KubeObject, keyOf, type ObjectKey } from '../kube/object.ts';
 import type { ObjectStore } from '../kube/object-store.ts';
+import { accountOf } from './accounts.ts';
 import { EXTERNAL_ID } from './annotations.ts';
 import type { ManagedObject } from './external-kind.ts';
 import { managedStatusSchema } from './status-schema.ts';
@@ -44,6 +45,7 @@ export function managedStore(store: ObjectStore<KubeObject>): ManagedStore {
       store.byIndex(BY_CLOUD_ID, cloudId).map((obj) => ({
         key: keyOf(obj),
         uid: obj.metadata.uid ?? '',
+        account: accountOf(obj.spec),
         proved: statusIdOf(obj) === cloudId,
       })),
     isLive: (uid) => store.byIndex(BY_UID, uid).some((obj) => !obj.metadata.deletionTimestamp),
@@ -76,6 +78,8 @@ export interface ManagedStore {
 export interface Claim {
   key: ObjectKey;
   uid: string;
+  /** The account it names: claims collide only within one API URL. */
+  account: string;
   /** Its status records the id: the operator proved the claim when it wrote it. */
   proved: boolean;
 }

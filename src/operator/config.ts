@@ -26,6 +26,10 @@ const configSchema = z.object({
   detailsCallsPerSecond: positive().default(2),
   detailsIntervalSeconds: positive().default(300),
   resyncMinutes: positive().default(60),
+  defaultAdoption: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((text) => text === 'true'),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
 });
 
@@ -56,6 +60,7 @@ const sources: Readonly<Record<Setting, { flag: string; env: string }>> = {
   detailsCallsPerSecond: { flag: 'details-rps', env: 'DETAILS_RPS' },
   detailsIntervalSeconds: { flag: 'details-interval', env: 'DETAILS_INTERVAL_SECONDS' },
   resyncMinutes: { flag: 'resync', env: 'RESYNC_MINUTES' },
+  defaultAdoption: { flag: 'default-adoption', env: 'GPUCLOUD_DEFAULT_ADOPTION' },
   logLevel: { flag: 'log-level', env: 'LOG_LEVEL' },
 };
 

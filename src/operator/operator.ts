@@ -1,9 +1,18 @@
-import { GpuCloudClient } from '../api/client.ts';
 import { Manager } from '../controller/manager.ts';
 import type { Logger } from '../lib/logger.ts';
+import { type AccountDirectory, DEFAULT_ACCOUNT } from '../managed/accounts.ts';
 import type { ManagedControllerSettings } from '../managed/controller.ts';
 import { gpuPodKind, registrations } from '../resources/kinds.ts';
 import { loadKubeConnection } from '../runtime/kube-config.ts';
+import {
+  AccountRegistry,
+  type ClientSettings,
+  makeAccount,
+  openPolicy,
+  RotatingKey,
+  readKeyFile,
+  watchKeyFile,
+} from './accounts.ts';
 import { callbackUrl, startCallbackServer } from './callback-server.ts';
 import type { OperatorConfig } from './config.ts';
 
@@ -32,26 +41,32 @@ export async function runOperator(
       : undefined,
     health: { port: config.healthPort },
   });
-  const client = new GpuCloudClient({
-    baseUrl: config.apiUrl,
-    apiKey: config.apiKey,
+  const clients: ClientSettings = {
     requestTimeoutMs: Math.ceil(config.apiTimeoutSeconds * 1000),
-    rateLimit: {
-      requestsPerSecond: config.apiRequestsPerSecond,
-      burst: Math.ceil(config.apiRequestsPerSecond),
-    },
-    logger: logger.child({ component: 'gpucloud-api' }),
-    metrics: manager.registry,
+    requestsPerSecond: config.apiRequestsPerSecond,
+    logger,
+    registry: manager.registry,
+  };
+  // The flags' account: the implicit `default`, its key re-read when the mounted file changes.
+  const { apiKeyFile } = config;
+  const key = new RotatingKey(
+    config.apiKey,
+    apiKeyFile ? readKeyFile(apiKeyFile) : async () => config.apiKey,
+  );
+  const stopWatchingKey = apiKeyFile ? watchKeyFile(apiKeyFile, key, logger) : () => undefined;
+  const accounts = new AccountRegistry({
+    account: makeAccount(DEFAULT_ACCOUNT, config.apiUrl, key, openPolicy(config.defaultAdoption), clients),
+    key,
   });
   const podCallbackUrl =
     config.callbackBaseUrl && config.callbackToken
       ? callbackUrl(config.callbackBaseUrl, config.callbackToken)
       : undefined;
-  const settings = controllerSettings(config);
+  const settings = controllerSettings(config, accounts);
   const handles = new Map(
     registrations.map((kind) => [
       kind.definition.kind,
-      kind.register(manager, client, { callbackUrl: podCallbackUrl }, settings, logger),
+      kind.register(manager, { callbackUrl: podCallbackUrl }, settings, logger),
     ]),
   );
 
@@ -72,11 +87,12 @@ export async function runOperator(
     await manager.run(signal);
   } finally {
     await callbacks?.close();
-    await client.close();
+    stopWatchingKey();
+    await accounts.close();
   }
 }
 
-function controllerSettings(config: OperatorConfig): ManagedControllerSettings {
+function controllerSettings(config: OperatorConfig, accounts: AccountDirectory): ManagedControllerSettings {
   const requestTimeoutMs = config.apiTimeoutSeconds * 1000;
   return {
     namespace: config.namespace,
@@ -87,9 +103,9 @@ function controllerSettings(config: OperatorConfig): ManagedControllerSettings {
     detailsCallsPerSecond: config.detailsCallsPerSecond,
     detailsIntervalMs: config.detailsIntervalSeconds * 1000,
     verifyAfterMs: config.pollIntervalSeconds * 1000,
+    accounts,
     // An interrupted create is searched for only with lists that started after any create it could
     // have sent had time to answer: one request timeout, plus retries' worth of slack.
-    // Intents are signed with the API key: the one secret no tenant holds.
-    creation: { graceMs: 2 * requestTimeoutMs, skewMs: 5 * 60_000, intentKey: config.apiKey },
+    creation: { graceMs: 2 * requestTimeoutMs, skewMs: 5 * 60_000 },
   };
 }

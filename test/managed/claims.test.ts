@@ -5,7 +5,12 @@ import { ReconcileError, withoutSecrets } from '../../src/managed/errors.ts';
 import type { Claim } from '../../src/managed/store.ts';
 
 const me = 'uid-me';
-const claim = (uid: string, proved: boolean): Claim => ({ key: { namespace: 'ns', name: uid }, uid, proved });
+const claim = (uid: string, proved: boolean): Claim => ({
+  key: { namespace: 'ns', name: uid },
+  uid,
+  account: 'default',
+  proved,
+});
 const ask = (q: Partial<ClaimQuestion>): ReturnType<typeof judgeClaim> =>
   judgeClaim({
     uid: me,

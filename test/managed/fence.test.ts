@@ -21,6 +21,8 @@ function recordingAdapter(changes: string[]): ExternalKind<unknown, Cloud> {
     fingerprint: (cloud) => cloud.id,
     isGone: () => false,
     isOwnCreate: async () => false,
+    demand: async () => ({ live: true }),
+    liveGpus: () => 0,
     create: async () => {
       changes.push('create');
       return { id: 'c-1' };

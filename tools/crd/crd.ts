@@ -17,7 +17,7 @@ export interface CustomResourceDefinition {
       shortNames: string[];
       categories: string[];
     };
-    scope: 'Namespaced';
+    scope: 'Namespaced' | 'Cluster';
     versions: Array<{
       name: string;
       served: true;
@@ -51,7 +51,7 @@ export function buildCrd(kind: KindDefinition): CustomResourceDefinition {
         shortNames: [...kind.shortNames],
         categories: [...kind.categories],
       },
-      scope: 'Namespaced',
+      scope: kind.scope,
       versions: [
         {
           name: kind.version,

@@ -33,6 +33,7 @@ export interface KindDefinition<
   readonly apiVersion: typeof API_VERSION;
   readonly kind: Kind;
   readonly listKind: `${Kind}List`;
+  readonly scope: 'Namespaced' | 'Cluster';
   readonly plural: string;
   readonly singular: string;
   readonly shortNames: readonly string[];
@@ -49,9 +50,21 @@ export interface KindDefinition<
 
 type KindInput<Spec extends z.ZodObject, Status extends z.ZodObject, Kind extends string> = Omit<
   KindDefinition<Spec, Status, Kind>,
-  'group' | 'version' | 'apiVersion' | 'listKind' | 'singular' | 'categories' | 'rules' | 'printerColumns'
+  | 'group'
+  | 'version'
+  | 'apiVersion'
+  | 'listKind'
+  | 'singular'
+  | 'categories'
+  | 'rules'
+  | 'printerColumns'
+  | 'scope'
 > & {
   readonly rules?: readonly CelRule[];
+  /** Namespaced unless said otherwise. */
+  readonly scope?: 'Namespaced' | 'Cluster';
+  /** Whether a Phase column (status.phase, the cloud's state) leads the columns; true unless said otherwise. */
+  readonly phaseColumn?: boolean;
   /** Columns between Phase and Ready; Phase, Ready and Age are common to every kind. */
   readonly columns: readonly PrinterColumn[];
 };
@@ -59,9 +72,20 @@ type KindInput<Spec extends z.ZodObject, Status extends z.ZodObject, Kind extend
 export function defineKind<Spec extends z.ZodObject, Status extends z.ZodObject, Kind extends string>(
   input: KindInput<Spec, Status, Kind>,
 ): KindDefinition<Spec, Status, Kind> {
-  const { columns, rules = [], ...rest } = input;
+  const { columns, rules = [], scope = 'Namespaced', phaseColumn = true, ...rest } = input;
+  const phase: PrinterColumn[] = phaseColumn
+    ? [
+        {
+          name: 'Phase',
+          type: 'string',
+          jsonPath: '.status.phase',
+          description: 'Status of the cloud resource.',
+        },
+      ]
+    : [];
   return {
     ...rest,
+    scope,
     group: GROUP,
     version: VERSION,
     apiVersion: API_VERSION,
@@ -70,12 +94,7 @@ export function defineKind<Spec extends z.ZodObject, Status extends z.ZodObject,
     categories: [CATEGORY],
     rules,
     printerColumns: [
-      {
-        name: 'Phase',
-        type: 'string',
-        jsonPath: '.status.phase',
-        description: 'Status of the cloud resource.',
-      },
+      ...phase,
       ...columns,
       {
         name: 'Ready',

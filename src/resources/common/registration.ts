@@ -19,10 +19,9 @@ export interface AdapterOptions {
 /** One managed kind: its definition (the CRD) and how to run its controller. */
 export interface Registration<Definition extends KindDefinition = KindDefinition> {
   readonly definition: Definition;
-  /** Adds the kind's controller to `manager`, its adapter talking to the cloud through `client`. */
+  /** Adds the kind's controller to `manager`; its adapters talk to each account through its client. */
   register(
     manager: Manager,
-    client: GpuCloudClient,
     options: AdapterOptions,
     settings: ManagedControllerSettings,
     logger: Logger,
@@ -37,12 +36,12 @@ export function managedKind<Definition extends KindDefinition, Spec extends Comm
   const { group, version, plural, kind } = definition;
   return {
     definition,
-    register: (manager, client, options, settings, logger) =>
+    register: (manager, options, settings, logger) =>
       addManagedController(
         manager,
         {
           resource: { group, version, plural, kind, namespaced: true },
-          adapter: adapter(client, options),
+          adapterFor: (client) => adapter(client, options),
           parseSpec: (raw) => definition.spec.parse(raw),
         },
         settings,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CelRule } from '../../kube/schema-meta.ts';
 import { listMap, withRules } from '../../kube/schema-meta.ts';
 
 // Field schemas shared by the kinds' specs. Lengths and list sizes the API spec leaves open are
@@ -26,6 +27,16 @@ export function exposedPortSchema(defaultProtocol: string) {
     })
     .describe('A container port made reachable from outside through the cloud ingress.');
 }
+
+/** A Kubernetes object name of the DNS-subdomain form (RFC 1123): what Secrets and namespaces take. */
+export const dnsSubdomainSchema = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
+    message:
+      'must be a DNS subdomain: lower-case letters, digits, "-" and ".", starting and ending alphanumeric',
+  });
 
 const secretKeyRefSchema = z
   .object({
@@ -90,3 +101,21 @@ export const initializationCommandSchema = z.string().max(8192);
 export const sizeSchema = z.int32().min(0);
 /** A cloud id the user refers to (registry credential ids): positive, 64-bit in the cloud. */
 export const cloudIdSchema = z.int().min(1);
+
+export const providerConfigRefSchema = z
+  .object({ name: dnsSubdomainSchema.describe('Name of the ProviderConfig.') })
+  .optional()
+  .describe(
+    'The cloud account (a cluster-scoped ProviderConfig) this resource uses; the one named default when unset. Immutable once the resource has a cloud id.',
+  );
+
+/** On the whole object: a rule on the spec cannot see status.id. */
+export const providerConfigRefRule: CelRule = {
+  rule:
+    '!has(oldSelf.status) || !has(oldSelf.status.id) || (has(self.spec.providerConfigRef) ? ' +
+    '(has(oldSelf.spec.providerConfigRef) && self.spec.providerConfigRef.name == oldSelf.spec.providerConfigRef.name) : ' +
+    '!has(oldSelf.spec.providerConfigRef))',
+  message: 'providerConfigRef is immutable once the resource has a cloud id (status.id): its object lives in that account',
+  fieldPath: '.spec.providerConfigRef',
+};
+

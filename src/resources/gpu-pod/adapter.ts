@@ -33,6 +33,9 @@ const readiness: Readonly<Record<string, Readiness>> = {
   DEGRADED: { ready: false, reason: 'Degraded', message: 'the cloud reports the pod DEGRADED', broken: true },
 };
 
+/** States in which a pod holds its GPUs. */
+const LIVE = new Set(['INITIALIZING', 'RUNNING', 'PAUSING', 'DEGRADED']);
+
 /** The cloud is moving the pod on its own: nothing to do but wait for the next state. */
 const TRANSITIONAL = new Set(['INITIALIZING', 'PAUSING', 'TERMINATING']);
 
@@ -58,6 +61,14 @@ export function gpuPodAdapter(
       return hasMarker(full?.environmentVars, ctx.ownerMarker);
     },
     create: async (mr, ctx) => client.pods.create(await createRequest(mr, ctx, options.callbackUrl)),
+    demand: async ({ spec }) => ({
+      gpus: spec.gpuType === undefined ? undefined : { types: [spec.gpuType], count: spec.gpuCount ?? 0 },
+      live: !spec.paused,
+      containerRegistryAuthId:
+        spec.containerRegistryAuthId === undefined ? undefined : String(spec.containerRegistryAuthId),
+    }),
+    // A paused pod keeps its volume, not its GPUs.
+    liveGpus: (pod) => (LIVE.has(pod.status) ? pod.gpuCount : 0),
     plan: async (mr, pod) => plan(client, mr, pod),
     delete: (id) => ignoreNotFound(client.pods.delete(id)),
     readiness: (mr, pod) => podReadiness(mr, pod),
@@ -100,6 +111,7 @@ async function createRequest(
     paused: _paused,
     deletionPolicy: _policy,
     name: _name,
+    providerConfigRef: _account,
     environmentVars,
     containerRegistryAuthId,
     ...fields

@@ -6,6 +6,8 @@ import { defineKind } from '../common/kind.ts';
 import {
   cloudIdSchema,
   deletionPolicySchema,
+  providerConfigRefRule,
+  providerConfigRefSchema,
   environmentVariablesSchema,
   exposedPortSchema,
   gpuTypeSchema,
@@ -98,8 +100,9 @@ const { shape, rules: immutabilityRules } = immutableExcept(
       .default(false)
       .describe('Pause the pod (stops the GPU billing, keeps the pod) when true; resume it when false.'),
     deletionPolicy: deletionPolicySchema,
+    providerConfigRef: providerConfigRefSchema,
   },
-  ['paused', 'deletionPolicy'],
+  ['paused', 'deletionPolicy', 'providerConfigRef'],
 );
 
 export const GpuPodSpecSchema = withRules(
@@ -200,6 +203,7 @@ export const gpuPodKind = defineKind({
     'A container pod on rented GPU (or CPU) capacity in the GPU cloud, kept in the state its spec declares.',
   spec: GpuPodSpecSchema,
   status: GpuPodStatusSchema,
+  rules: [providerConfigRefRule],
   columns: [
     { name: 'GPU Type', type: 'string', jsonPath: '.spec.gpuType', description: 'GPU model.' },
     { name: 'GPU Count', type: 'integer', jsonPath: '.spec.gpuCount', description: 'Number of GPUs.' },

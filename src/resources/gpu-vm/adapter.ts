@@ -16,6 +16,7 @@ const readiness: Readonly<Record<string, Readiness>> = {
 };
 
 export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm> {
+  const types = vmTypeCatalog(client);
   return {
     kind: 'GpuVm',
     list: async () => Array.fromAsync(client.vms.listAll()),
@@ -38,6 +39,8 @@ export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm
         ...(volumeMountPaths ? { volumeMountPaths } : {}),
       });
     },
+    demand: async ({ spec }) => ({ gpus: await types.gpusOf(spec.vmTypeId), live: true }),
+    liveGpus: (vm) => (vm.status === 'STOPPED' || vm.status.startsWith('TERMINAT') ? 0 : vm.gpuCount),
     plan: async (mr, vm) => {
       const name = cloudName(mr);
       if (vm.name === name) return { kind: 'in-sync' };
@@ -73,5 +76,28 @@ export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm
       sshTemplate: vm.sshTemplate,
       notebookUrl: vm.notebookUrl,
     }),
+  };
+}
+
+/**
+ * GPU type and count of each VM type, from the VM types listing: read once, and again only for a type
+ * it does not know (a type added since), so a guardrail check rarely costs a call.
+ */
+function vmTypeCatalog(client: GpuCloudClient) {
+  let known: Map<number, { types: string[]; count: number }> | undefined;
+  const read = async () => {
+    const catalog = new Map<number, { types: string[]; count: number }>();
+    for (const { gpuType, regions } of await client.vms.types()) {
+      for (const { types } of regions) {
+        for (const type of types) catalog.set(type.vmTypeId, { types: [gpuType], count: type.gpuCount });
+      }
+    }
+    return catalog;
+  };
+  return {
+    async gpusOf(vmTypeId: number): Promise<{ types: string[]; count: number } | undefined> {
+      if (!known?.has(vmTypeId)) known = await read();
+      return known.get(vmTypeId);
+    },
   };
 }

@@ -3,7 +3,13 @@ import { withRules } from '../../kube/schema-meta.ts';
 import { baseStatusShape } from '../../managed/status-schema.ts';
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
-import { deletionPolicySchema, mountPathSchema, regionSchema } from '../common/schema.ts';
+import {
+  deletionPolicySchema,
+  mountPathSchema,
+  providerConfigRefRule,
+  providerConfigRefSchema,
+  regionSchema,
+} from '../common/schema.ts';
 
 const KIND = 'GpuVm';
 
@@ -34,8 +40,9 @@ const { shape, rules } = immutableExcept(
         'Mount path of each volume, keyed by volume id. The cloud uses a default path for a volume not listed.',
       ),
     deletionPolicy: deletionPolicySchema,
+    providerConfigRef: providerConfigRefSchema,
   },
-  ['name', 'deletionPolicy'],
+  ['name', 'deletionPolicy', 'providerConfigRef'],
 );
 
 export const GpuVmSpecSchema = withRules(
@@ -75,6 +82,7 @@ export const gpuVmKind = defineKind({
   description: 'A virtual machine with GPUs rented from the GPU cloud, kept in the state its spec declares.',
   spec: GpuVmSpecSchema,
   status: GpuVmStatusSchema,
+  rules: [providerConfigRefRule],
   columns: [
     { name: 'GPU Type', type: 'string', jsonPath: '.status.gpuType', description: 'GPU model.' },
     { name: 'GPU Count', type: 'integer', jsonPath: '.status.gpuCount', description: 'Number of GPUs.' },

@@ -44,6 +44,19 @@ export function serverlessEndpointAdapter(
     },
     isGone: () => false,
     markerOf: (endpoint) => markerIn(endpoint.environmentVars),
+    demand: async ({ spec }) => ({
+      gpus: {
+        types: spec.resources.map((resource) => resource.gpuType),
+        count: (spec.workers ?? 1) * Math.max(...spec.resources.map((resource) => resource.gpuCount)),
+      },
+      live: !spec.stopped,
+      credentialId: spec.credentialId === undefined ? undefined : String(spec.credentialId),
+    }),
+    // Only a running endpoint's workers hold GPUs; each holds its resource's GPUs.
+    liveGpus: (endpoint) =>
+      endpoint.status === 'RUNNING'
+        ? endpoint.runningWorkers * Math.max(0, ...endpoint.resources.map((resource) => resource.gpuCount))
+        : 0,
     isOwnCreate: async (_mr, endpoint, ctx) => hasMarker(endpoint.environmentVars, ctx.ownerMarker),
     create: async (mr, ctx) => {
       const desired = await desiredFields(mr, ctx);
@@ -85,6 +98,7 @@ async function desiredFields(mr: ServerlessEndpoint, ctx: ActContext) {
     deletionPolicy: _d,
     workers: _w,
     name: _n,
+    providerConfigRef: _account,
     envVars,
     credentialId,
     ...fields

@@ -5,6 +5,8 @@ import { defineKind } from '../common/kind.ts';
 import {
   cloudIdSchema,
   deletionPolicySchema,
+  providerConfigRefRule,
+  providerConfigRefSchema,
   environmentVariablesSchema,
   exposedPortSchema,
   gpuTypeSchema,
@@ -87,6 +89,7 @@ export const ServerlessEndpointSpecSchema = z
       .default(false)
       .describe('Stop the endpoint (no workers run) when true; start it when false.'),
     deletionPolicy: deletionPolicySchema,
+    providerConfigRef: providerConfigRefSchema,
   })
   .describe(
     'Desired state of a serverless endpoint: the fields of the cloud create-endpoint request, plus ' +
@@ -141,6 +144,7 @@ export const serverlessEndpointKind = defineKind({
       fieldPath: '.spec.name',
       reason: 'FieldValueRequired',
     },
+    providerConfigRefRule,
   ],
   columns: [
     { name: 'GPU Type', type: 'string', jsonPath: '.spec.resources[0].gpuType', description: 'GPU model.' },

@@ -1,0 +1,80 @@
+import type { GpuCloudClient } from '../api/client.ts';
+import { ReconcileError } from './errors.ts';
+
+/**
+ * What an account allows the resources that use it. Absent limits do not limit: the implicit account of
+ * the operator's flags has none, as before accounts existed.
+ */
+export interface AccountPolicy {
+  /** Whether resources in `namespace` may use the account at all. */
+  allowsNamespace(namespace: string): boolean;
+  /** Whether a resource may take over a cloud object it did not create (adoption by id). */
+  readonly adoption: boolean;
+  /** Allowed `containerRegistryAuthId` values; undefined allows any. */
+  readonly registryAuthIds?: ReadonlySet<string> | undefined;
+  /** Allowed `credentialId` values; undefined allows any. */
+  readonly credentialIds?: ReadonlySet<string> | undefined;
+  /** GPU types a resource may ask for; undefined allows any. */
+  readonly gpuTypes?: ReadonlySet<string> | undefined;
+  readonly maxGpusPerResource?: number | undefined;
+  /** Most GPUs live at once on the account, counting every object its lists show, managed or not. */
+  readonly maxLiveGpus?: number | undefined;
+}
+
+/** One cloud account: its client (with its own key, rate limit and metrics label) and its policy. */
+export interface Account {
+  readonly name: string;
+  /** Claims are exclusive within a scope: the API URL, since two keys may belong to one organisation. */
+  readonly scope: string;
+  readonly client: GpuCloudClient;
+  /** How often the account's objects are listed; the operator's setting when undefined. */
+  readonly pollIntervalMs?: number | undefined;
+  readonly policy: AccountPolicy;
+  /** Keys that sign create intents; the first signs, any verifies (the one before a rotation too). */
+  intentKeys(): readonly string[];
+  /** Live GPUs across every kind's last list of this account. */
+  readonly usage: Usage;
+}
+
+/** Sums the live GPUs every kind's cloud cache of one account reports. */
+export class Usage {
+  readonly #meters = new Map<string, () => number>();
+
+  /** `kind`'s live GPUs, read when the total is asked for. */
+  meter(kind: string, liveGpus: () => number): void {
+    this.#meters.set(kind, liveGpus);
+  }
+
+  total(): number {
+    let sum = 0;
+    for (const meter of this.#meters.values()) sum += meter();
+    return sum;
+  }
+}
+
+/** Finds the account a resource names, and says why it may not use it when it may not. */
+export interface AccountDirectory {
+  /** The account named `name` for a resource in `namespace`; throws a `ReconcileError` otherwise. */
+  resolve(name: string, namespace: string): Account;
+  /** The scope of the account named `name`, when it is known. */
+  scopeOf(name: string): string | undefined;
+}
+
+/** The account a resource names: `spec.providerConfigRef.name`, else `default`. */
+export const DEFAULT_ACCOUNT = 'default';
+
+export function notAllowed(account: string, namespace: string): ReconcileError {
+  return new ReconcileError(
+    'ProviderConfigNotAllowed',
+    `namespace ${namespace} may not use provider config ${account}; ask its owner to allow the namespace, or name another in spec.providerConfigRef`,
+    { terminal: true },
+  );
+}
+
+/** The account a resource names: `spec.providerConfigRef.name`, else the default. Read before parsing. */
+export function accountOf(spec: unknown): string {
+  if (typeof spec !== 'object' || spec === null || !('providerConfigRef' in spec)) return DEFAULT_ACCOUNT;
+  const ref = spec.providerConfigRef;
+  if (typeof ref !== 'object' || ref === null || !('name' in ref)) return DEFAULT_ACCOUNT;
+  return typeof ref.name === 'string' && ref.name !== '' ? ref.name : DEFAULT_ACCOUNT;
+}

@@ -1,0 +1,137 @@
+import type { GpuCloudClient } from '../api/client.ts';
+import type { Logger } from '../lib/logger.ts';
+import { type Account, type AccountDirectory, accountOf } from './accounts.ts';
+import { CloudCache } from './cloud-cache.ts';
+import { Creation, type CreationOptions } from './creation.ts';
+import { DetailSchedule } from './detail-schedule.ts';
+import type { CommonSpec, ExternalKind, ManagedObject } from './external-kind.ts';
+import { fencedAdapter } from './fence.ts';
+import { guardedAdapter } from './guardrails.ts';
+import type { ManagedStore } from './store.ts';
+import type { ManagedWriter } from './writer.ts';
+
+/** Everything one kind needs to act in one cloud account. */
+export interface Connection<Spec extends CommonSpec, Cloud> {
+  readonly account: Account;
+  /** The kind's adapter on the account's client, behind the leadership fence and the account's policy. */
+  readonly adapter: ExternalKind<Spec, Cloud>;
+  readonly cache: CloudCache<Cloud>;
+  readonly creation: Creation<Spec, Cloud>;
+  readonly details: DetailSchedule | undefined;
+  /** When this process last acted on a cloud id of the account: observations older than that are stale. */
+  readonly actedAt: Map<string, number>;
+}
+
+export interface ConnectionSettings {
+  readonly pollIntervalMs: number;
+  readonly refreshMinIntervalMs: number;
+  readonly detailsCallsPerSecond: number;
+  readonly detailsIntervalMs: number;
+  readonly creation: Omit<CreationOptions, 'intentKeys'>;
+}
+
+export interface ConnectionPoolOptions<Spec extends CommonSpec, Cloud> {
+  /** The kind's adapter on a given account's client. */
+  adapterFor(client: GpuCloudClient): ExternalKind<Spec, Cloud>;
+  accounts: AccountDirectory;
+  store: ManagedStore;
+  writer: ManagedWriter;
+  settings: ConnectionSettings;
+  /** Whether this process may change the cloud now (it holds the lease). */
+  mayAct(): boolean;
+  /** Wakes the reconcile of the resources that name a cloud id whose object changed. */
+  wake(id: string): void;
+  /** Wakes one resource, by `namespace/name` key, when its details are due. */
+  wakeKey(key: string): void;
+  log: Logger;
+}
+
+/**
+ * One kind's connections, one per cloud account in use, made when a resource first names the account:
+ * each with its own adapter (on the account's client, so its own key, rate limit and metrics label),
+ * cloud cache (one list per kind per account per poll) and details budget. They run while the
+ * controller runs, that is on the leader.
+ */
+export class ConnectionPool<Spec extends CommonSpec, Cloud> {
+  readonly #o: ConnectionPoolOptions<Spec, Cloud>;
+  readonly #connections = new Map<string, Connection<Spec, Cloud>>();
+  #running = false;
+
+  constructor(options: ConnectionPoolOptions<Spec, Cloud>) {
+    this.#o = options;
+  }
+
+  /** The connection to the account `mr` names; throws a `ReconcileError` when it may not use one. */
+  connect(mr: ManagedObject<unknown>): Connection<Spec, Cloud> {
+    const name = accountOf(mr.spec);
+    const account = this.#o.accounts.resolve(name, mr.metadata.namespace);
+    const known = this.#connections.get(name);
+    if (known?.account === account) return known;
+    if (known) this.#stop(known);
+    const made = this.#make(account);
+    this.#connections.set(name, made);
+    if (this.#running) this.#start(made);
+    return made;
+  }
+
+  /** Whether two accounts' claims collide: they share an API URL (an unknown account collides with all). */
+  sameScope(account: Account, other: string): boolean {
+    const scope = this.#o.accounts.scopeOf(other);
+    return scope === undefined || scope === account.scope;
+  }
+
+  start(): void {
+    this.#running = true;
+    for (const connection of this.#connections.values()) this.#start(connection);
+  }
+
+  stop(): void {
+    this.#running = false;
+    for (const connection of this.#connections.values()) this.#stop(connection);
+  }
+
+  /** A callback says cloud object `id` is in `phase`: tells the caches that hold it, or all when none does. */
+  hint(id: string, phase: string): void {
+    const connections = [...this.#connections.values()];
+    const holders = connections.filter(({ cache }) => cache.sight(id, 0).kind === 'seen');
+    for (const { cache } of holders.length > 0 ? holders : connections) cache.hint(id, phase);
+  }
+
+  #make(account: Account): Connection<Spec, Cloud> {
+    const { settings, log } = this.#o;
+    const base = this.#o.adapterFor(account.client);
+    const adapter = fencedAdapter(guardedAdapter(base, account), () => this.#o.mayAct());
+    const cache = new CloudCache(base, {
+      intervalMs: account.pollIntervalMs ?? settings.pollIntervalMs,
+      minIntervalMs: settings.refreshMinIntervalMs,
+      onChange: (id) => this.#o.wake(id),
+      log: log.child({ account: account.name }),
+    });
+    account.usage.meter(base.kind, () =>
+      cache.objects().reduce((sum, cloud) => sum + base.liveGpus(cloud), 0),
+    );
+    const details =
+      base.details &&
+      new DetailSchedule({
+        callsPerSecond: settings.detailsCallsPerSecond,
+        callsPerFetch: base.details.calls,
+        intervalMs: settings.detailsIntervalMs,
+        enqueue: (key) => this.#o.wakeKey(key),
+      });
+    const creation = new Creation(adapter, cache, this.#o.store, this.#o.writer, {
+      ...settings.creation,
+      intentKeys: () => account.intentKeys(),
+    });
+    return { account, adapter, cache, creation, details, actedAt: new Map() };
+  }
+
+  #start(connection: Connection<Spec, Cloud>): void {
+    connection.cache.start();
+    connection.details?.start();
+  }
+
+  #stop(connection: Connection<Spec, Cloud>): void {
+    connection.cache.stop();
+    connection.details?.stop();
+  }
+}
