@@ -42,6 +42,14 @@ export const configMaps: ResourceType = {
   kind: 'ConfigMap',
   namespaced: true,
 };
+export const namespaces: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'namespaces',
+  kind: 'Namespace',
+  namespaced: false,
+};
+
 export const secrets: ResourceType = {
   group: '',
   version: 'v1',

@@ -7,7 +7,8 @@ import { collectionPath, secrets } from '../kube/resource-type.ts';
 import type { Logger } from '../lib/logger.ts';
 import { loadConfig } from '../operator/config.ts';
 import { runOperator } from '../operator/operator.ts';
-import { kinds } from '../resources/kinds.ts';
+import { kinds, providerConfigKind, resourceOf } from '../resources/kinds.ts';
+
 import { type RunningSimulator, startSimulator } from '../sim/index.ts';
 import { freeLoopbackPorts } from './controlplane/ports.ts';
 import { type ControlPlane, startControlPlane } from './controlplane.ts';
@@ -15,6 +16,7 @@ import { apply, installCrds, readManifests } from './manifests.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NAMESPACE = 'default';
+const TEAM_A_EXAMPLE_KEY = 'team-a-example-key-replace-me';
 
 export interface LocalStack {
   /** A stable copy of the admin kubeconfig, for kubectl in another terminal. */
@@ -39,11 +41,16 @@ export async function startLocalStack(logger: Logger, workDir = join(ROOT, '.loc
     const client = new KubeClient(plane.connection);
     await installCrds(client, join(ROOT, 'crds'));
     const apiKey = `local-${randomBytes(12).toString('hex')}`;
-    const sim = await startSimulator({ apiKeys: [apiKey], transitionMs: 2000 });
+    // The second key is the one examples/providerconfig-team-a.yaml puts in its Secret: team-a's own
+    // organisation, so the example account works here as it would with a real key.
+    const sim = await startSimulator({
+      apiKeys: [apiKey, { key: TEAM_A_EXAMPLE_KEY, org: 'team-a' }],
+      transitionMs: 2000,
+    });
     started.push(() => sim.stop());
     const operator = await startOperator(plane, sim, apiKey, logger);
     started.push(operator);
-    await applyExamples(client);
+    await applyExamples(client, sim.url);
     await mkdir(workDir, { recursive: true });
     const kubeconfigPath = join(workDir, 'kubeconfig');
     await copyFile(plane.kubeconfigPath, kubeconfigPath);
@@ -82,12 +89,19 @@ async function startOperator(plane: ControlPlane, sim: RunningSimulator, apiKey:
   };
 }
 
-/** Applies every object of examples/: the custom resources and the Secrets they read. */
-async function applyExamples(client: KubeClient): Promise<void> {
-  const types = [secrets, ...kinds.map((kind) => ({ ...kind, namespaced: true }))];
+/**
+ * Applies every object of examples/: the custom resources and the Secrets they read. A ProviderConfig
+ * is pointed at the local simulator instead of the API URL it shows.
+ */
+async function applyExamples(client: KubeClient, simulatorUrl: string): Promise<void> {
+  const types = [secrets, ...kinds.map(resourceOf)];
   for (const manifest of await readManifests(join(ROOT, 'examples'))) {
     const type = types.find((candidate) => candidate.kind === manifest.kind);
     if (!type) throw new Error(`examples/ holds a ${manifest.kind}, which the local stack does not know`);
-    await apply(client, collectionPath(type, NAMESPACE), manifest);
+    const local =
+      manifest.kind === providerConfigKind.kind
+        ? { ...manifest, spec: { ...providerConfigKind.spec.parse(manifest.spec), apiUrl: simulatorUrl } }
+        : manifest;
+    await apply(client, collectionPath(type, NAMESPACE), local);
   }
 }

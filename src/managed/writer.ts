@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { isStatus, type KubeClient } from '../kube/client.ts';
-import { objectPath, type ResourceType, secrets } from '../kube/resource-type.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { objectPath, type ResourceType } from '../kube/resource-type.ts';
+import { readSecret } from '../kube/secrets.ts';
 import type { ManagedObject } from './external-kind.ts';
 import { managedEnvelope } from './store.ts';
 
 const MAX_OWN_WRITES = 10_000;
-
-const secretSchema = z.looseObject({ data: z.record(z.string(), z.string()).optional() });
 
 /** The generic reconciler's writes, as apiserver calls on one custom-resource kind. */
 export function managedWriter(client: KubeClient, resource: ResourceType): ManagedWriter {
@@ -44,23 +43,7 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
         body: [{ op: 'add', path: '/status', value: status }],
       });
     },
-    async readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined> {
-      try {
-        const secret = await client.request(secretSchema, {
-          method: 'GET',
-          path: objectPath(secrets, { namespace, name }),
-        });
-        return Object.fromEntries(
-          Object.entries(secret.data ?? {}).map(([key, value]) => [
-            key,
-            Buffer.from(value, 'base64').toString('utf8'),
-          ]),
-        );
-      } catch (error) {
-        if (isStatus(error, 404)) return undefined;
-        throw error;
-      }
-    },
+    readSecret: (namespace, name) => readSecret(client, namespace, name),
   };
 }
 

@@ -2,7 +2,7 @@ import { Manager } from '../controller/manager.ts';
 import type { Logger } from '../lib/logger.ts';
 import { type AccountDirectory, DEFAULT_ACCOUNT } from '../managed/accounts.ts';
 import type { ManagedControllerSettings } from '../managed/controller.ts';
-import { gpuPodKind, registrations } from '../resources/kinds.ts';
+import { gpuPodKind, registrations, resourceOf } from '../resources/kinds.ts';
 import { loadKubeConnection } from '../runtime/kube-config.ts';
 import {
   AccountRegistry,
@@ -15,6 +15,7 @@ import {
 } from './accounts.ts';
 import { callbackUrl, startCallbackServer } from './callback-server.ts';
 import type { OperatorConfig } from './config.ts';
+import { addProviderConfigController } from './provider-configs.ts';
 
 export const OPERATOR_NAME = 'gpucloud-operator';
 
@@ -69,6 +70,14 @@ export async function runOperator(
       kind.register(manager, { callbackUrl: podCallbackUrl }, settings, logger),
     ]),
   );
+
+  addProviderConfigController(manager, {
+    accounts,
+    clients,
+    managed: registrations.map(({ definition }) => resourceOf(definition)),
+    namespace: config.namespace,
+    log: logger.child({ controller: 'providerconfig' }),
+  });
 
   const callbacks =
     config.callbackPort && config.callbackToken

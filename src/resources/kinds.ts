@@ -4,6 +4,7 @@ import { gpuPodAdapter } from './gpu-pod/adapter.ts';
 import { gpuPodKind } from './gpu-pod/schema.ts';
 import { gpuVmAdapter } from './gpu-vm/adapter.ts';
 import { gpuVmKind } from './gpu-vm/schema.ts';
+import { providerConfigKind } from './provider-config/schema.ts';
 import { serverlessEndpointAdapter } from './serverless-endpoint/adapter.ts';
 import { serverlessEndpointKind } from './serverless-endpoint/schema.ts';
 
@@ -12,13 +13,13 @@ import { serverlessEndpointKind } from './serverless-endpoint/schema.ts';
 
 export type { Condition } from '../managed/status-schema.ts';
 export type { CustomResource, KindDefinition, PrinterColumn, ScaleSubresource } from './common/kind.ts';
-export { API_VERSION, CATEGORY, GROUP, VERSION } from './common/kind.ts';
+export { API_VERSION, CATEGORY, GROUP, resourceOf, VERSION } from './common/kind.ts';
 export type { AdapterOptions, Registration } from './common/registration.ts';
 export { OPERATOR_ENV_PREFIX } from './common/schema.ts';
 export type { GpuPodSpec, GpuPodStatus } from './gpu-pod/schema.ts';
 export type { GpuVmSpec, GpuVmStatus } from './gpu-vm/schema.ts';
 export type { ServerlessEndpointSpec, ServerlessEndpointStatus } from './serverless-endpoint/schema.ts';
-export { gpuPodKind, gpuVmKind, serverlessEndpointKind };
+export { gpuPodKind, gpuVmKind, providerConfigKind, serverlessEndpointKind };
 
 export const registrations = [
   managedKind(gpuPodKind, gpuPodAdapter),
@@ -26,9 +27,18 @@ export const registrations = [
   managedKind(serverlessEndpointKind, serverlessEndpointAdapter),
 ] as const;
 
-export type Kind = (typeof registrations)[number]['definition'];
+export type Kind = (typeof registrations)[number]['definition'] | typeof providerConfigKind;
 
-export const kinds: readonly Kind[] = registrations.map((registration) => registration.definition);
+/** The kinds whose resources stand for cloud objects. */
+export const managedKinds = registrations.map((registration) => registration.definition);
+export type ManagedKindName = (typeof managedKinds)[number]['kind'];
+
+/** Every kind of the operator: the managed ones and the accounts they use. */
+export const kinds: readonly Kind[] = [
+  ...registrations.map((registration) => registration.definition),
+  providerConfigKind,
+];
+
 export type KindName = Kind['kind'];
 
 export type GpuPod = CustomResource<typeof gpuPodKind>;

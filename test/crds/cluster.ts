@@ -14,10 +14,10 @@ export interface Cluster {
   kubeConfig: KubeConfig;
 }
 
-function pluralOf(kind: string): string {
+function kindOf(kind: string) {
   const found = kinds.find((candidate) => candidate.kind === kind);
   if (found === undefined) throw new Error(`not a gpucloud kind: ${kind}`);
-  return found.plural;
+  return found;
 }
 
 export class CustomResources {
@@ -31,12 +31,15 @@ export class CustomResources {
 
   /** Creates (or, with dryRun, only admits) a custom resource; unknown fields are errors. */
   async create(manifest: Manifest, options: { dryRun?: boolean } = {}): Promise<Manifest> {
-    return this.#api.createNamespacedCustomObject({
+    const request = {
       ...this.#target(manifest.kind),
       body: manifest,
       fieldValidation: 'Strict',
       ...(options.dryRun ? { dryRun: 'All' } : {}),
-    });
+    };
+    return kindOf(manifest.kind).scope === 'Cluster'
+      ? this.#api.createClusterCustomObject(request)
+      : this.#api.createNamespacedCustomObject(request);
   }
 
   async get(kind: string, name: string): Promise<Manifest> {
@@ -65,7 +68,7 @@ export class CustomResources {
   }
 
   #target(kind: string) {
-    return { group: GROUP, version: VERSION, namespace: this.#namespace, plural: pluralOf(kind) };
+    return { group: GROUP, version: VERSION, namespace: this.#namespace, plural: kindOf(kind).plural };
   }
 }
 

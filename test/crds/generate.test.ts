@@ -49,22 +49,24 @@ test('every field of every CRD has a description, so kubectl explain documents t
   }
 });
 
-test('each CRD names its kind, is namespaced, in the gpucloud category, and syncs before CRs in Argo CD', () => {
+test('each CRD names its kind and scope, is in the gpucloud category, and syncs before CRs in Argo CD', () => {
   const files = generateCrdFiles();
   for (const kind of kinds) {
     const crd = load(files.get(`${kind.plural}.gpucloud.io.yaml`) ?? '') as CustomResourceDefinition;
     assert.equal(crd.metadata.name, `${kind.plural}.gpucloud.io`);
     assert.equal(crd.metadata.annotations['argocd.argoproj.io/sync-wave'], '-1');
-    assert.equal(crd.spec.scope, 'Namespaced');
+    assert.equal(crd.spec.scope, kind.kind === 'ProviderConfig' ? 'Cluster' : 'Namespaced');
     assert.deepEqual(crd.spec.names.categories, ['gpucloud']);
     assert.deepEqual(crd.spec.names.shortNames, [...kind.shortNames]);
     const [version] = crd.spec.versions;
     assert.equal(version?.name, 'v1alpha1');
     assert.deepEqual(version?.subresources.status, {});
     const columns = version?.additionalPrinterColumns.map((column) => column.name);
+    // A ProviderConfig stands for no cloud object: it has no phase.
+    const common = kind.kind === 'ProviderConfig' ? ['Ready', 'Age'] : ['Phase', 'Ready', 'Age'];
     assert.deepEqual(
       columns?.filter((name) => ['Phase', 'Ready', 'Age'].includes(name)),
-      ['Phase', 'Ready', 'Age'],
+      common,
     );
   }
 });
@@ -76,5 +78,6 @@ test('only ServerlessEndpoint has a scale subresource, from spec.workers to stat
     ['GpuPod', undefined],
     ['GpuVm', undefined],
     ['ServerlessEndpoint', { specReplicasPath: '.spec.workers', statusReplicasPath: '.status.replicas' }],
+    ['ProviderConfig', undefined],
   ]);
 });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
-import { API_VERSION, GROUP, type KindName, kinds } from '../../src/resources/kinds.ts';
+import { API_VERSION, GROUP, type ManagedKindName, managedKinds } from '../../src/resources/kinds.ts';
 import { ARGOCD_DIR, healthScriptPath } from '../../tools/argocd-health/artifacts.ts';
 import { ensureHealthRunner } from '../../tools/argocd-health/ensure.ts';
 import { REPO_ROOT } from '../../tools/helm/artifacts.ts';
@@ -50,7 +50,7 @@ interface SampleOptions {
 }
 
 /** A custom resource as the operator leaves it: status written for `observedGeneration`. */
-function sample(kind: KindName, options: SampleOptions = {}): Record<string, unknown> {
+function sample(kind: ManagedKindName, options: SampleOptions = {}): Record<string, unknown> {
   const generation = options.generation ?? 1;
   return {
     apiVersion: API_VERSION,
@@ -105,7 +105,7 @@ const TERMINAL_REASONS = [
   'ExternalResourceNotFound',
 ];
 
-for (const { kind } of kinds) {
+for (const { kind } of managedKinds) {
   describe(`${kind} health`, () => {
     const script = join(REPO_ROOT, healthScriptPath(kind));
     const check = async (object: Record<string, unknown>, expected: Health) =>
@@ -193,7 +193,7 @@ for (const { kind } of kinds) {
 }
 
 describe('Suspended', () => {
-  const script = (kind: KindName) => join(REPO_ROOT, healthScriptPath(kind));
+  const script = (kind: ManagedKindName) => join(REPO_ROOT, healthScriptPath(kind));
 
   test('a GpuPod paused on purpose and PAUSED', async () => {
     const object = sample('GpuPod', {
@@ -272,12 +272,12 @@ describe('the argocd-cm patch', async () => {
     assert.equal(patch.metadata.name, 'argocd-cm');
     assert.deepEqual(
       Object.keys(patch.data).sort(),
-      kinds.map(({ kind }) => `resource.customizations.health.${GROUP}_${kind}`).sort(),
+      managedKinds.map(({ kind }) => `resource.customizations.health.${GROUP}_${kind}`).sort(),
     );
   });
 
   test('embeds each health.lua verbatim, so the tested scripts are the installed ones', async () => {
-    for (const { kind } of kinds) {
+    for (const { kind } of managedKinds) {
       const embedded = patch.data[`resource.customizations.health.${GROUP}_${kind}`];
       assert.equal(embedded, await readFile(join(REPO_ROOT, healthScriptPath(kind)), 'utf8'), kind);
     }

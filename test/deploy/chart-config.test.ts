@@ -128,6 +128,7 @@ describe('the operator reads the container the chart renders', () => {
         detailsCallsPerSecond: 1,
         detailsIntervalSeconds: 600,
         resyncMinutes: 30,
+        defaultAdoption: false,
         logLevel: 'debug',
       },
     );

@@ -15,7 +15,7 @@ import {
   RbacAuthorizationV1Api,
   type V1ResourceAttributes,
 } from '@kubernetes/client-node';
-import { API_VERSION, GROUP, kinds, VERSION } from '../../src/resources/kinds.ts';
+import { API_VERSION, GROUP, kinds, managedKinds, VERSION } from '../../src/resources/kinds.ts';
 import { PLAIN_MANIFESTS, REPO_ROOT } from '../../tools/helm/artifacts.ts';
 import { type InstalledChart, installChart } from '../support/chart.ts';
 import { useControlPlane } from '../support/control-plane.ts';
@@ -63,7 +63,7 @@ async function assertAccess(kubeconfigPath: string, attributes: V1ResourceAttrib
 /** Everything the operator does with its custom resources, Secrets and Events in `namespace`. */
 function operatorAccess(namespace: string): V1ResourceAttributes[] {
   return [
-    ...kinds.flatMap(({ plural }) => [
+    ...managedKinds.flatMap(({ plural }) => [
       ...['get', 'list', 'watch', 'patch'].map((verb) => ({
         verb,
         group: GROUP,
@@ -165,7 +165,10 @@ describe('the chart installed with helm', () => {
       [
         ...operatorAccess(WORKLOADS),
         ...operatorAccess(OTHER),
-        ...kinds.map(({ plural }) => ({ verb: 'watch', group: GROUP, resource: plural })),
+        ...managedKinds.map(({ plural }) => ({ verb: 'watch', group: GROUP, resource: plural })),
+        { verb: 'watch', group: GROUP, resource: 'providerconfigs' },
+        { verb: 'patch', group: GROUP, resource: 'providerconfigs', subresource: 'status' },
+        { verb: 'watch', resource: 'namespaces' },
         { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: chart.namespace },
         ...['get', 'update'].map((verb) => ({
           verb,
@@ -281,7 +284,7 @@ describe('the chart installed with helm', () => {
       scoped.kubeconfigPath,
       [
         ...operatorAccess(OTHER),
-        ...kinds.map(({ plural }) => ({ verb: 'list', group: GROUP, resource: plural })),
+        ...managedKinds.map(({ plural }) => ({ verb: 'list', group: GROUP, resource: plural })),
         { verb: 'get', resource: 'secrets', namespace: 'default', name: 'hf-token' },
       ],
       false,

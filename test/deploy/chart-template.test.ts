@@ -3,14 +3,14 @@ import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
 import type { V1PolicyRule, V1Role } from '@kubernetes/client-node';
 import { load } from 'js-yaml';
-import { kinds } from '../../src/resources/kinds.ts';
+import { managedKinds } from '../../src/resources/kinds.ts';
 import { CHART_DIR, HelmError, helm } from '../../tools/helm/helm.ts';
 import { ALL_ON_VALUES, type Manifest, NAMESPACE, RELEASE, renderChart } from './chart-render.ts';
 
 // The chart as `helm lint` and `helm template` see it: what it renders with the defaults and with every
 // option on, and what it refuses.
 
-const plurals = kinds.map((kind) => kind.plural);
+const plurals = managedKinds.map((kind) => kind.plural);
 
 /** The operator's rules, exactly: anything more is a privilege it does not need. */
 const operatorRules: V1PolicyRule[] = [
@@ -20,6 +20,17 @@ const operatorRules: V1PolicyRule[] = [
   { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
   { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];
+
+/** Cloud accounts: cluster-scoped, so a ClusterRole even with watchNamespace; namespaces for label selectors. */
+const accountRules: V1PolicyRule[] = [
+  { apiGroups: ['gpucloud.io'], resources: ['providerconfigs'], verbs: ['get', 'list', 'watch', 'patch'] },
+  { apiGroups: ['gpucloud.io'], resources: ['providerconfigs/status'], verbs: ['patch'] },
+  { apiGroups: ['gpucloud.io'], resources: ['providerconfigs/finalizers'], verbs: ['update'] },
+  { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+];
+
+/** Account keys are Secrets in the release namespace, read by name. */
+const accountKeyRules: V1PolicyRule[] = [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }];
 
 function leaseRules(leaseName: string): V1PolicyRule[] {
   return [
@@ -59,21 +70,32 @@ describe('the chart with its default values', async () => {
     const kinds = rendered.manifests.map((m) => `${m.kind}/${m.metadata?.name}`).sort();
     assert.deepEqual(kinds, [
       `ClusterRole/${RELEASE}`,
+      `ClusterRole/${RELEASE}-accounts`,
       `ClusterRoleBinding/${RELEASE}`,
+      `ClusterRoleBinding/${RELEASE}-accounts`,
       `Deployment/${RELEASE}`,
+      `Role/${RELEASE}-account-keys`,
       `Role/${RELEASE}-leader-election`,
+      `RoleBinding/${RELEASE}-account-keys`,
       `RoleBinding/${RELEASE}-leader-election`,
       `Service/${RELEASE}-metrics`,
       `ServiceAccount/${RELEASE}`,
     ]);
   });
 
-  test('the ClusterRole grants exactly what the operator does', () => {
-    assert.deepEqual(rendered.one<V1Role & Manifest>('ClusterRole').rules, operatorRules);
+  test('the ClusterRoles grant exactly what the operator does', () => {
+    assert.deepEqual(rendered.one<V1Role & Manifest>('ClusterRole', RELEASE).rules, operatorRules);
+    assert.deepEqual(
+      rendered.one<V1Role & Manifest>('ClusterRole', `${RELEASE}-accounts`).rules,
+      accountRules,
+    );
+    const keys = rendered.one<V1Role & Manifest>('Role', `${RELEASE}-account-keys`);
+    assert.equal(keys.metadata?.namespace, NAMESPACE);
+    assert.deepEqual(keys.rules, accountKeyRules);
   });
 
   test('the Lease Role is in the release namespace and names the lease the operator uses', () => {
-    const role = rendered.one<V1Role & Manifest>('Role');
+    const role = rendered.one<V1Role & Manifest>('Role', `${RELEASE}-leader-election`);
     assert.equal(role.metadata?.namespace, NAMESPACE);
     assert.deepEqual(role.rules, leaseRules(RELEASE));
     const args = rendered.container().args ?? [];
@@ -81,10 +103,10 @@ describe('the chart with its default values', async () => {
     assert.ok(args.includes(`--lease-namespace=${NAMESPACE}`));
   });
 
-  test('both bindings name the chart ServiceAccount', () => {
-    for (const kind of ['ClusterRoleBinding', 'RoleBinding']) {
-      const binding = rendered.one(kind) as Manifest & { subjects: unknown };
-      assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: RELEASE, namespace: NAMESPACE }]);
+  test('every binding names the chart ServiceAccount', () => {
+    for (const binding of [...rendered.all('ClusterRoleBinding'), ...rendered.all('RoleBinding')]) {
+      const { subjects } = binding as Manifest & { subjects: unknown };
+      assert.deepEqual(subjects, [{ kind: 'ServiceAccount', name: RELEASE, namespace: NAMESPACE }]);
     }
     assert.equal(rendered.deployment().spec?.template.spec?.serviceAccountName, RELEASE);
   });
@@ -181,9 +203,10 @@ describe('the chart with every option on', async () => {
     );
   });
 
-  test('with watchNamespace, the operator rules are a Role in that namespace and no ClusterRole exists', () => {
-    assert.equal(rendered.all('ClusterRole').length, 0);
-    assert.equal(rendered.all('ClusterRoleBinding').length, 0);
+  test('with watchNamespace, the operator rules are a Role in that namespace; only the accounts ClusterRole stays', () => {
+    const names = (kind: string) => rendered.all(kind).map((manifest) => manifest.metadata?.name);
+    assert.deepEqual(names('ClusterRole'), [`${RELEASE}-accounts`]);
+    assert.deepEqual(names('ClusterRoleBinding'), [`${RELEASE}-accounts`]);
     const role = rendered.one<V1Role & Manifest>('Role', RELEASE);
     assert.equal(role.metadata?.namespace, allOn.watchNamespace);
     assert.deepEqual(role.rules, operatorRules);
@@ -273,7 +296,10 @@ describe('without leader election', async () => {
   test('the old pod stops before the new one starts, and no Lease permission is granted', () => {
     assert.equal(rendered.deployment().spec?.strategy?.type, 'Recreate');
     assert.ok(rendered.container().args?.includes('--leader-elect=false'));
-    assert.equal(rendered.all('Role').length, 0);
+    assert.deepEqual(
+      rendered.all('Role').map((manifest) => manifest.metadata?.name),
+      [`${RELEASE}-account-keys`],
+    );
   });
 });
 

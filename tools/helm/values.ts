@@ -211,6 +211,12 @@ export const valuesSchema = z
           'Seconds between detail refreshes of one resource (`--details-interval`).',
         ),
         resyncMinutes: positive(60, 'Minutes between full resyncs of every resource (`--resync`).'),
+        defaultAdoption: z
+          .boolean()
+          .default(true)
+          .describe(
+            'Whether resources on the implicit default account (the API key above) may adopt existing cloud objects by id (`--default-adoption`). Set false when several teams share that account.',
+          ),
         logLevel: z
           .enum(['trace', 'debug', 'info', 'warn', 'error'])
           .default('info')

@@ -1,5 +1,6 @@
 import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import type { z } from 'zod';
+import type { ResourceType } from '../../kube/resource-type.ts';
 import type { CelRule } from '../../kube/schema-meta.ts';
 
 export const GROUP = 'gpucloud.io';
@@ -110,6 +111,12 @@ export function defineKind<Spec extends z.ZodObject, Status extends z.ZodObject,
       },
     ],
   };
+}
+
+/** Where a kind's objects live in the API. */
+export function resourceOf(kind: KindDefinition): ResourceType {
+  const { group, version, plural } = kind;
+  return { group, version, plural, kind: kind.kind, namespaced: kind.scope === 'Namespaced' };
 }
 
 /** A custom resource of a kind, as read from the apiserver. */

@@ -8,7 +8,7 @@ import {
   type ManagedHandle,
 } from '../../managed/controller.ts';
 import type { CommonSpec, ExternalKind } from '../../managed/external-kind.ts';
-import type { KindDefinition } from './kind.ts';
+import { type KindDefinition, resourceOf } from './kind.ts';
 
 /** What the operator offers every adapter when it makes it. */
 export interface AdapterOptions {
@@ -33,14 +33,13 @@ export function managedKind<Definition extends KindDefinition, Spec extends Comm
   definition: Definition & { spec: z.ZodType<Spec> },
   adapter: (client: GpuCloudClient, options: AdapterOptions) => ExternalKind<Spec, Cloud>,
 ): Registration<Definition> {
-  const { group, version, plural, kind } = definition;
   return {
     definition,
     register: (manager, options, settings, logger) =>
       addManagedController(
         manager,
         {
-          resource: { group, version, plural, kind, namespaced: true },
+          resource: resourceOf(definition),
           adapterFor: (client) => adapter(client, options),
           parseSpec: (raw) => definition.spec.parse(raw),
         },

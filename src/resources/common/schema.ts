@@ -115,7 +115,7 @@ export const providerConfigRefRule: CelRule = {
     '!has(oldSelf.status) || !has(oldSelf.status.id) || (has(self.spec.providerConfigRef) ? ' +
     '(has(oldSelf.spec.providerConfigRef) && self.spec.providerConfigRef.name == oldSelf.spec.providerConfigRef.name) : ' +
     '!has(oldSelf.spec.providerConfigRef))',
-  message: 'providerConfigRef is immutable once the resource has a cloud id (status.id): its object lives in that account',
+  message:
+    'providerConfigRef is immutable once the resource has a cloud id (status.id): its object lives in that account',
   fieldPath: '.spec.providerConfigRef',
 };
-

@@ -6,8 +6,6 @@ import { defineKind } from '../common/kind.ts';
 import {
   cloudIdSchema,
   deletionPolicySchema,
-  providerConfigRefRule,
-  providerConfigRefSchema,
   environmentVariablesSchema,
   exposedPortSchema,
   gpuTypeSchema,
@@ -15,6 +13,8 @@ import {
   imageSchema,
   initializationCommandSchema,
   mountPathSchema,
+  providerConfigRefRule,
+  providerConfigRefSchema,
   regionSchema,
   sizeSchema,
 } from '../common/schema.ts';

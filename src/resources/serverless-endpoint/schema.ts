@@ -5,14 +5,14 @@ import { defineKind } from '../common/kind.ts';
 import {
   cloudIdSchema,
   deletionPolicySchema,
-  providerConfigRefRule,
-  providerConfigRefSchema,
   environmentVariablesSchema,
   exposedPortSchema,
   gpuTypeSchema,
   imageRegistrySchema,
   imageSchema,
   initializationCommandSchema,
+  providerConfigRefRule,
+  providerConfigRefSchema,
   regionSchema,
   sizeSchema,
 } from '../common/schema.ts';

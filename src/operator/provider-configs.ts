@@ -1,0 +1,280 @@
+import { z } from 'zod';
+import { CloudApiError } from '../api/errors.ts';
+import type { Result } from '../controller/controller.ts';
+import type { Manager } from '../controller/manager.ts';
+import { objectsOf } from '../controller/source.ts';
+import { KubeApiError } from '../kube/client.ts';
+import { type ObjectKey, objectMetaSchema } from '../kube/object.ts';
+import { namespaces, objectPath, type ResourceType } from '../kube/resource-type.ts';
+import { readSecret } from '../kube/secrets.ts';
+import type { Logger } from '../lib/logger.ts';
+import { type AccountPolicy, accountOf } from '../managed/accounts.ts';
+import { type ConditionInput, mergeConditions } from '../managed/conditions.ts';
+import { ReconcileError } from '../managed/errors.ts';
+import type { Condition } from '../managed/status-schema.ts';
+import {
+  type ProviderConfigSpec,
+  ProviderConfigSpecSchema,
+  providerConfigKind,
+} from '../resources/provider-config/schema.ts';
+import {
+  type AccountRegistry,
+  type ClientSettings,
+  type Entry,
+  makeAccount,
+  RotatingKey,
+} from './accounts.ts';
+
+/** Held while any managed resource uses the account, so deleting it never strands them. */
+export const CONFIG_FINALIZER = 'gpucloud.io/provider-config-in-use';
+
+/** How soon a config is read again: a rotated key Secret is picked up within this. */
+const REREAD_MS = 5_000;
+
+const providerConfigs: ResourceType = {
+  group: providerConfigKind.group,
+  version: providerConfigKind.version,
+  plural: providerConfigKind.plural,
+  kind: providerConfigKind.kind,
+  namespaced: false,
+};
+
+const storedConfig = z.looseObject({
+  metadata: objectMetaSchema,
+  spec: z.unknown(),
+  status: z.looseObject({ conditions: z.array(z.looseObject({})).optional() }).optional(),
+});
+type StoredConfig = z.output<typeof storedConfig>;
+
+export interface ProviderConfigOptions {
+  accounts: AccountRegistry;
+  clients: ClientSettings;
+  /** The managed kinds whose resources name accounts, to count each account's users. */
+  managed: readonly ResourceType[];
+  /** The namespace the managed kinds are watched in; all when empty. */
+  namespace: string;
+  log: Logger;
+}
+
+/**
+ * Keeps the account registry in step with the cluster's ProviderConfigs: reads each key Secret through
+ * the apiserver (again every few seconds, so a rotation needs no restart), proves the key with one call
+ * the API requires it for, reports `Ready` and the users on the config, and holds a finalizer while any
+ * resource uses the account.
+ */
+export function addProviderConfigController(manager: Manager, options: ProviderConfigOptions): void {
+  const { accounts, log } = options;
+  const informer = manager.informer({ resource: providerConfigs });
+  const namespaceInformer = manager.informer({ resource: namespaces });
+  const managed = options.managed.map((resource) =>
+    manager.informer({ resource, namespace: options.namespace }),
+  );
+  /** The key each account last proved, so a proof costs one call per key, not one per read. */
+  const proven = new Map<string, string>();
+
+  const usersOf = (name: string): number => {
+    let users = 0;
+    for (const kind of managed) {
+      for (const obj of kind.store.values()) if (accountOf(obj.spec) === name) users++;
+    }
+    return users;
+  };
+
+  const policyOf = (spec: ProviderConfigSpec): AccountPolicy => {
+    const names = new Set(spec.namespaces.names ?? []);
+    const selector = spec.namespaces.selector;
+    const ids = (values: readonly number[] | undefined) => values && new Set(values.map(String));
+    return {
+      allowsNamespace: (namespace) => {
+        if (names.has(namespace)) return true;
+        if (selector === undefined) return false;
+        const labels = namespaceInformer.store.get({ namespace: '', name: namespace })?.metadata.labels ?? {};
+        return Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value);
+      },
+      adoption: spec.adoption ? spec.adoption === 'Allowed' : names.size === 1 && selector === undefined,
+      registryAuthIds: ids(spec.allowedContainerRegistryAuthIds),
+      credentialIds: ids(spec.allowedCredentialIds),
+      gpuTypes: spec.guardrails?.gpuTypes && new Set(spec.guardrails.gpuTypes),
+      maxGpusPerResource: spec.guardrails?.maxGpusPerResource,
+      maxLiveGpus: spec.guardrails?.maxLiveGpus,
+    };
+  };
+
+  const readKey = async (spec: ProviderConfigSpec): Promise<string> => {
+    const { namespace, name, key } = spec.credentials.secretRef;
+    const value = (await readSecret(manager.client, namespace, name))?.[key];
+    if (value === undefined || value.trim() === '') {
+      throw new ReconcileError(
+        'SecretNotFound',
+        `the key Secret ${namespace}/${name} does not exist or has no key "${key}"`,
+        { terminal: false },
+      );
+    }
+    return value.trim();
+  };
+
+  /** The registry entry for `name` as its spec now says: kept while the spec is unchanged, so its cache and client live on. */
+  const entryFor = (name: string, generation: number, spec: ProviderConfigSpec, key: string): Entry => {
+    const known = accounts.get(name);
+    if (known && generations.get(name) === generation) {
+      known.key.set(key);
+      return known;
+    }
+    const rotating = new RotatingKey(key, () => readKey(spec));
+    const account = makeAccount(name, spec.apiUrl, rotating, policyOf(spec), options.clients, {
+      requestsPerSecond: spec.requestsPerSecond,
+      pollIntervalMs: spec.pollIntervalSeconds === undefined ? undefined : spec.pollIntervalSeconds * 1000,
+    });
+    const entry: Entry = { account, key: rotating, problem: notReady('the API key is not proven yet') };
+    accounts.set(name, entry);
+    generations.set(name, generation);
+    proven.delete(name);
+    return entry;
+  };
+  const generations = new Map<string, number>();
+
+  const prove = async (name: string, entry: Entry): Promise<ConditionInput> => {
+    const key = entry.key.current();
+    if (proven.get(name) === key) return ready();
+    try {
+      await entry.account.client.pods.searchGpus({ size: 1 });
+      proven.set(name, key);
+      entry.problem = undefined;
+      return ready();
+    } catch (error) {
+      const rejected =
+        error instanceof CloudApiError && (error.httpStatus === 401 || error.httpStatus === 403);
+      const message = rejected
+        ? `the cloud refused the API key (HTTP ${error.httpStatus}); put a valid key in the Secret`
+        : `the cloud could not be asked to prove the key: ${error instanceof Error ? error.message : String(error)}`;
+      entry.problem = notReady(message);
+      return {
+        type: 'Ready',
+        status: 'False',
+        reason: rejected ? 'KeyRejected' : 'CloudUnreachable',
+        message,
+      };
+    }
+  };
+
+  const writeStatus = async (config: StoredConfig, ready: ConditionInput, users: number): Promise<void> => {
+    const current = configStatus.safeParse(config.status ?? {});
+    const before = current.success ? current.data : {};
+    const conditions = mergeConditions(
+      before.conditions,
+      [ready],
+      config.metadata.generation ?? 0,
+      new Date(),
+    );
+    const next = { conditions, users, observedGeneration: config.metadata.generation ?? 0 };
+    if (JSON.stringify(stripTimes(before)) === JSON.stringify(stripTimes(next))) return;
+    await manager.client.request(z.unknown(), {
+      method: 'PATCH',
+      path: `${objectPath(providerConfigs, keyOf(config))}/status`,
+      body: { status: next },
+    });
+  };
+
+  const setFinalizers = (config: StoredConfig, finalizers: string[]) =>
+    manager.client.request(z.unknown(), {
+      method: 'PATCH',
+      path: objectPath(providerConfigs, keyOf(config)),
+      body: { metadata: { finalizers, resourceVersion: config.metadata.resourceVersion } },
+    });
+
+  const reconcile = async (key: ObjectKey): Promise<Result> => {
+    const raw = informer.store.get(key);
+    if (!raw) {
+      accounts.delete(key.name);
+      generations.delete(key.name);
+      proven.delete(key.name);
+      return {};
+    }
+    const config = storedConfig.parse(raw);
+    const finalizers = config.metadata.finalizers ?? [];
+    const users = usersOf(key.name);
+    if (config.metadata.deletionTimestamp) {
+      if (users > 0) {
+        const message = `${users} resources still use this account; delete them or point them elsewhere first`;
+        await writeStatus(config, { type: 'Ready', status: 'False', reason: 'InUse', message }, users);
+        return { requeueAfterMs: REREAD_MS };
+      }
+      accounts.delete(key.name);
+      generations.delete(key.name);
+      if (finalizers.includes(CONFIG_FINALIZER)) {
+        await setFinalizers(
+          config,
+          finalizers.filter((finalizer) => finalizer !== CONFIG_FINALIZER),
+        );
+      }
+      return {};
+    }
+    if (!finalizers.includes(CONFIG_FINALIZER)) {
+      await setFinalizers(config, [...finalizers, CONFIG_FINALIZER]);
+      return {};
+    }
+    const parsed = ProviderConfigSpecSchema.safeParse(config.spec);
+    if (!parsed.success) {
+      // Admission applies the same schema, so only a config stored before an upgrade can get here.
+      const message = `the spec does not fit the schema: ${z.prettifyError(parsed.error)}`;
+      const known = accounts.get(key.name);
+      if (known) known.problem = notReady(message);
+      await writeStatus(config, { type: 'Ready', status: 'False', reason: 'InvalidSpec', message }, users);
+      return {};
+    }
+    let condition: ConditionInput;
+    try {
+      const apiKey = await readKey(parsed.data);
+      const entry = entryFor(key.name, config.metadata.generation ?? 0, parsed.data, apiKey);
+      condition = await prove(key.name, entry);
+    } catch (error) {
+      if (!(error instanceof ReconcileError)) throw error;
+      const known = accounts.get(key.name);
+      if (known) known.problem = notReady(error.message);
+      condition = { type: 'Ready', status: 'False', reason: error.reason, message: error.message };
+    }
+    await writeStatus(config, condition, users);
+    return { requeueAfterMs: REREAD_MS };
+  };
+
+  manager.addController({
+    name: 'providerconfig',
+    sources: [objectsOf(informer)],
+    reconcile: async (key) => {
+      try {
+        return await reconcile(key);
+      } catch (error) {
+        if (error instanceof KubeApiError && error.status === 409) return { requeue: true };
+        log.warn({ providerConfig: key.name, err: error }, 'provider config reconcile failed; retrying');
+        throw error;
+      }
+    },
+  });
+}
+
+const configStatus = z.looseObject({
+  conditions: z.array(z.custom<Condition>((value) => typeof value === 'object' && value !== null)).optional(),
+  users: z.number().optional(),
+  observedGeneration: z.number().optional(),
+});
+
+function ready(): ConditionInput {
+  return { type: 'Ready', status: 'True', reason: 'KeyAccepted', message: 'the cloud accepted the API key' };
+}
+
+function notReady(message: string): ReconcileError {
+  return new ReconcileError('ProviderConfigNotReady', `provider config not ready: ${message}`, {
+    terminal: false,
+  });
+}
+
+function keyOf(config: { metadata: { name: string } }): ObjectKey {
+  return { namespace: '', name: config.metadata.name };
+}
+
+function stripTimes(status: { conditions?: readonly object[] | undefined }): unknown {
+  return {
+    ...status,
+    conditions: status.conditions?.map((condition) => ({ ...condition, lastTransitionTime: undefined })),
+  };
+}

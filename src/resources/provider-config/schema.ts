@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { listMap, withRules } from '../../kube/schema-meta.ts';
+import { conditionSchema } from '../../managed/status-schema.ts';
+import { defineKind } from '../common/kind.ts';
+import { cloudIdSchema, dnsSubdomainSchema, gpuTypeSchema } from '../common/schema.ts';
+
+const KIND = 'ProviderConfig';
+
+const labelSelectorSchema = z
+  .object({
+    matchLabels: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe('Labels a namespace must carry, all of them.'),
+  })
+  .describe('Namespaces by label; an empty selector matches every namespace.');
+
+export const ProviderConfigSpecSchema = withRules(
+  z
+    .object({
+      apiUrl: withRules(z.url({ protocol: /^https?$/ }).max(2048), [
+        { rule: 'self == oldSelf', message: 'apiUrl is immutable: create another ProviderConfig' },
+      ]).describe(
+        'Base URL of the GPU cloud API, e.g. https://api.example.com. Immutable: claims on cloud objects are exclusive per API URL.',
+      ),
+      credentials: z
+        .object({
+          secretRef: z
+            .object({
+              namespace: dnsSubdomainSchema.describe('Namespace of the Secret.'),
+              name: dnsSubdomainSchema.describe('Name of the Secret.'),
+              key: z.string().min(1).max(253).describe('Key in the Secret that holds the API key.'),
+            })
+            .describe(
+              'The Secret holding the API key. The operator reads it through the apiserver, so a rotated key is picked up within seconds.',
+            ),
+        })
+        .describe('How the operator authenticates to the cloud for this account.'),
+      requestsPerSecond: z
+        .number()
+        .positive()
+        .max(10_000)
+        .optional()
+        .describe('Most API requests per second to this account; the operator flag --api-rps when unset.'),
+      pollIntervalSeconds: z
+        .int()
+        .min(1)
+        .max(3600)
+        .optional()
+        .describe('How often each kind of object is listed; the operator flag --poll-interval when unset.'),
+      namespaces: z
+        .object({
+          names: z.array(dnsSubdomainSchema).max(1000).optional().describe('Namespaces allowed by name.'),
+          selector: labelSelectorSchema.optional(),
+        })
+        .describe(
+          'The namespaces whose resources may use this account: listed by name, or matched by label (either matching allows).',
+        ),
+      adoption: z
+        .enum(['Allowed', 'Denied'])
+        .optional()
+        .describe(
+          'Whether resources may adopt existing cloud objects by id. Unset: Allowed when exactly one namespace is listed and no selector is set, else Denied.',
+        ),
+      allowedContainerRegistryAuthIds: z
+        .array(cloudIdSchema)
+        .max(1000)
+        .optional()
+        .describe('containerRegistryAuthId values resources may use; any when unset, none when empty.'),
+      allowedCredentialIds: z
+        .array(cloudIdSchema)
+        .max(1000)
+        .optional()
+        .describe('credentialId values resources may use; any when unset, none when empty.'),
+      guardrails: z
+        .object({
+          gpuTypes: z.array(gpuTypeSchema).max(256).optional().describe('GPU types resources may ask for.'),
+          maxGpusPerResource: z
+            .int()
+            .min(0)
+            .optional()
+            .describe('Most GPUs one resource may hold (an endpoint: workers × GPUs per worker).'),
+          maxLiveGpus: z
+            .int()
+            .min(0)
+            .optional()
+            .describe(
+              'Most GPUs live at once on the account, counting every object its lists show, managed or not: pods not paused or terminated, VMs not stopped or terminated, running endpoint workers.',
+            ),
+        })
+        .optional()
+        .describe('Limits on spend: a create or scale beyond one is refused and not sent.'),
+    })
+    .describe('A GPU cloud account: where its API is, its key, and what the namespaces that use it may do.'),
+  [
+    {
+      rule: 'has(self.namespaces.names) || has(self.namespaces.selector)',
+      message: 'namespaces needs names or a selector (an empty selector allows every namespace)',
+      fieldPath: '.namespaces',
+    },
+  ],
+);
+
+export const ProviderConfigStatusSchema = z
+  .object({
+    conditions: listMap(z.array(conditionSchema).max(16), ['type'])
+      .optional()
+      .describe('Ready: the API key was read and the cloud accepted it.'),
+    users: z.int().min(0).optional().describe('Managed resources that use this account now.'),
+    observedGeneration: z.int().min(0).optional().describe('metadata.generation the status describes.'),
+  })
+  .describe('Observed state of the account.');
+
+export type ProviderConfigSpec = z.output<typeof ProviderConfigSpecSchema>;
+
+export const providerConfigKind = defineKind({
+  kind: KIND,
+  plural: 'providerconfigs',
+  shortNames: ['gpc'],
+  scope: 'Cluster',
+  description:
+    'A GPU cloud account that namespaced resources use through spec.providerConfigRef: its API URL and key, the namespaces allowed to use it, and guardrails on spend.',
+  spec: ProviderConfigSpecSchema,
+  status: ProviderConfigStatusSchema,
+  columns: [
+    { name: 'API URL', type: 'string', jsonPath: '.spec.apiUrl', description: 'Base URL of the API.' },
+    { name: 'Users', type: 'integer', jsonPath: '.status.users', description: 'Resources that use it.' },
+  ],
+  phaseColumn: false,
+});
