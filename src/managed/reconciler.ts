@@ -166,15 +166,20 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
    * Naming an object the resource did not make is adoption, which an account shared by several
    * namespaces refuses unless its owner allows it: a tenant could otherwise reach objects it never owned.
    */
-  #refuseAdoption(mr: ManagedObject<Spec>, id: string, { conn }: Turn<Spec, Cloud>): void {
-    const { account } = conn;
-    if (account.policy.adoption || mr.status?.id === id || conn.creation.recordedHere(mr.metadata.uid, id))
-      return;
+  #refuseAdoption(mr: ManagedObject<Spec>, id: string, t: Turn<Spec, Cloud>): void {
+    if (this.#mayAdopt(mr, id, t)) return;
+    const { account } = t.conn;
     throw new ReconcileError(
       'AdoptionNotAllowed',
       `provider config ${account.name} does not allow adopting existing cloud objects; remove annotation ${EXTERNAL_ID} to create a new one`,
       { terminal: true },
     );
+  }
+
+  /** Whether naming `id` is allowed: its own object (proved, or recorded by this process), or adoption is. */
+  #mayAdopt(mr: ManagedObject<Spec>, id: string, { conn }: Turn<Spec, Cloud>): boolean {
+    const { policy } = conn.account;
+    return policy.adoption || mr.status?.id === id || conn.creation.recordedHere(mr.metadata.uid, id);
   }
 
   /**
@@ -309,7 +314,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const recorded = mr.metadata.annotations?.[EXTERNAL_ID];
     if (held !== undefined && held !== recorded && (await this.#isLive(held, t))) return held;
     if (recorded) {
-      if (!this.#judge(mr, recorded, undefined, t).holds) return undefined;
+      if (!this.#mayAdopt(mr, recorded, t) || !this.#judge(mr, recorded, undefined, t).holds)
+        return undefined;
       const cloud = await this.#observe(recorded, t);
       return cloud && !this.#judge(mr, recorded, cloud, t).holds ? undefined : recorded;
     }

@@ -14,10 +14,11 @@ import { runOperator } from '../../src/operator/operator.ts';
 import {
   gpuPodKind,
   gpuVmKind,
-  type KindDefinition,
+  providerConfigKind,
+  resourceOf,
   serverlessEndpointKind,
 } from '../../src/resources/kinds.ts';
-import { type RunningSimulator, startSimulator } from '../../src/sim/index.ts';
+import { type ApiKeyOption, type RunningSimulator, startSimulator } from '../../src/sim/index.ts';
 import { installCrds } from './crds.ts';
 
 export const API_KEY = 'test-key-9f8e7d6c5b4a';
@@ -26,13 +27,10 @@ export const resources = {
   gpuPod: resourceOf(gpuPodKind),
   gpuVm: resourceOf(gpuVmKind),
   serverlessEndpoint: resourceOf(serverlessEndpointKind),
+  providerConfig: resourceOf(providerConfigKind),
   secret: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
   event: { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true },
 } satisfies Record<string, ResourceType>;
-
-function resourceOf(kind: KindDefinition): ResourceType {
-  return { group: kind.group, version: kind.version, plural: kind.plural, kind: kind.kind, namespaced: true };
-}
 
 /** A custom resource as tests read it: loosely typed, asserted on field by field. */
 export const objectSchema = z.looseObject({
@@ -250,7 +248,9 @@ export interface Stack {
  * One control plane (CRDs installed) and one simulator for a test file. Started in a single hook:
  * node:test runs a file's top-level `before` hooks concurrently.
  */
-export function useStack(simOptions: { transitionMs?: number; retentionMs?: number } = {}): Stack {
+export function useStack(
+  simOptions: { transitionMs?: number; retentionMs?: number; apiKeys?: ApiKeyOption[] } = {},
+): Stack {
   let plane: ControlPlane | undefined;
   let sim: RunningSimulator | undefined;
   let cluster: Cluster | undefined;
