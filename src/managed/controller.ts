@@ -23,8 +23,8 @@ export interface ManagedKind<Spec extends CommonSpec, Cloud> {
 }
 
 export interface ManagedControllerSettings extends ConnectionSettings {
-  /** Watch one namespace; all when empty. */
-  readonly namespace: string;
+  /** Watch these namespaces; all when empty. */
+  readonly namespaces: readonly string[];
   readonly concurrency: number;
   /** Re-deliver every custom resource this often, a guard against anything missed. */
   readonly resyncPeriodMs: number;
@@ -54,12 +54,11 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
 ): ManagedHandle {
   const { resource } = kind;
   const log = logger.child({ kind: resource.kind });
-  const informer = manager.informer({
-    resource,
-    namespace: settings.namespace,
-    resyncPeriodMs: settings.resyncPeriodMs,
-  });
-  const store = managedStore(informer.store);
+  // One informer per watched namespace, or one for the whole cluster.
+  const informers = (settings.namespaces.length > 0 ? settings.namespaces : ['']).map((namespace) =>
+    manager.informer({ resource, namespace, resyncPeriodMs: settings.resyncPeriodMs }),
+  );
+  const store = managedStore(informers.map((informer) => informer.store));
   const wake = new ChannelSource();
   const writer = managedWriter(manager.client, resource);
   const connections = new ConnectionPool({
@@ -100,11 +99,15 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
   manager.addController({
     name: resource.kind.toLowerCase(),
     sources: [
-      objectsOf(informer, {
-        updatePredicate: (oldObj, newObj) =>
-          !writer.isOwnWrite(oldObj.metadata.resourceVersion ?? '', newObj.metadata.resourceVersion ?? '') &&
-          relevantChange(oldObj, newObj),
-      }),
+      ...informers.map((informer) =>
+        objectsOf(informer, {
+          updatePredicate: (oldObj, newObj) =>
+            !writer.isOwnWrite(
+              oldObj.metadata.resourceVersion ?? '',
+              newObj.metadata.resourceVersion ?? '',
+            ) && relevantChange(oldObj, newObj),
+        }),
+      ),
       cloudSource,
     ],
     reconcile: (key) => reconciler.reconcile(key),

@@ -29,26 +29,30 @@ export const managedEnvelope = z.looseObject({
 });
 
 /**
- * The informer cache seen as custom resources, indexed by the cloud ids each resource names (in its
- * external-id annotation or its status) and by uid, so the reconciler can tell who holds a cloud object.
- * Reads return a parsed copy, so a reconciler can never mutate the shared cache.
+ * The informer caches (one per watched namespace, or one for the cluster) seen as custom resources,
+ * indexed by the cloud ids each resource names (in its external-id annotation or its status) and by uid,
+ * so the reconciler can tell who holds a cloud object. Reads return a parsed copy, so a reconciler can
+ * never mutate the shared cache.
  */
-export function managedStore(store: ObjectStore<KubeObject>): ManagedStore {
-  store.addIndex(BY_CLOUD_ID, (obj) => {
-    const ids = new Set([obj.metadata.annotations?.[EXTERNAL_ID], statusIdOf(obj)]);
-    return [...ids].filter((id): id is string => typeof id === 'string' && id !== '');
-  });
-  store.addIndex(BY_UID, (obj) => (obj.metadata.uid ? [obj.metadata.uid] : []));
+export function managedStore(stores: readonly ObjectStore<KubeObject>[]): ManagedStore {
+  for (const store of stores) {
+    store.addIndex(BY_CLOUD_ID, (obj) => {
+      const ids = new Set([obj.metadata.annotations?.[EXTERNAL_ID], statusIdOf(obj)]);
+      return [...ids].filter((id): id is string => typeof id === 'string' && id !== '');
+    });
+    store.addIndex(BY_UID, (obj) => (obj.metadata.uid ? [obj.metadata.uid] : []));
+  }
+  const byIndex = (index: string, value: string) => stores.flatMap((store) => store.byIndex(index, value));
   return {
-    get: (key) => parseManaged(store.get(key)),
+    get: (key) => parseManaged(stores.map((store) => store.get(key)).find((obj) => obj !== undefined)),
     claimsOn: (cloudId): Claim[] =>
-      store.byIndex(BY_CLOUD_ID, cloudId).map((obj) => ({
+      byIndex(BY_CLOUD_ID, cloudId).map((obj) => ({
         key: keyOf(obj),
         uid: obj.metadata.uid ?? '',
         account: accountOf(obj.spec),
         proved: statusIdOf(obj) === cloudId,
       })),
-    isLive: (uid) => store.byIndex(BY_UID, uid).some((obj) => !obj.metadata.deletionTimestamp),
+    isLive: (uid) => byIndex(BY_UID, uid).some((obj) => !obj.metadata.deletionTimestamp),
   };
 }
 

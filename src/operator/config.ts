@@ -5,7 +5,20 @@ import { z } from 'zod';
 const configSchema = z.object({
   apiUrl: z.url({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be an http(s) URL') }),
   apiKeyFile: z.string().optional(),
-  namespace: z.string().default(''),
+  namespace: z
+    .string()
+    .default('')
+    .transform((text) =>
+      text
+        .split(',')
+        .map((name) => name.trim())
+        .filter((name) => name !== ''),
+    )
+    .pipe(
+      z.array(
+        z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'each namespace must be a valid namespace name'),
+      ),
+    ),
   kubeconfig: z.string().optional(),
   leaderElect: z
     .enum(['true', 'false'])

@@ -75,7 +75,7 @@ export async function runOperator(
     accounts,
     clients,
     managed: registrations.map(({ definition }) => resourceOf(definition)),
-    namespace: config.namespace,
+    namespaces: config.namespace,
     log: logger.child({ controller: 'providerconfig' }),
   });
 
@@ -89,7 +89,11 @@ export async function runOperator(
         })
       : undefined;
   logger.info(
-    { apiUrl: config.apiUrl, namespace: config.namespace || '(all)', leaderElect: config.leaderElect },
+    {
+      apiUrl: config.apiUrl,
+      namespaces: config.namespace.length > 0 ? config.namespace : '(all)',
+      leaderElect: config.leaderElect,
+    },
     'operator starting',
   );
   try {
@@ -104,7 +108,7 @@ export async function runOperator(
 function controllerSettings(config: OperatorConfig, accounts: AccountDirectory): ManagedControllerSettings {
   const requestTimeoutMs = config.apiTimeoutSeconds * 1000;
   return {
-    namespace: config.namespace,
+    namespaces: config.namespace,
     concurrency: config.concurrency,
     pollIntervalMs: config.pollIntervalSeconds * 1000,
     refreshMinIntervalMs: 1000,

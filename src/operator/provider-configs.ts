@@ -51,8 +51,8 @@ export interface ProviderConfigOptions {
   clients: ClientSettings;
   /** The managed kinds whose resources name accounts, to count each account's users. */
   managed: readonly ResourceType[];
-  /** The namespace the managed kinds are watched in; all when empty. */
-  namespace: string;
+  /** The namespaces the managed kinds are watched in; all when empty. */
+  namespaces: readonly string[];
   log: Logger;
 }
 
@@ -66,8 +66,9 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
   const { accounts, log } = options;
   const informer = manager.informer({ resource: providerConfigs });
   const namespaceInformer = manager.informer({ resource: namespaces });
-  const managed = options.managed.map((resource) =>
-    manager.informer({ resource, namespace: options.namespace }),
+  const watched = options.namespaces.length > 0 ? options.namespaces : [''];
+  const managed = options.managed.flatMap((resource) =>
+    watched.map((namespace) => manager.informer({ resource, namespace })),
   );
   /** The key each account last proved, so a proof costs one call per key, not one per read. */
   const proven = new Map<string, string>();

@@ -79,7 +79,7 @@ describe('the operator reads the container the chart renders', () => {
     });
     assert.equal(config.apiUrl, 'https://api.example');
     assert.equal(config.apiKey, 'user-key');
-    assert.equal(config.namespace, '');
+    assert.deepEqual(config.namespace, []);
     assert.equal(config.kubeconfig, undefined);
     assert.equal(config.callbackPort, 0);
     assert.deepEqual(
@@ -109,7 +109,7 @@ describe('the operator reads the container the chart renders', () => {
         apiUrl: 'https://api.gpucloud.example',
         apiKeyFile: undefined,
         apiKey: 'test-api-key',
-        namespace: 'gpu-workloads',
+        namespace: ['gpu-workloads'],
         kubeconfig: undefined,
         leaderElect: true,
         leaseName: 'gpucloud-leader',

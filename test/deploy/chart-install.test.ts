@@ -105,7 +105,7 @@ describe('the chart installed with helm', () => {
     scoped = await installChart(controlPlane(), {
       release: 'scoped',
       namespace: 'scoped-system',
-      values: { watchNamespace: WORKLOADS },
+      values: { watchNamespaces: [WORKLOADS] },
     });
   });
 
@@ -278,7 +278,7 @@ describe('the chart installed with helm', () => {
     });
   });
 
-  test('with watchNamespace, the same access in that namespace only', async () => {
+  test('with watchNamespaces, the same access in that namespace only', async () => {
     await assertAccess(scoped.kubeconfigPath, operatorAccess(WORKLOADS), true);
     await assertAccess(
       scoped.kubeconfigPath,

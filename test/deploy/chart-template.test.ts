@@ -21,7 +21,7 @@ const operatorRules: V1PolicyRule[] = [
   { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 
-/** Cloud accounts: cluster-scoped, so a ClusterRole even with watchNamespace; namespaces for label selectors. */
+/** Cloud accounts: cluster-scoped, so a ClusterRole even with watchNamespaces; namespaces for label selectors. */
 const accountRules: V1PolicyRule[] = [
   { apiGroups: ['gpucloud.io'], resources: ['providerconfigs'], verbs: ['get', 'list', 'watch', 'patch'] },
   { apiGroups: ['gpucloud.io'], resources: ['providerconfigs/status'], verbs: ['patch'] },
@@ -184,10 +184,31 @@ describe('the chart with its default values', async () => {
   });
 });
 
+describe('the chart watching a list of namespaces', async () => {
+  const watched = ['team-a', 'team-b'];
+  const rendered = await renderChart({ values: { watchNamespaces: watched } });
+
+  test('grants the operator rules in each namespace, by a Role, and tells the operator the list', () => {
+    const roles = rendered.all('Role').filter((role) => role.metadata?.name === RELEASE);
+    assert.deepEqual(
+      roles.map((role) => role.metadata?.namespace),
+      watched,
+    );
+    for (const role of roles) assert.deepEqual((role as V1Role & Manifest).rules, operatorRules);
+    const bindings = rendered.all('RoleBinding').filter((binding) => binding.metadata?.name === RELEASE);
+    assert.deepEqual(
+      bindings.map((binding) => binding.metadata?.namespace),
+      watched,
+    );
+    assert.ok(rendered.container().args?.includes('--namespace=team-a,team-b'));
+    assert.ok(!rendered.all('ClusterRole').some((role) => role.metadata?.name === RELEASE));
+  });
+});
+
 describe('the chart with every option on', async () => {
   const rendered = await renderChart({ valuesFile: ALL_ON_VALUES });
   const allOn = load(await readFile(ALL_ON_VALUES, 'utf8')) as {
-    watchNamespace: string;
+    watchNamespaces: string[];
     leaderElection: { leaseName: string; leaseNamespace: string };
     apiKey: { value: string };
     callbacks: { token: string };
@@ -203,14 +224,14 @@ describe('the chart with every option on', async () => {
     );
   });
 
-  test('with watchNamespace, the operator rules are a Role in that namespace; only the accounts ClusterRole stays', () => {
+  test('with watchNamespaces, the operator rules are a Role in that namespace; only the accounts ClusterRole stays', () => {
     const names = (kind: string) => rendered.all(kind).map((manifest) => manifest.metadata?.name);
     assert.deepEqual(names('ClusterRole'), [`${RELEASE}-accounts`]);
     assert.deepEqual(names('ClusterRoleBinding'), [`${RELEASE}-accounts`]);
     const role = rendered.one<V1Role & Manifest>('Role', RELEASE);
-    assert.equal(role.metadata?.namespace, allOn.watchNamespace);
+    assert.equal(role.metadata?.namespace, allOn.watchNamespaces[0]);
     assert.deepEqual(role.rules, operatorRules);
-    assert.equal(rendered.one('RoleBinding', RELEASE).metadata?.namespace, allOn.watchNamespace);
+    assert.equal(rendered.one('RoleBinding', RELEASE).metadata?.namespace, allOn.watchNamespaces[0]);
   });
 
   test('the Lease Role follows leaseName and leaseNamespace', () => {

@@ -17,7 +17,7 @@ test('defaults apply, and a flag wins over its environment variable', () => {
   assert.equal(config.concurrency, 4);
   assert.equal(config.healthPort, 8081);
   assert.equal(config.leaderElect, false);
-  assert.equal(config.namespace, '');
+  assert.deepEqual(config.namespace, []);
   assert.equal(config.apiKey, 'k-123');
 });
 

@@ -117,9 +117,12 @@ export const valuesSchema = z
       .describe(
         'The GPU cloud API key, mounted as a file for `--api-key-file`; never a flag or a plain env var.',
       ),
-    watchNamespace: objectName(
-      'Watch custom resources in this namespace only (and grant access to it only); it must exist. Empty: every namespace.',
-    ),
+    watchNamespaces: z
+      .array(z.string().max(63).regex(DNS_SUBDOMAIN))
+      .default([])
+      .describe(
+        'Watch custom resources in these namespaces only, and grant access (Secrets included) in them only, one Role each; they must exist. Empty: every namespace, with cluster-wide grants (get on Secrets in every namespace, since any may hold a secretKeyRef).',
+      ),
     kubeconfig: z
       .object({
         existingSecret: objectName(
