@@ -127,6 +127,11 @@ describe('CRD admission', () => {
         /spec\.environmentVars\[0\]\.valueFrom\.secretKeyRef\.key: .*should match/,
       ],
       [
+        'Secret name that is no DNS subdomain',
+        pod({ environmentVars: [{ key: 'A', valueFrom: { secretKeyRef: { name: '../Other', key: 'a' } } }] }),
+        /spec\.environmentVars\[0\]\.valueFrom\.secretKeyRef\.name: .*should match/,
+      ],
+      [
         'exposed port 0',
         pod({ expose: [{ port: 0 }] }),
         /spec\.expose\[0\]\.port: .*greater than or equal to 1/,

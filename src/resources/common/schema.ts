@@ -40,7 +40,7 @@ export const dnsSubdomainSchema = z
 
 const secretKeyRefSchema = z
   .object({
-    name: z.string().min(1).max(253).describe('Name of a Secret in the namespace of this object.'),
+    name: dnsSubdomainSchema.describe('Name of a Secret in the namespace of this object.'),
     key: z
       .string()
       .min(1)
