@@ -80,6 +80,8 @@ describe('the chart with its default values', async () => {
       `RoleBinding/${RELEASE}-leader-election`,
       `Service/${RELEASE}-metrics`,
       `ServiceAccount/${RELEASE}`,
+      `ValidatingAdmissionPolicy/${RELEASE}-annotations`,
+      `ValidatingAdmissionPolicyBinding/${RELEASE}-annotations`,
     ]);
   });
 

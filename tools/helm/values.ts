@@ -237,6 +237,17 @@ export const valuesSchema = z
       })
       .strict()
       .describe('The identity the operator talks to the Kubernetes API as.'),
+    admissionPolicy: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(true)
+          .describe(
+            'Install a ValidatingAdmissionPolicy (Kubernetes 1.30+) that lets only the operator write its bookkeeping annotations and keeps external-id fixed while a resource holds a cloud object.',
+          ),
+      })
+      .strict()
+      .describe('Admission guard of the operator annotations, which CRD validation rules cannot see.'),
     rbac: z
       .object({ create: z.boolean().default(true).describe('Create the (Cluster)Roles and their bindings.') })
       .strict()

@@ -1,0 +1,48 @@
+// Acting as another user through the admin's own connection: the apiserver's impersonation, so a test
+// can run a request with exactly the permissions a namespaced tenant (or a ServiceAccount) has.
+import { z } from 'zod';
+import { KubeClient } from '../../src/kube/client.ts';
+import type { ControlPlane } from '../../src/local/controlplane.ts';
+
+export function clientAs(plane: ControlPlane, user: string): KubeClient {
+  const admin = plane.connection;
+  return new KubeClient({
+    server: admin.server,
+    source: `${admin.source} as ${user}`,
+    auth: async () => {
+      const auth = await admin.auth();
+      return { ...auth, headers: { ...auth.headers, 'Impersonate-User': user } };
+    },
+  });
+}
+
+/** A Role in `namespace` allowing `verbs` on the gpucloud kinds, bound to `user`. */
+export async function grantTenant(
+  admin: KubeClient,
+  namespace: string,
+  user: string,
+  verbs: readonly string[],
+): Promise<void> {
+  const name = `${user}-gpucloud`;
+  await admin.request(z.unknown(), {
+    method: 'POST',
+    path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`,
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name },
+      rules: [{ apiGroups: ['gpucloud.io'], resources: ['gpupods', 'gpuvms', 'serverlessendpoints'], verbs }],
+    },
+  });
+  await admin.request(z.unknown(), {
+    method: 'POST',
+    path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`,
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+    },
+  });
+}
