@@ -6,8 +6,12 @@ import { DEFAULTS, type SimulatorOptions } from './options.ts';
 import { Simulation } from './simulation.ts';
 import { type SimState, snapshot } from './state.ts';
 
+export type { CallRecord } from './calls.ts';
 export type { CapacityOptions, CapacityPoolOption, PoolUsage } from './capacity.ts';
 export type { FaultConfig, FaultPatch } from './faults.ts';
+
+import type { CallRecord } from './calls.ts';
+
 export type { ApiKeyOption } from './keys.ts';
 export type { SimulatorOptions } from './options.ts';
 export type { EndpointState, PodState, SimState, TaskState, VmState } from './state.ts';
@@ -33,9 +37,11 @@ export interface RunningSimulator {
   readonly faults: FaultControl;
   /** Read-only view of everything the simulated cloud holds. */
   readonly state: { snapshot(): SimState };
-  /** API calls received per operation name (unrouted calls count as `(unrouted)`). */
+  /** API calls received per operation name (unrouted calls count as `(unrouted)`), and a log of them. */
   readonly calls: {
     snapshot(): { total: number; byOperation: Record<string, number> };
+    /** The routed calls, oldest first, with their method and path ids (bounded). */
+    log(): readonly CallRecord[];
     reset(): void;
   };
   /** Simulated time: `advance` moves it forward and runs every step that became due. */
@@ -82,7 +88,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     },
     state: { snapshot: () => snapshot(sim) },
     keys: { add: (key, org) => sim.keys.add(key, org), revoke: (key) => sim.keys.revoke(key) },
-    calls: { snapshot: () => sim.calls.snapshot(), reset: () => sim.calls.reset() },
+    calls: {
+      snapshot: () => sim.calls.snapshot(),
+      log: () => sim.calls.log(),
+      reset: () => sim.calls.reset(),
+    },
     clock: { now: () => sim.ctx.clock.now(), advance: (ms) => sim.advance(ms) },
     capacity: {
       setTotal: (region, gpuType, gpus) => sim.ctx.capacity.setTotal(region, gpuType, gpus),

@@ -40,7 +40,7 @@ export function createSimServer(sim: Simulation, options: ServerOptions): Server
       return refuseUnrouted(response, match, method, url.pathname);
     }
     const { operation } = match.route;
-    sim.calls.record(operation.name);
+    sim.calls.record(operation.name, { method, params: match.params });
     const latency = sim.ctx.faults.latencyFor(operation.name);
     // Unreferenced: a call left waiting must not keep a stopped simulator's process alive.
     if (latency > 0) await sleep(latency, undefined, { ref: false });
