@@ -10,7 +10,8 @@ import { sumOf } from '../prometheus.ts';
 import { type Failure, failuresByResource, failuresOf } from '../reconcile-log.ts';
 import { round, type ScenarioResult } from '../report.ts';
 import type { RunContext } from '../run-context.ts';
-import { Trial } from '../trial.ts';
+import { namespaceOf, Trial } from '../trial.ts';
+import { tenantAttacks } from '../tenant-attacks.ts';
 import type { Spec } from '../workload.ts';
 
 const INJECTION = `'; DROP TABLE pods;-- $(rm -rf /) {{ .Values }} <script>alert(1)</script> \u202e\u0007`;
@@ -128,12 +129,19 @@ const IDLE_CPU_TARGET = 0.1;
  * field; then resources the apiserver admits but that cannot (or can barely) converge — missing Secrets
  * and keys, specs the cloud refuses, an oversized spec, injection-looking and unicode strings, hostile
  * annotations — are watched for a while. The operator must not crash, must report each on the
- * resource, must not retry a terminal refusal, and must back off exponentially on the others.
+ * resource, must not retry a terminal refusal, and must back off exponentially on the others. Last, a
+ * tenant of another namespace attacks resources of this one (`tenant-attacks.ts`): it must touch no
+ * foreign cloud object.
  */
 export async function badInput(run: RunContext): Promise<ScenarioResult> {
   const startedAt = Date.now();
   // Resync as in production (60 min): the backoff, not the test's resync, must pace the retries.
-  const trial = await Trial.open(run, { label: 'bad-input', flags: ['--resync', '60'] });
+  const label = 'bad-input';
+  const attackerNs = `${namespaceOf(label)}-tenant`;
+  const trial = await Trial.open(run, {
+    label,
+    flags: ['--resync', '60', '--namespace', `${namespaceOf(label)},${attackerNs}`],
+  });
   try {
     const admission = await checkAdmission(run.cluster, trial.namespace);
     await run.cluster.create(resources.secret, trial.namespace, {
@@ -154,13 +162,14 @@ export async function badInput(run: RunContext): Promise<ScenarioResult> {
     const reconciles = sumOf(await trial.replica.metrics(), RECONCILES) - reconcilesStart;
     const healthy = await trial.replica.healthy();
     const verdicts = judge(hostile, trial, await trial.observe());
+    const attacks = await tenantAttacks(run, trial, attackerNs);
     const cleanup = await trial.deleteEverything();
     const findings = await trial.audit();
     const retrying = verdicts.filter((verdict) => verdict.pace !== undefined);
     const slowest = retrying.map((verdict) => verdict.pace as Pace);
     return {
       scenario: 'bad-input',
-      ops: admission.cases + hostile.length,
+      ops: admission.cases + hostile.length + attacks.attacks,
       kills: 0,
       duplicates: findings.duplicates,
       leaks: findings.leaks,
@@ -173,6 +182,8 @@ export async function badInput(run: RunContext): Promise<ScenarioResult> {
         admissionAccepted: admission.accepted.length,
         admissionUnclear: admission.unclear.length,
         hostileResources: hostile.length,
+        tenantAttacks: attacks.attacks,
+        foreignObjectsTouched: attacks.foreignObjectsTouched,
         maxAttemptsRetrying: Math.max(0, ...slowest.map((pace) => pace.attempts)),
         allowedAttempts: smallest(slowest.map((pace) => pace.allowed)),
         lastIntervalS: smallest(slowest.map((pace) => pace.lastIntervalMs / 1000)),
@@ -186,6 +197,7 @@ export async function badInput(run: RunContext): Promise<ScenarioResult> {
         ...admission.accepted.map((label) => `admitted: ${label}`),
         ...admission.unclear.map((label) => `unclear refusal: ${label}`),
         ...verdicts.flatMap((verdict) => verdict.problems),
+        ...attacks.problems.map((problem) => `tenant attack: ${problem}`),
         ...(trial.crashes > 0 ? [`the operator crashed ${trial.crashes} time(s)`] : []),
         ...(healthy ? [] : ['the operator failed its liveness probe']),
         ...(findings.duplicates + findings.leaks + findings.stuckFinalizers > 0 ? findings.notes : []),
@@ -197,7 +209,7 @@ export async function badInput(run: RunContext): Promise<ScenarioResult> {
               `the operator used ${round(cpu * 100)}% CPU while only retrying (target ${IDLE_CPU_TARGET * 100}%)`,
             ]
           : [],
-      notes: [...cleanup.problems, ...findings.notes],
+      notes: [`foreign objects touched: ${attacks.foreignObjectsTouched}`, ...cleanup.problems, ...findings.notes],
       durationMs: Date.now() - startedAt,
     };
   } finally {
