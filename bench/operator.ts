@@ -52,7 +52,7 @@ export function operatorFlags(options: BenchOptions, namespace: string): string[
   ];
 }
 
-const CALLBACK_TOKEN = 'bench-callback-token-51f0c2';
+const CALLBACK_TOKEN = 'bench-callback-token-51f0c2-5b1e7d9a0c3f';
 
 /** Every operator process still running, so an interrupted benchmark leaves none behind. */
 const running = new Set<OperatorProcess>();

@@ -22,7 +22,12 @@ export type Invoke = <O extends Operation>(op: O, input: OperationInput<O>) => P
  * a rate-limiter token, send, read the envelope, retry what is safe to retry, and record metrics and
  * a debug line per attempt. Errors are `GpuCloudError`s; see `errors.ts`.
  */
-export function createInvoker(options: ClientOptions): { invoke: Invoke; close(): Promise<void> } {
+export function createInvoker(options: ClientOptions): {
+  invoke: Invoke;
+  /** Whether the service's last answer refused the key (HTTP 401); a later accepted call clears it. */
+  keyRejected(): boolean;
+  close(): Promise<void>;
+} {
   const config = resolveClientOptions(options);
   const keys = keySource(config.apiKey);
   const transport = new Transport({
@@ -38,6 +43,7 @@ export function createInvoker(options: ClientOptions): { invoke: Invoke; close()
   const closing = new AbortController();
   const redact = (text: string) => keys.redact(text);
   const attempt = attemptSender({ transport, limiter, metrics, closing: closing.signal, redact });
+  let rejected = false;
 
   async function invoke<O extends Operation>(op: O, input: OperationInput<O>): Promise<OperationResult<O>> {
     const request = encodeRequest(op, input);
@@ -49,6 +55,7 @@ export function createInvoker(options: ClientOptions): { invoke: Invoke; close()
         const sentWith = keys.current();
         const { outcome, seconds } = await attempt(op, request);
         attempts += 1;
+        if (outcome.kind !== 'network') rejected = outcome.kind === 'api' && outcome.httpStatus === 401;
         if (outcome.kind === 'success') {
           logAttempt(log, op, attempts, outcome, seconds, undefined);
           return outcome.value;
@@ -81,6 +88,7 @@ export function createInvoker(options: ClientOptions): { invoke: Invoke; close()
   let closed: Promise<void> | undefined;
   return {
     invoke,
+    keyRejected: () => rejected,
     close() {
       closing.abort(new Error('the GPU cloud client was closed'));
       closed ??= transport.close();

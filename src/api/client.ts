@@ -235,16 +235,23 @@ export class GpuCloudClient {
   /** Calls any operation of `operations` directly, for code that is generic over operations. */
   readonly invoke: Invoke;
   readonly #close: () => Promise<void>;
+  readonly #keyRejected: () => boolean;
 
   constructor(options: ClientOptions) {
-    const { invoke, close } = createInvoker(options);
+    const { invoke, close, keyRejected } = createInvoker(options);
     this.invoke = invoke;
     this.#close = close;
+    this.#keyRejected = keyRejected;
     this.vms = vmsClient(invoke);
     this.pods = podsClient(invoke);
     this.serverless = serverlessClient(invoke);
     this.metrics = metricsClient(invoke);
     this.legacy = { vms: legacyVmsClient(invoke), pods: legacyPodsClient(invoke) };
+  }
+
+  /** Whether the service refused the key on its last answer (HTTP 401), until a call is accepted again. */
+  keyRejected(): boolean {
+    return this.#keyRejected();
   }
 
   /** Releases the connection pool; calls after this fail. */

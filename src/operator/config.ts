@@ -1,9 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { MIN_TOKEN_LENGTH } from './callback-server.ts';
 
 const configSchema = z.object({
-  apiUrl: z.url({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be an http(s) URL') }),
+  apiUrl: z
+    .url({
+      protocol: /^https?$/,
+      error: (issue) => (issue.input === undefined ? 'is required' : 'must be an http:// or https:// URL'),
+    })
+    .refine((url) => {
+      const parsed = URL.parse(url);
+      return parsed === null || (parsed.username === '' && parsed.password === '');
+    }, 'must not carry user:password; the API key comes from --api-key-file or GPUCLOUD_API_KEY'),
   apiKeyFile: z.string().optional(),
   namespace: z
     .string()
@@ -31,8 +40,9 @@ const configSchema = z.object({
   retryPeriodSeconds: positive().default(2),
   healthPort: port().default(8081),
   callbackPort: port().default(0),
+  callbackBindAddress: z.union([z.ipv4(), z.ipv6()]).default('0.0.0.0'),
   callbackBaseUrl: z.url().optional(),
-  concurrency: positive().default(16),
+  concurrency: z.coerce.number().int('must be a whole number').min(1).default(16),
   pollIntervalSeconds: positive().default(30),
   apiRequestsPerSecond: positive().default(50),
   apiTimeoutSeconds: positive().default(30),
@@ -65,6 +75,7 @@ const sources: Readonly<Record<Setting, { flag: string; env: string }>> = {
   retryPeriodSeconds: { flag: 'retry-period', env: 'RETRY_PERIOD_SECONDS' },
   healthPort: { flag: 'health-port', env: 'HEALTH_PORT' },
   callbackPort: { flag: 'callback-port', env: 'CALLBACK_PORT' },
+  callbackBindAddress: { flag: 'callback-bind-address', env: 'CALLBACK_BIND_ADDRESS' },
   callbackBaseUrl: { flag: 'callback-base-url', env: 'GPUCLOUD_CALLBACK_BASE_URL' },
   concurrency: { flag: 'concurrency', env: 'CONCURRENCY' },
   pollIntervalSeconds: { flag: 'poll-interval', env: 'POLL_INTERVAL_SECONDS' },
@@ -122,6 +133,11 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
       '--callback-port needs --callback-base-url (the URL the cloud reaches) and GPUCLOUD_CALLBACK_TOKEN (its secret)',
     );
   }
+  if (callbackToken !== undefined && callbackToken.length < MIN_TOKEN_LENGTH) {
+    throw new ConfigError(
+      `GPUCLOUD_CALLBACK_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`,
+    );
+  }
   return { ...parsed.data, apiKey: readApiKey(parsed.data.apiKeyFile, env), callbackToken };
 }
 
@@ -148,4 +164,11 @@ function port() {
 
 function positive() {
   return z.coerce.number().positive();
+}
+
+/** Plain HTTP is fine to a simulator on this machine; anywhere else the key would cross the network in clear. */
+export function insecureApiUrl(apiUrl: string): boolean {
+  const { protocol, hostname } = new URL(apiUrl);
+  const loopback = hostname === 'localhost' || hostname === '[::1]' || /^127\./.test(hostname);
+  return protocol === 'http:' && !loopback;
 }

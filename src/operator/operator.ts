@@ -14,7 +14,7 @@ import {
   watchKeyFile,
 } from './accounts.ts';
 import { callbackUrl, startCallbackServer } from './callback-server.ts';
-import type { OperatorConfig } from './config.ts';
+import { insecureApiUrl, type OperatorConfig } from './config.ts';
 import { addProviderConfigController } from './provider-configs.ts';
 
 export const OPERATOR_NAME = 'gpucloud-operator';
@@ -55,10 +55,14 @@ export async function runOperator(
     apiKeyFile ? readKeyFile(apiKeyFile) : async () => config.apiKey,
   );
   const stopWatchingKey = apiKeyFile ? watchKeyFile(apiKeyFile, key, logger) : () => undefined;
-  const accounts = new AccountRegistry({
-    account: makeAccount(DEFAULT_ACCOUNT, config.apiUrl, key, openPolicy(config.defaultAdoption), clients),
+  const defaultAccount = makeAccount(
+    DEFAULT_ACCOUNT,
+    config.apiUrl,
     key,
-  });
+    openPolicy(config.defaultAdoption),
+    clients,
+  );
+  const accounts = new AccountRegistry({ account: defaultAccount, key });
   const podCallbackUrl =
     config.callbackBaseUrl && config.callbackToken
       ? callbackUrl(config.callbackBaseUrl, config.callbackToken)
@@ -83,11 +87,22 @@ export async function runOperator(
     config.callbackPort && config.callbackToken
       ? await startCallbackServer({
           port: config.callbackPort,
+          host: config.callbackBindAddress,
           token: config.callbackToken,
           onHint: (podId, status) => handles.get(gpuPodKind.kind)?.hint(podId, status),
           log: logger.child({ component: 'callbacks' }),
         })
       : undefined;
+  if (insecureApiUrl(config.apiUrl)) {
+    logger.warn(
+      { apiUrl: config.apiUrl },
+      'the API URL is plain http to another host: the API key crosses the network in clear',
+    );
+  }
+  manager.addReadyCheck('cloud-api-key', () => {
+    if (!defaultAccount.client.keyRejected()) return true;
+    return 'the cloud API rejected the API key of the operator flags (HTTP 401): put a valid key in the key file or GPUCLOUD_API_KEY';
+  });
   logger.info(
     {
       apiUrl: config.apiUrl,

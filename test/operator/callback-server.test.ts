@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout } from 'node:timers/promises';
 import { createLogger } from '../../src/lib/logger.ts';
-import { callbackUrl, startCallbackServer } from '../../src/operator/callback-server.ts';
+import { callbackUrl, MAX_CONNECTIONS, startCallbackServer } from '../../src/operator/callback-server.ts';
 
-const TOKEN = 'cb-token-3f9a1c77e2';
+const TOKEN = 'cb-token-3f9a1c77e2-0123456789abcdef';
 
 describe('pod callback receiver', () => {
   const hints: Array<[string, string]> = [];
@@ -62,5 +65,46 @@ describe('pod callback receiver', () => {
       204,
       'the server still serves',
     );
+  });
+
+  test('a sender that goes away mid-body ends nothing but its own request', async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const { port } = new URL(server.url);
+      const socket = connect(Number(port), '127.0.0.1');
+      await once(socket, 'connect');
+      const path = new URL(callbackUrl(server.url, TOKEN)).pathname;
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"podId":`,
+      );
+      await setTimeout(50);
+      socket.destroy();
+      await setTimeout(100);
+      assert.deepEqual(rejections, []);
+      const response = await post(
+        callbackUrl(server.url, TOKEN),
+        JSON.stringify({ podId: '9', status: 'RUNNING', timestamp: '1' }),
+      );
+      assert.equal(response.status, 204, 'the server still serves');
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
+  });
+
+  test('a sender that never finishes its headers is cut off, and connections are capped', async () => {
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write('POST /v1/callbacks/pods/x HTTP/1.1\r\nHost: x\r\n');
+    socket.resume();
+    const closed = await Promise.race([
+      once(socket, 'close').then(() => true),
+      setTimeout(20_000).then(() => false),
+    ]);
+    socket.destroy();
+    assert.ok(closed, 'the server closed the half-sent request');
+    assert.equal(server.maxConnections, MAX_CONNECTIONS);
   });
 });

@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/operator/config.ts';
+import { ConfigError, insecureApiUrl, loadConfig } from '../../src/operator/config.ts';
 
 const base = { GPUCLOUD_API_URL: 'https://api.example.com', GPUCLOUD_API_KEY: 'k-123' };
 
@@ -38,7 +38,29 @@ test('every bad setting is named by its flag and variable, without echoing the k
     [
       ['--api-url', 'not a url'],
       { GPUCLOUD_API_KEY: 'k' },
-      /--api-url \/ GPUCLOUD_API_URL: must be an http\(s\) URL/,
+      /--api-url \/ GPUCLOUD_API_URL: must be an http:\/\/ or https:\/\/ URL/,
+    ],
+    [
+      ['--api-url', 'ftp://files.example'],
+      { GPUCLOUD_API_KEY: 'k' },
+      /must be an http:\/\/ or https:\/\/ URL/,
+    ],
+    [
+      ['--api-url', 'javascript:alert(1)'],
+      { GPUCLOUD_API_KEY: 'k' },
+      /must be an http:\/\/ or https:\/\/ URL/,
+    ],
+    [
+      ['--api-url', 'https://user:hunter2@api.example'],
+      { GPUCLOUD_API_KEY: 'k' },
+      /must not carry user:password/,
+    ],
+    [['--concurrency', '0.5'], base, /--concurrency \/ CONCURRENCY: must be a whole number/],
+    [['--callback-bind-address', 'everywhere'], base, /--callback-bind-address \/ CALLBACK_BIND_ADDRESS/],
+    [
+      ['--callback-port', '9443', '--callback-base-url', 'https://cb.example'],
+      { ...base, GPUCLOUD_CALLBACK_TOKEN: 'short' },
+      /GPUCLOUD_CALLBACK_TOKEN must be at least 32 characters/,
     ],
     [[], { GPUCLOUD_API_URL: 'https://x' }, /no API key/],
     [['--concurrency', '0'], base, /--concurrency \/ CONCURRENCY/],
@@ -57,5 +79,18 @@ test('every bad setting is named by its flag and variable, without echoing the k
         return true;
       },
     );
+  }
+});
+
+test('plain http to another host is flagged, to this machine it is not', () => {
+  assert.equal(insecureApiUrl('http://api.example.com'), true);
+  assert.equal(insecureApiUrl('http://10.0.0.5:8080'), true);
+  for (const url of [
+    'https://api.example.com',
+    'http://127.0.0.1:4000',
+    'http://localhost:4000',
+    'http://[::1]:4000',
+  ]) {
+    assert.equal(insecureApiUrl(url), false, url);
   }
 });

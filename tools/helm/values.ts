@@ -165,6 +165,10 @@ export const valuesSchema = z
             'Serve pod lifecycle callbacks, so the operator reacts at once instead of at the next poll.',
           ),
         port: port(8082, 'Container port of the callback server (`--callback-port`).'),
+        bindAddress: z
+          .union([z.ipv4(), z.ipv6()])
+          .default('0.0.0.0')
+          .describe('Address the callback server listens on (`--callback-bind-address`).'),
         baseUrl: httpUrl
           .default('')
           .describe(
@@ -177,7 +181,8 @@ export const valuesSchema = z
         token: z
           .string()
           .default('')
-          .describe('The callback token, when the chart creates the Secret (`apiKey.value`).'),
+          .refine((token) => token === '' || token.length >= 32, 'the callback token needs at least 32 characters')
+          .describe('The callback token (at least 32 characters), when the chart creates the Secret (`apiKey.value`).'),
         service: z
           .object({
             type: z

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { z } from 'zod';
+import {
+  API_KEY,
+  isReady,
+  manifests,
+  poll,
+  type RunningOperator,
+  resources,
+  startOperator,
+  useStack,
+} from '../support/operator.ts';
+
+// The operator's own key, read from a file as the chart mounts it: a key the cloud refuses makes the
+// operator unready with a reason (not warnings forever), and a corrected file is picked up without a restart.
+const NS = 'readiness';
+const WRONG = 'wrong-key-0f3a9c1d7e5b';
+const stack = useStack();
+let operator: RunningOperator;
+let dir: string;
+
+const listening = z.object({ msg: z.literal('health and metrics server listening'), port: z.number() });
+
+async function readyz(): Promise<{ status: number; body: string }> {
+  const port = operator.logs
+    .map((text) => listening.safeParse(JSON.parse(text)))
+    .find((parsed) => parsed.success)?.data?.port;
+  assert.ok(port, 'the health server is listening');
+  const response = await fetch(`http://127.0.0.1:${port}/readyz?verbose`);
+  return { status: response.status, body: await response.text() };
+}
+
+describe('a key the cloud refuses', () => {
+  before(async () => {
+    await stack.cluster().ensureNamespace(NS);
+    dir = await mkdtemp(join(tmpdir(), 'gpucloud-key-'));
+    await writeFile(join(dir, 'api-key'), `${WRONG}\n`);
+    operator = await startOperator(stack.plane(), stack.sim(), {
+      flags: ['--api-key-file', join(dir, 'api-key')],
+    });
+  });
+  after(async () => {
+    await operator.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('makes /readyz fail with the reason, and a corrected key file makes it ready again', async () => {
+    await stack.cluster().create(resources.gpuPod, NS, manifests.gpuPod('waits-for-a-key'));
+    const unready = await poll(readyz, (probe) => probe.status !== 200, 'unready', 30_000);
+    assert.match(unready.body, /cloud-api-key failed: the cloud API rejected the API key/);
+    assert.ok(!unready.body.includes(WRONG));
+    await writeFile(join(dir, 'api-key'), `${API_KEY}\n`);
+    await stack
+      .cluster()
+      .waitFor(resources.gpuPod, NS, 'waits-for-a-key', isReady('Running'), 'Ready', 60_000);
+    const ready = await poll(readyz, (probe) => probe.status === 200, 'ready again', 30_000);
+    assert.match(ready.body, /cloud-api-key ok/);
+    assert.ok(
+      !operator.logs.some((line) => line.includes(WRONG) || line.includes(API_KEY)),
+      'no key in any log line',
+    );
+  });
+});
