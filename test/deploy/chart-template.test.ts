@@ -74,6 +74,7 @@ describe('the chart with its default values', async () => {
       `ClusterRoleBinding/${RELEASE}`,
       `ClusterRoleBinding/${RELEASE}-accounts`,
       `Deployment/${RELEASE}`,
+      `NetworkPolicy/${RELEASE}`,
       `Role/${RELEASE}-account-keys`,
       `Role/${RELEASE}-leader-election`,
       `RoleBinding/${RELEASE}-account-keys`,
@@ -183,6 +184,70 @@ describe('the chart with its default values', async () => {
       const wave = manifest.metadata?.annotations?.['argocd.argoproj.io/sync-wave'];
       assert.equal(wave, '-1', `${manifest.kind}/${manifest.metadata?.name}`);
     }
+  });
+});
+
+/** The NetworkPolicy as rendered: what may reach the operator pod, and where it may connect. */
+interface Policy {
+  spec: {
+    podSelector: { matchLabels: Record<string, string> };
+    policyTypes: string[];
+    ingress: Array<{ ports: Array<{ port: string | number }>; from?: unknown[] }>;
+    egress: Array<{
+      ports: Array<{ port: number; protocol: string }>;
+      to?: Array<{ ipBlock: { cidr: string } }>;
+    }>;
+  };
+}
+
+describe('the NetworkPolicy', async () => {
+  const byDefault = (await renderChart()).one<Policy & Manifest>('NetworkPolicy');
+  const allOnRender = await renderChart({ valuesFile: ALL_ON_VALUES });
+  const allOn = allOnRender.one<Policy & Manifest>('NetworkPolicy');
+  const tcp = (ports: number[]) => ports.map((port) => ({ port, protocol: 'TCP' }));
+  const dns = {
+    ports: [
+      { port: 53, protocol: 'UDP' },
+      { port: 53, protocol: 'TCP' },
+    ],
+  };
+
+  test('is on by default, selects the operator pod only, and restricts both directions', () => {
+    assert.deepEqual(byDefault.spec.policyTypes, ['Ingress', 'Egress']);
+    assert.equal(byDefault.spec.podSelector.matchLabels['app.kubernetes.io/name'], 'gpucloud-operator');
+    assert.equal(byDefault.spec.podSelector.matchLabels['app.kubernetes.io/instance'], RELEASE);
+  });
+
+  test('lets in only the health port, and the callback port when callbacks are served', () => {
+    assert.deepEqual(
+      byDefault.spec.ingress.map((rule) => rule.ports),
+      [[{ port: 'http-health', protocol: 'TCP' }]],
+    );
+    assert.deepEqual(
+      allOn.spec.ingress.map((rule) => rule.ports.map((port) => port.port)),
+      [['http-health'], ['http-callbacks']],
+    );
+    assert.ok(
+      allOn.spec.ingress.every((rule) => (rule.from?.length ?? 0) > 0),
+      'each from the peers listed',
+    );
+  });
+
+  test('lets out DNS, and the apiserver and the cloud API on their ports, to the CIDRs given', () => {
+    assert.deepEqual(byDefault.spec.egress, [dns, { ports: tcp([443, 6443]) }, { ports: tcp([443]) }]);
+    assert.deepEqual(allOn.spec.egress, [
+      dns,
+      {
+        ports: tcp([443, 6443]),
+        to: [{ ipBlock: { cidr: '10.96.0.1/32' } }, { ipBlock: { cidr: '192.0.2.10/32' } }],
+      },
+      { ports: tcp([443]), to: [{ ipBlock: { cidr: '203.0.113.0/28' } }] },
+    ]);
+  });
+
+  test('refuses a CIDR that is not one', async () => {
+    const stderr = await renderFailure({ networkPolicy: { cloudApi: { cidrs: ['api.example.com'] } } });
+    assert.match(stderr, /cidrs/);
   });
 });
 

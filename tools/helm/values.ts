@@ -6,6 +6,16 @@ import { z } from 'zod';
 const DNS_SUBDOMAIN = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/;
 
 /** A Kubernetes object name, or empty for "the chart's default". */
+function egressTarget(ports: number[], description: string) {
+  return z
+    .object({
+      cidrs: z.array(z.cidrv4().or(z.cidrv6())).default([]).describe('Address ranges, e.g. 203.0.113.10/32.'),
+      ports: z.array(z.int().min(1).max(65535)).min(1).default(ports).describe('TCP ports.'),
+    })
+    .strict()
+    .describe(description);
+}
+
 function objectName(description: string) {
   return z.string().max(253).regex(DNS_SUBDOMAIN).default('').describe(description);
 }
@@ -335,15 +345,20 @@ export const valuesSchema = z
       .describe('Limits voluntary disruptions (node drains) of the operator.'),
     networkPolicy: z
       .object({
-        enabled: z.boolean().default(false).describe('Create a NetworkPolicy for the operator pod.'),
+        enabled: z
+          .boolean()
+          .default(true)
+          .describe('Create a NetworkPolicy for the operator pod (enforced only where the CNI supports it).'),
         metricsFrom: passThroughList('Peers allowed to reach the health/metrics port. Empty: any.'),
         callbacksFrom: passThroughList('Peers allowed to reach the callback port. Empty: any.'),
-        egressPorts: z
-          .array(z.int().min(1).max(65535))
-          .default([443, 6443])
-          .describe(
-            'TCP ports the operator may connect to: the GPU cloud API and the Kubernetes API. DNS is always allowed.',
-          ),
+        apiServer: egressTarget(
+          [443, 6443],
+          'The Kubernetes API: its address ranges (e.g. the kubernetes Service IP and the control plane nodes, /32 each) and ports. Empty cidrs: any address on those ports.',
+        ),
+        cloudApi: egressTarget(
+          [443],
+          'The GPU cloud API: its address ranges and ports. A NetworkPolicy cannot name hosts, so give the CIDRs the API host resolves to. Empty cidrs: any address on those ports.',
+        ),
       })
       .strict()
       .describe('Restricts the operator pod to the traffic it needs.'),
