@@ -8,12 +8,14 @@ import type * as undici from 'undici';
 export type { Dispatcher } from 'undici';
 export type Agent = undici.Agent;
 export type Pool = undici.Pool;
+export type ProxyAgent = undici.ProxyAgent;
 
 const load = createRequire(import.meta.url);
 
 export const Agent: typeof undici.Agent = load('undici/lib/dispatcher/agent.js');
 export const Pool: typeof undici.Pool = load('undici/lib/dispatcher/pool.js');
 export const buildConnector: typeof undici.buildConnector = load('undici/lib/core/connect.js');
+export const ProxyAgent: typeof undici.ProxyAgent = load('undici/lib/dispatcher/proxy-agent.js');
 
 type RequestCall = (
   this: undici.Dispatcher,

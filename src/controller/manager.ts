@@ -1,11 +1,11 @@
 import { Registry } from 'prom-client';
 import { KubeClient } from '../kube/client.ts';
+import type { KubeConnection } from '../kube/connection.ts';
 import { EventRecorder } from '../kube/event-recorder.ts';
 import { Informer, type InformerOptions } from '../kube/informer.ts';
 import type { KubeObject, ObjectKey } from '../kube/object.ts';
 import { settlesWithin } from '../lib/delay.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { KubeConnection } from '../runtime/kube-config.ts';
 import { Controller, type ControllerOptions } from './controller.ts';
 import { type HealthCheck, HealthServer } from './health-server.ts';
 import { type ElectionEnd, LeaderElector } from './leader-election.ts';
@@ -22,7 +22,7 @@ export interface ManagerLeaderElection {
 export interface ManagerOptions {
   /** Names the operator: event source component and default lease holder prefix. */
   readonly name: string;
-  /** The apiserver and credentials: `loadKubeConnection()` from kube-config.ts. */
+  /** The apiserver and credentials: `loadKubeConnection()` from src/kube/connection.ts. */
   readonly connection: KubeConnection;
   readonly logger: Logger;
   /** Where metrics go; a fresh registry when absent. */

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { createKubeDispatcher, type KubeConnection, type KubeTls } from '../runtime/kube-config.ts';
 import { type Dispatcher, request as send } from '../undici.ts';
+import { createKubeDispatcher, type KubeConnection, type KubeTls } from './connection.ts';
 import { statusSchema } from './object.ts';
 
 export type KubeMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -65,7 +65,7 @@ export interface KubeClientOptions {
 
 /**
  * Minimal JSON client for the Kubernetes API on top of a `KubeConnection` (which supplies the
- * server, TLS material and credentials; see kube-config.ts).
+ * server, TLS material and credentials; see connection.ts).
  *
  * The runtime talks raw JSON rather than through client-node's typed APIs: list and watch must
  * yield the same shapes (the typed APIs turn timestamps into `Date` on list but not on watch), the
@@ -154,7 +154,7 @@ export class KubeClient {
       this.#tls = auth.tls;
     }
     // Created again after `resetConnections`, with the same TLS settings, so the next request dials afresh.
-    this.#dispatcher ??= createKubeDispatcher(auth.tls);
+    this.#dispatcher ??= createKubeDispatcher(auth.tls, this.#connection.proxyUrl);
     const dispatcher = this.#dispatcher;
     const headers: Record<string, string> = { ...auth.headers, accept: 'application/json' };
     let body: string | undefined;

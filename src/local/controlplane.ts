@@ -4,7 +4,8 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type KubeConnection, kubeConnectionFromFile } from '../runtime/kube-config.ts';
+import type { KubeConnection } from '../kube/connection.ts';
+import { kubeconfigConnection } from '../kube/kubeconfig.ts';
 import { resolveControlPlaneBinary } from './controlplane/binary.ts';
 import { ADMIN_USER, type Credentials, ensureCredentials } from './controlplane/credentials.ts';
 import {
@@ -152,7 +153,7 @@ class LocalControlPlane implements ControlPlane {
       this.kubeconfigPath,
       this.#identity(ADMIN_USER, this.#adminToken),
     );
-    this.#connection = await kubeConnectionFromFile(this.kubeconfigPath);
+    this.#connection = kubeconfigConnection(this.kubeconfigPath);
   }
 
   async startApiserver(): Promise<void> {

@@ -33,6 +33,13 @@ export interface ManagedControllerSettings extends ConnectionSettings {
   readonly accounts: AccountDirectory;
 }
 
+/** Adds one kind's controller to a manager: what a kind's registration hands the operator. */
+export type AddController = (
+  manager: Manager,
+  settings: ManagedControllerSettings,
+  logger: Logger,
+) => ManagedHandle;
+
 /** What the operator keeps of a kind's controller once it is registered. */
 export interface ManagedHandle {
   /** A callback says cloud object `id` is now in `phase`: look soon, unless that is known already. */

@@ -29,6 +29,7 @@ const configSchema = z.object({
       ),
     ),
   kubeconfig: z.string().optional(),
+  context: z.string().min(1).optional(),
   leaderElect: z
     .enum(['true', 'false'])
     .default('false')
@@ -67,6 +68,7 @@ const sources: Readonly<Record<Setting, { flag: string; env: string }>> = {
   apiKeyFile: { flag: 'api-key-file', env: 'GPUCLOUD_API_KEY_FILE' },
   namespace: { flag: 'namespace', env: 'WATCH_NAMESPACE' },
   kubeconfig: { flag: 'kubeconfig', env: 'KUBECONFIG' },
+  context: { flag: 'context', env: 'KUBECONTEXT' },
   leaderElect: { flag: 'leader-elect', env: 'LEADER_ELECT' },
   leaseName: { flag: 'lease-name', env: 'LEASE_NAME' },
   leaseNamespace: { flag: 'lease-namespace', env: 'POD_NAMESPACE' },

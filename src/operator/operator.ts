@@ -1,9 +1,9 @@
 import { Manager } from '../controller/manager.ts';
+import { loadKubeConnection } from '../kube/connection.ts';
 import type { Logger } from '../lib/logger.ts';
 import { type AccountDirectory, DEFAULT_ACCOUNT } from '../managed/accounts.ts';
 import type { ManagedControllerSettings } from '../managed/controller.ts';
 import { gpuPodKind, registrations, resourceOf } from '../resources/kinds.ts';
-import { loadKubeConnection } from '../runtime/kube-config.ts';
 import {
   AccountRegistry,
   type ClientSettings,
@@ -30,7 +30,7 @@ export async function runOperator(
 ): Promise<void> {
   const manager = new Manager({
     name: OPERATOR_NAME,
-    connection: await loadKubeConnection({ kubeconfigPath: config.kubeconfig }),
+    connection: await loadKubeConnection({ kubeconfigPath: config.kubeconfig, context: config.context }),
     logger,
     leaderElection: config.leaderElect
       ? {
@@ -71,7 +71,7 @@ export async function runOperator(
   const handles = new Map(
     registrations.map((kind) => [
       kind.definition.kind,
-      kind.register(manager, { callbackUrl: podCallbackUrl }, settings, logger),
+      kind.controller({ callbackUrl: podCallbackUrl })(manager, settings, logger),
     ]),
   );
 

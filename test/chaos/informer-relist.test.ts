@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { KubeClient } from '../../src/kube/client.ts';
+import type { KubeConnection } from '../../src/kube/connection.ts';
 import { Informer } from '../../src/kube/informer.ts';
 import { configMaps } from '../../src/kube/resource-type.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import type { KubeConnection } from '../../src/runtime/kube-config.ts';
 import { reply, startMisbehavingServer } from '../support/misbehaving-server.ts';
 
 // Found by the chaos suite (watch-disruption): after an apiserver restart the informer's watch is

@@ -1,7 +1,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../../src/kube/client.ts';
+import type { KubeConnection } from '../../src/kube/connection.ts';
+import { kubeConfigConnection } from '../../src/kube/kubeconfig.ts';
 import { installCrds as install } from '../../src/local/manifests.ts';
-import { type KubeConnection, kubeConnectionFromYaml } from '../../src/runtime/kube-config.ts';
 
 const CRD_DIR = new URL('../../crds/', import.meta.url).pathname;
 
@@ -17,5 +18,5 @@ export async function installCrds(target: KubeConnection | KubeConfig, timeoutMs
 
 /** The operator's connection for a client-node `KubeConfig`, through the kubeconfig text it exports. */
 export function connectionOf(target: KubeConnection | KubeConfig): KubeConnection {
-  return 'auth' in target ? target : kubeConnectionFromYaml(target.exportConfig(), 'client-node KubeConfig');
+  return 'auth' in target ? target : kubeConfigConnection(target, 'client-node KubeConfig');
 }

@@ -1,10 +1,10 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
 import type { KubeClient } from '../../src/kube/client.ts';
+import type { KubeConnection } from '../../src/kube/connection.ts';
 import { kubeObjectSchema } from '../../src/kube/object.ts';
 import { collectionPath, configMaps, objectPath } from '../../src/kube/resource-type.ts';
 import type { ControlPlane } from '../../src/local/controlplane.ts';
-import type { KubeConnection } from '../../src/runtime/kube-config.ts';
 
 export const configMapSchema = kubeObjectSchema.extend({ data: z.record(z.string(), z.string()).optional() });
 export type ConfigMap = z.infer<typeof configMapSchema>;

@@ -1,12 +1,6 @@
 import type { z } from 'zod';
 import type { GpuCloudClient } from '../../api/client.ts';
-import type { Manager } from '../../controller/manager.ts';
-import type { Logger } from '../../lib/logger.ts';
-import {
-  addManagedController,
-  type ManagedControllerSettings,
-  type ManagedHandle,
-} from '../../managed/controller.ts';
+import { type AddController, addManagedController } from '../../managed/controller.ts';
 import type { CommonSpec, ExternalKind } from '../../managed/external-kind.ts';
 import { type KindDefinition, resourceOf } from './kind.ts';
 
@@ -19,13 +13,8 @@ export interface AdapterOptions {
 /** One managed kind: its definition (the CRD) and how to run its controller. */
 export interface Registration<Definition extends KindDefinition = KindDefinition> {
   readonly definition: Definition;
-  /** Adds the kind's controller to `manager`; its adapters talk to each account through its client. */
-  register(
-    manager: Manager,
-    options: AdapterOptions,
-    settings: ManagedControllerSettings,
-    logger: Logger,
-  ): ManagedHandle;
+  /** The kind's controller, its adapters made with `options`, to add to the operator's manager. */
+  controller(options: AdapterOptions): AddController;
 }
 
 /** Joins a kind's definition with its adapter: the one line that adds a kind to the operator. */
@@ -35,7 +24,7 @@ export function managedKind<Definition extends KindDefinition, Spec extends Comm
 ): Registration<Definition> {
   return {
     definition,
-    register: (manager, options, settings, logger) =>
+    controller: (options) => (manager, settings, logger) =>
       addManagedController(
         manager,
         {
