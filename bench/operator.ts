@@ -73,15 +73,15 @@ export async function startOperator(session: Session, settings: OperatorSettings
       `http://127.0.0.1:${callbackPort}`,
     );
   }
-  const env: Record<string, string> = { GPUCLOUD_CALLBACK_TOKEN: CALLBACK_TOKEN };
+  const env: Record<string, string> = { ...stack.inClusterEnv, GPUCLOUD_CALLBACK_TOKEN: CALLBACK_TOKEN };
   const nodeOptions = [
     options.nodeOptions,
     options.cpuProf ? `--cpu-prof --cpu-prof-dir=${options.cpuProf}` : '',
   ];
   env.NODE_OPTIONS = nodeOptions.filter(Boolean).join(' ');
   const startedAt = Date.now();
+  // On the in-cluster path, as in a pod: no kubeconfig, so client-node is never loaded.
   const child: OperatorProcess = spawnOperator({
-    kubeconfigPath: stack.plane.kubeconfigPath,
     apiUrl: stack.sim.url,
     apiKey: API_KEY,
     flags,

@@ -12,6 +12,7 @@ import {
 } from '../src/resources/kinds.ts';
 import { type RunningSimulator, startSimulator } from '../src/sim/index.ts';
 import { installCrds } from '../test/support/crds.ts';
+import { inClusterEnv } from './in-cluster.ts';
 
 export const API_KEY = 'bench-key-3c1d9e7f5a2b';
 
@@ -33,6 +34,8 @@ export const RESOURCES = {
 
 export interface Stack {
   readonly plane: ControlPlane;
+  /** What puts the operator on the in-cluster path, as a ServiceAccount of the plane. */
+  readonly inClusterEnv: Readonly<Record<string, string>>;
   readonly sim: RunningSimulator;
   readonly kube: KubeClient;
   /** The benchmark's own view of the cloud (its calls are counted by the simulator too). */
@@ -56,6 +59,7 @@ export async function startStack(): Promise<Stack> {
     throw error;
   }
   const running = sim;
+  const serviceAccount = await inClusterEnv(plane);
   const cloud = new GpuCloudClient({
     baseUrl: running.url,
     apiKey: API_KEY,
@@ -63,6 +67,7 @@ export async function startStack(): Promise<Stack> {
   });
   return {
     plane,
+    inClusterEnv: serviceAccount,
     sim: running,
     kube: new KubeClient(plane.connection),
     cloud,

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 const ENTRY = fileURLToPath(new URL('../../src/cli/operator.ts', import.meta.url));
 
 export interface OperatorProcessOptions {
-  kubeconfigPath: string;
+  /** Omitted: the operator takes the in-cluster path (the service-account variables go in `env`). */
+  kubeconfigPath?: string | undefined;
   apiUrl: string;
   apiKey: string;
   /** More flags, e.g. `['--leader-elect', 'true']`. */
@@ -35,8 +36,7 @@ export function spawnOperator(options: OperatorProcessOptions): OperatorProcess 
     process.execPath,
     [
       options.entry ?? ENTRY,
-      '--kubeconfig',
-      options.kubeconfigPath,
+      ...(options.kubeconfigPath === undefined ? [] : ['--kubeconfig', options.kubeconfigPath]),
       '--api-url',
       options.apiUrl,
       '--health-port',
