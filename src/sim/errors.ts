@@ -3,7 +3,7 @@ import { ApiCode } from '../api/codes.ts';
 /**
  * A failure the simulated service answers with: the envelope's code and message, and the HTTP
  * status it travels with. Business errors travel with HTTP 200, as the service's may: callers must
- * decide by `code` (design.md §4).
+ * decide by `code` (docs/design.md §4).
  */
 export class SimError extends Error {
   readonly code: ApiCode;

@@ -16,7 +16,7 @@ const NOTIFIED: ReadonlySet<PodStatus> = new Set(['RUNNING', 'TERMINATED', 'FAIL
 const RELEASED: ReadonlySet<PodStatus> = new Set(['PAUSED', 'TERMINATED', 'FAILED']);
 
 /**
- * Pods and their state machine (design.md §4): create → INITIALIZING → RUNNING; pause (RUNNING
+ * Pods and their state machine (docs/design.md §4): create → INITIALIZING → RUNNING; pause (RUNNING
  * only) → PAUSING → PAUSED; resume (PAUSED only) → INITIALIZING → RUNNING; delete → TERMINATING →
  * TERMINATED, visible for the retention period; faults move a running pod to FAILED or DEGRADED.
  */

@@ -8,7 +8,7 @@ export function serverlessRoutes(sim: Simulation): Route[] {
   const { endpoints } = sim;
   const { tasks } = endpoints;
   const ops = operations.serverless;
-  // Task calls name a missing endpoint with 14000; endpoint calls with 24001 (design.md §4).
+  // Task calls name a missing endpoint with 14000; endpoint calls with 24001 (docs/design.md §4).
   const endpointOfTask = (caller: Parameters<typeof endpoints.get>[0], id: string) =>
     endpoints.get(caller, id, ApiCode.EndpointNotFound);
   return [

@@ -18,7 +18,7 @@ const DOMAIN = 'serverless.gpucloud.sim';
 const HOUR_MS = 3_600_000;
 
 /**
- * Serverless endpoints (design.md §4): create → INITIALIZING → RUNNING; stop → STOPPING → STOPPED
+ * Serverless endpoints (docs/design.md §4): create → INITIALIZING → RUNNING; stop → STOPPING → STOPPED
  * (no workers); start → INITIALIZING → RUNNING. Each worker holds GPUs of one of the endpoint's
  * resources; creating, starting or scaling up without room is refused with 12002. After delete the
  * endpoint is gone at once (24001).

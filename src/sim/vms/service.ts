@@ -7,7 +7,7 @@ import type { Caller } from '../keys.ts';
 import { Store } from '../store.ts';
 import type { VmRecord, VmSpec } from './vm.ts';
 
-/** A VM in one of these states cannot be terminated (design.md §4). */
+/** A VM in one of these states cannot be terminated (docs/design.md §4). */
 const NOT_TERMINABLE: ReadonlySet<VmStatus> = new Set(['INITIALIZING', 'TERMINATING', 'TERMINATED']);
 
 /**
