@@ -33,8 +33,8 @@ const readiness: Readonly<Record<string, Readiness>> = {
   DEGRADED: { ready: false, reason: 'Degraded', message: 'the cloud reports the pod DEGRADED', broken: true },
 };
 
-/** States in which a pod holds its GPUs. */
-const LIVE = new Set(['INITIALIZING', 'RUNNING', 'PAUSING', 'DEGRADED']);
+/** States in which a pod no longer holds its GPUs; every other state counts against the account's limit. */
+const RELEASED = new Set(['PAUSED', 'TERMINATED']);
 
 /** The cloud is moving the pod on its own: nothing to do but wait for the next state. */
 const TRANSITIONAL = new Set(['INITIALIZING', 'PAUSING', 'TERMINATING']);
@@ -68,7 +68,7 @@ export function gpuPodAdapter(
         spec.containerRegistryAuthId === undefined ? undefined : String(spec.containerRegistryAuthId),
     }),
     // A paused pod keeps its volume, not its GPUs.
-    liveGpus: (pod) => (LIVE.has(pod.status) ? pod.gpuCount : 0),
+    liveGpus: (pod) => (RELEASED.has(pod.status) ? 0 : pod.gpuCount),
     plan: async (mr, pod) => plan(client, mr, pod),
     delete: (id) => ignoreNotFound(client.pods.delete(id)),
     readiness: (mr, pod) => podReadiness(mr, pod),
