@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { KubeClient } from '../src/kube/client.ts';
 import { SERVICE_ACCOUNT_DIR_ENV } from '../src/kube/in-cluster.ts';
 import type { ControlPlane } from '../src/local/controlplane.ts';
+import { bindClusterAdmin } from '../test/support/impersonation.ts';
 
 const NAMESPACE = 'default';
 const NAME = 'bench-operator';
@@ -26,17 +27,7 @@ export async function inClusterEnv(plane: ControlPlane): Promise<Record<string, 
     body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME } },
   });
   // The benchmark measures speed, not permissions (the chart tests prove those): cluster-admin.
-  await admin.request(z.unknown(), {
-    method: 'POST',
-    path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
-    body: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: NAME },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ kind: 'ServiceAccount', name: NAME, namespace: NAMESPACE }],
-    },
-  });
+  await bindClusterAdmin(admin, NAME, { namespace: NAMESPACE, name: NAME });
   const issued = await admin.request(tokenRequest, {
     method: 'POST',
     path: `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/${NAME}/token`,

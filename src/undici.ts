@@ -15,7 +15,11 @@ const load = createRequire(import.meta.url);
 export const Agent: typeof undici.Agent = load('undici/lib/dispatcher/agent.js');
 export const Pool: typeof undici.Pool = load('undici/lib/dispatcher/pool.js');
 export const buildConnector: typeof undici.buildConnector = load('undici/lib/core/connect.js');
-export const ProxyAgent: typeof undici.ProxyAgent = load('undici/lib/dispatcher/proxy-agent.js');
+/** Loaded when a proxy is configured, not before: most operators never use one. */
+export function proxyAgent(options: undici.ProxyAgent.Options): undici.ProxyAgent {
+  const ProxyAgent: typeof undici.ProxyAgent = load('undici/lib/dispatcher/proxy-agent.js');
+  return new ProxyAgent(options);
+}
 
 type RequestCall = (
   this: undici.Dispatcher,

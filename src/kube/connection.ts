@@ -4,7 +4,7 @@ import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Dispatcher } from '../undici.ts';
-import { Agent, buildConnector, ProxyAgent } from '../undici.ts';
+import { Agent, buildConnector, proxyAgent } from '../undici.ts';
 
 /** TLS settings of the connection to the apiserver; a new object whenever they change. */
 export interface KubeTls {
@@ -66,7 +66,7 @@ export class KubeCredentialError extends Error {
  */
 export function createKubeDispatcher(tls: KubeTls, proxyUrl?: string): Dispatcher {
   const options = { ...tls, keepAlive: true, keepAliveInitialDelay: 30_000 };
-  if (proxyUrl !== undefined) return new ProxyAgent({ uri: proxyUrl, requestTls: options });
+  if (proxyUrl !== undefined) return proxyAgent({ uri: proxyUrl, requestTls: options });
   const servername = tls.servername;
   if (servername === undefined) return new Agent({ connect: options });
   // undici prefers the request's host over a configured servername; tls-server-name must win.

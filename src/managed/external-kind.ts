@@ -86,6 +86,22 @@ export interface Step {
   run(): Promise<void>;
 }
 
+/** The plan with `first` run right before its step, if it has one: how the fence and the guardrails stand in front. */
+export function beforeStep(plan: Plan, first: () => void): Plan {
+  if (plan.kind !== 'act') return plan;
+  const { step } = plan;
+  return {
+    ...plan,
+    step: {
+      ...step,
+      run: () => {
+        first();
+        return step.run();
+      },
+    },
+  };
+}
+
 /** What the reconciler should do about a cloud object that differs from the spec. */
 export type Plan =
   | { kind: 'in-sync' }

@@ -1,4 +1,4 @@
-import type { ExternalKind, Plan } from './external-kind.ts';
+import { beforeStep, type ExternalKind, type Plan } from './external-kind.ts';
 
 /** A cloud change refused because this process can no longer be sure it is the one to make it. */
 export class NotLeaderError extends Error {
@@ -31,20 +31,6 @@ export function fencedAdapter<Spec, Cloud>(
       fence();
       return adapter.delete(id);
     },
-    plan: async (mr, cloud, ctx): Promise<Plan> => {
-      const plan = await adapter.plan(mr, cloud, ctx);
-      if (plan.kind !== 'act') return plan;
-      const { step } = plan;
-      return {
-        ...plan,
-        step: {
-          ...step,
-          run: () => {
-            fence();
-            return step.run();
-          },
-        },
-      };
-    },
+    plan: async (mr, cloud, ctx): Promise<Plan> => beforeStep(await adapter.plan(mr, cloud, ctx), fence),
   };
 }

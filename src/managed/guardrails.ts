@@ -1,6 +1,6 @@
 import type { Account } from './accounts.ts';
 import { ReconcileError } from './errors.ts';
-import type { ExternalKind, Plan } from './external-kind.ts';
+import { beforeStep, type ExternalKind, type Plan } from './external-kind.ts';
 
 /** What a resource asks of its account, checked against the account's policy. */
 export interface Demand {
@@ -34,18 +34,7 @@ export function guardedAdapter<Spec, Cloud>(
       if (plan.kind !== 'act') return plan;
       const demand = await adapter.demand(mr);
       const adding = (demand.live ? (demand.gpus?.count ?? 0) : 0) - adapter.liveGpus(cloud);
-      if (adding <= 0) return plan;
-      const { step } = plan;
-      return {
-        ...plan,
-        step: {
-          ...step,
-          run: () => {
-            check(account, demand, adding);
-            return step.run();
-          },
-        },
-      };
+      return adding > 0 ? beforeStep(plan, () => check(account, demand, adding)) : plan;
     },
   };
 }

@@ -58,4 +58,22 @@ describe('a terminal failure', () => {
     const refused = await cluster.get(resources.gpuVm, NS, 'refused');
     assert.equal(condition(refused, 'Synced')?.reason, 'CloudRejected');
   });
+
+  test('is counted as controller-runtime counts it: an error, and a terminal one apart', async () => {
+    // The refused VM failed twice: when created, and once more after the user's change.
+    const sample = (text: string, series: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((line) => line.startsWith(`${series} `))
+          ?.split(' ')[1] ?? Number.NaN,
+      );
+    const metrics = (await operator.fetchHealth('/metrics')).body;
+    assert.equal(
+      sample(metrics, 'controller_runtime_terminal_reconcile_errors_total{controller="gpuvm"}'),
+      2,
+    );
+    assert.ok(sample(metrics, 'controller_runtime_reconcile_errors_total{controller="gpuvm"}') >= 2);
+    assert.ok(sample(metrics, 'controller_runtime_reconcile_total{controller="gpuvm",result="error"}') >= 2);
+  });
 });

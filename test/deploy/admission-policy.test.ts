@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { KubeApiError, type KubeClient } from '../../src/kube/client.ts';
 import { collectionPath, objectPath } from '../../src/kube/resource-type.ts';
 import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import { clientAs, grantTenant } from '../support/impersonation.ts';
+import { bindClusterAdmin, clientAs, grantTenant } from '../support/impersonation.ts';
 import { manifests, poll, resources, useStack } from '../support/operator.ts';
 import { NAMESPACE, RELEASE, renderChart } from './chart-render.ts';
 
@@ -59,17 +59,7 @@ describe('the admission policy on the operator annotations', () => {
     await stack.cluster().ensureNamespace(TENANT_NS);
     await grantTenant(admin, TENANT_NS, 'tenant', ['get', 'list', 'create', 'update', 'patch', 'delete']);
     // The operator's own permissions are the chart's; here it may do anything, so only the policy decides.
-    await admin.request(z.unknown(), {
-      method: 'POST',
-      path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
-      body: {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'ClusterRoleBinding',
-        metadata: { name: 'policy-test-operator' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-        subjects: [{ kind: 'ServiceAccount', name: RELEASE, namespace: NAMESPACE }],
-      },
-    });
+    await bindClusterAdmin(admin, 'policy-test-operator', { namespace: NAMESPACE, name: RELEASE });
     const rendered = await renderChart();
     for (const kind of ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']) {
       const plural =

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { z } from 'zod';
 import {
   API_KEY,
   isReady,
   manifests,
-  poll,
   type RunningOperator,
   resources,
   startOperator,
@@ -16,19 +14,6 @@ const NS = 'observed';
 const stack = useStack();
 let operator: RunningOperator;
 
-const listening = z.object({ msg: z.literal('health and metrics server listening'), port: z.number() });
-
-async function healthPort(): Promise<number> {
-  const line = await poll(
-    async () =>
-      operator.logs.map((text) => listening.safeParse(JSON.parse(text))).find((parsed) => parsed.success),
-    (found) => found !== undefined,
-    'the health server log line',
-  );
-  if (!line?.success) throw new Error('unreachable');
-  return line.data.port;
-}
-
 describe('the operator as Kubernetes and Prometheus see it', () => {
   before(async () => {
     await stack.cluster().ensureNamespace(NS);
@@ -37,12 +22,11 @@ describe('the operator as Kubernetes and Prometheus see it', () => {
   after(() => operator.stop());
 
   test('serves /healthz, /readyz and /metrics with controller-runtime and API client metrics, and no secret', async () => {
-    const port = await healthPort();
     await stack.cluster().create(resources.gpuPod, NS, manifests.gpuPod('measured'));
     await stack.cluster().waitFor(resources.gpuPod, NS, 'measured', isReady('Running'), 'Ready');
-    assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
-    assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200);
-    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    assert.equal((await operator.fetchHealth('/healthz')).status, 200);
+    assert.equal((await operator.fetchHealth('/readyz')).status, 200);
+    const metrics = (await operator.fetchHealth('/metrics')).body;
     for (const name of [
       'controller_runtime_reconcile_total{controller="gpupod",result="success"}',
       'controller_runtime_reconcile_errors_total{controller="gpupod"}',

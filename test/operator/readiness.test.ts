@@ -3,7 +3,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { z } from 'zod';
 import {
   API_KEY,
   isReady,
@@ -23,15 +22,8 @@ const stack = useStack();
 let operator: RunningOperator;
 let dir: string;
 
-const listening = z.object({ msg: z.literal('health and metrics server listening'), port: z.number() });
-
-async function readyz(): Promise<{ status: number; body: string }> {
-  const port = operator.logs
-    .map((text) => listening.safeParse(JSON.parse(text)))
-    .find((parsed) => parsed.success)?.data?.port;
-  assert.ok(port, 'the health server is listening');
-  const response = await fetch(`http://127.0.0.1:${port}/readyz?verbose`);
-  return { status: response.status, body: await response.text() };
+function readyz() {
+  return operator.fetchHealth('/readyz?verbose');
 }
 
 describe('a key the cloud refuses', () => {

@@ -46,3 +46,22 @@ export async function grantTenant(
     },
   });
 }
+
+/** Binds cluster-admin to a ServiceAccount: for suites that measure or test something other than RBAC. */
+export async function bindClusterAdmin(
+  admin: KubeClient,
+  binding: string,
+  serviceAccount: { namespace: string; name: string },
+): Promise<void> {
+  await admin.request(z.unknown(), {
+    method: 'POST',
+    path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: binding },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', ...serviceAccount }],
+    },
+  });
+}

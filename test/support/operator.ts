@@ -181,9 +181,13 @@ export async function poll<T>(
 export interface RunningOperator {
   /** Every log line the operator wrote, as JSON text. */
   readonly logs: string[];
+  /** What the health server answers on `path` (`/metrics`, `/readyz?verbose`), once it listens. */
+  fetchHealth(path: string): Promise<{ status: number; body: string }>;
   /** Graceful stop, as SIGTERM would do it. */
   stop(): Promise<void>;
 }
+
+const healthListening = z.object({ msg: z.literal('health and metrics server listening'), port: z.number() });
 
 export interface OperatorOptions {
   flags?: string[];
@@ -231,6 +235,17 @@ export async function startOperator(
   running.catch(() => undefined);
   return {
     logs,
+    fetchHealth: async (path) => {
+      const line = await poll(
+        async () =>
+          logs.map((text) => healthListening.safeParse(JSON.parse(text))).find((parsed) => parsed.success),
+        (found) => found !== undefined,
+        'the health server log line',
+      );
+      const port = line?.data?.port;
+      const response = await fetch(`http://127.0.0.1:${port}${path}`);
+      return { status: response.status, body: await response.text() };
+    },
     stop: async () => {
       shutdown.abort();
       await running;

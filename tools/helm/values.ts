@@ -191,8 +191,13 @@ export const valuesSchema = z
         token: z
           .string()
           .default('')
-          .refine((token) => token === '' || token.length >= 32, 'the callback token needs at least 32 characters')
-          .describe('The callback token (at least 32 characters), when the chart creates the Secret (`apiKey.value`).'),
+          .refine(
+            (token) => token === '' || token.length >= 32,
+            'the callback token needs at least 32 characters',
+          )
+          .describe(
+            'The callback token (at least 32 characters), when the chart creates the Secret (`apiKey.value`).',
+          ),
         service: z
           .object({
             type: z
