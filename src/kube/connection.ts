@@ -94,7 +94,7 @@ export async function loadKubeConnection(options: LoadKubeConnectionOptions = {}
   const env = options.env ?? process.env;
   const home = join(options.homeDir ?? homedir(), '.kube', 'config');
   const paths = options.kubeconfigPath ?? env.KUBECONFIG ?? (isFile(home) ? home : undefined);
-  if (paths !== undefined && paths.split(delimiter).some((path) => path !== '')) {
+  if (paths?.split(delimiter).some((path) => path !== '')) {
     const { kubeconfigConnection } = await import('./kubeconfig.ts');
     return kubeconfigConnection(paths, options.context);
   }
