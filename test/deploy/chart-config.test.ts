@@ -111,6 +111,7 @@ describe('the operator reads the container the chart renders', () => {
         apiKey: 'test-api-key',
         namespace: ['gpu-workloads'],
         kubeconfig: undefined,
+        context: 'workload-cluster',
         leaderElect: true,
         leaseName: 'gpucloud-leader',
         leaseNamespace: 'gpucloud-leases',

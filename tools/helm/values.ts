@@ -139,6 +139,11 @@ export const valuesSchema = z
           'Secret with a kubeconfig to manage another cluster than the one the operator runs in. Empty: in-cluster.',
         ),
         key: secretDataKey('kubeconfig', 'Key of the kubeconfig in the Secret.'),
+        context: z
+          .string()
+          .max(253)
+          .default('')
+          .describe('Context of that kubeconfig to use (`--context`). Empty: its current context.'),
       })
       .strict()
       .describe('`--kubeconfig`: which cluster the operator manages.'),
