@@ -52,6 +52,11 @@ export function withoutSecrets(failure: ReconcileError, secrets: ReadonlySet<str
 }
 
 function fromCloud(error: CloudApiError): ReconcileError {
+  // A refused key is the account's trouble, not the resource's: retried with backoff until the key is
+  // fixed (the operator is unready meanwhile), never left as a terminal failure.
+  if (error.httpStatus === 401) {
+    return new ReconcileError('CloudKeyRejected', error.message, { terminal: false, cause: error });
+  }
   const reason = error.codeName === 'NoTerminatePermission' ? 'PermissionDenied' : cloudReasons[error.kind];
   return new ReconcileError(reason, error.message, { terminal: error.terminal, cause: error });
 }
