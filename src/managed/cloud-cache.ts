@@ -4,7 +4,7 @@ import type { ExternalKind } from './external-kind.ts';
 /** The parts of a kind's adapter the cache uses. */
 export type CloudLister<Cloud> = Pick<
   ExternalKind<unknown, Cloud>,
-  'kind' | 'list' | 'idOf' | 'fingerprint' | 'phaseOf' | 'enrich'
+  'kind' | 'list' | 'get' | 'idOf' | 'fingerprint' | 'phaseOf' | 'enrich'
 >;
 
 /** What the cache can say about one cloud id. */
@@ -62,6 +62,8 @@ export class CloudCache<Cloud> {
    */
   readonly #hinted = new Map<string, string>();
   #waiters: Waiter[] = [];
+  /** Ids a callback is having read now, so a repeated callback does not read them twice. */
+  readonly #reading = new Set<string>();
   #stopped = false;
   #failures = 0;
 
@@ -137,15 +139,54 @@ export class CloudCache<Cloud> {
   }
 
   /**
-   * The cloud says `id` is now in `phase` (a callback): asks for a refresh, unless the cache shows that
-   * state by the time the list would start. A create answers with its state, so the callback announcing
-   * that same state (often arriving before the answer) is no news — and under a burst of creates it would
-   * otherwise cost one list of every object per minimum interval.
+   * The cloud says `id` is now in `phase` (a callback). A list due within the coalescing window carries
+   * it: it is asked to check, unless the cache shows that state by the time it starts — a create answers
+   * with its state, so the callback announcing that same state (often arriving before the answer) is no
+   * news, and under a burst of creates it would otherwise cost one list per minimum interval. With no
+   * list due so soon, that one object is read.
    */
   hint(id: string, phase: string): void {
     if (this.#shows(id, phase) || this.#stopped) return;
-    this.#hinted.set(id, phase);
-    this.#scheduleSoon();
+    if (this.#listDueWithin(this.#options.minIntervalMs)) {
+      this.#hinted.set(id, phase);
+      this.#scheduleSoon();
+      return;
+    }
+    void this.#readOne(id);
+  }
+
+  #listDueWithin(ms: number): boolean {
+    const pending = this.#running !== undefined || this.#asked || this.#hinted.size > 0;
+    return pending || this.#waiters.length > 0 || this.#timerAt <= Date.now() + ms;
+  }
+
+  async #readOne(id: string): Promise<void> {
+    if (this.#reading.has(id)) return;
+    this.#reading.add(id);
+    const startedAt = Date.now();
+    try {
+      const cloud = await this.#adapter.get(id);
+      if (cloud === undefined || this.#stopped) {
+        // Gone: only a list can say so for every holder of the cache.
+        this.requestRefresh();
+        return;
+      }
+      const known = this.#entries.get(id);
+      if (known && known.seenAt > startedAt) return;
+      const fingerprint = this.#adapter.fingerprint(cloud);
+      this.#entries.set(id, { cloud, fingerprint, seenAt: startedAt });
+      // A get answers the whole object.
+      this.rememberComplete(cloud);
+      if (known?.fingerprint !== fingerprint) this.#options.onChange(id);
+    } catch (error) {
+      this.#options.log.warn(
+        { kind: this.#adapter.kind, id, err: error },
+        'reading one object failed; listing',
+      );
+      this.requestRefresh();
+    } finally {
+      this.#reading.delete(id);
+    }
   }
 
   /** Asks for a list that starts after now, as soon as the minimum interval allows. */

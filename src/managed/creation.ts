@@ -2,11 +2,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { GpuCloudError } from '../api/errors.ts';
 import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from './annotations.ts';
 import type { CloudCache } from './cloud-cache.ts';
-import { ReconcileError } from './errors.ts';
+import { isConflict, ReconcileError } from './errors.ts';
 import { type ActContext, cloudName, type ExternalKind, type ManagedObject } from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
 import type { ManagedStore } from './store.ts';
-import type { ManagedWriter, MetadataPatch } from './writer.ts';
+import type { ManagedWriter, ObjectPatch } from './writer.ts';
 
 export interface CreationOptions {
   /**
@@ -24,8 +24,16 @@ export interface CreationOptions {
   intentKeys(): readonly string[];
 }
 
-/** The answer of `obtain`: the cloud object, or how long to wait before the search can be trusted. */
-export type Obtained<Cloud> = { kind: 'have'; cloud: Cloud; created: boolean } | { kind: 'wait'; ms: number };
+/**
+ * The answer of `obtain`: the cloud object and the spec fields written with its id (undefined when late
+ * initialisation did not run with it), or how long to wait before the search can be trusted.
+ */
+export type Obtained<Cloud> =
+  | { kind: 'have'; cloud: Cloud; created: boolean; filled: Record<string, unknown> | undefined }
+  | { kind: 'wait'; ms: number };
+
+/** The spec fields to fill from the object a create made or found (late initialisation). */
+export type SpecFill<Cloud> = (cloud: Cloud) => Record<string, unknown>;
 
 interface Intent<Cloud> {
   at: number;
@@ -93,22 +101,25 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     return sealed ? at : undefined;
   }
 
-  /** Finds what an earlier create made for `mr`, or creates it, and records the id on `mr`. */
-  async obtain(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Obtained<Cloud>> {
+  /**
+   * Finds what an earlier create made for `mr`, or creates it, and records the id on `mr` — with the spec
+   * fields `fill` names, in the same write.
+   */
+  async obtain(mr: ManagedObject<Spec>, ctx: ActContext, fill?: SpecFill<Cloud>): Promise<Obtained<Cloud>> {
     const intentAt = this.intentAt(mr);
     if (intentAt === undefined) {
       const written = await this.#writeIntent(mr);
-      return this.#create(written, ctx);
+      return this.#create(written, ctx, fill);
     }
     const found = await this.find(mr, intentAt, ctx);
     if (found.kind === 'wait') return found;
     if (found.cloud) {
-      await this.record(mr, this.#adapter.idOf(found.cloud));
-      return { kind: 'have', cloud: found.cloud, created: false };
+      const filled = await this.record(mr, found.cloud, fill);
+      return { kind: 'have', cloud: found.cloud, created: false, filled };
     }
     // Nothing was made: this create is a new one, and its intent must name it as it is sent now (the
     // resource may have been renamed since the old intent), or a search after a lost answer would miss it.
-    return this.#create(await this.#writeIntent(mr), ctx);
+    return this.#create(await this.#writeIntent(mr), ctx, fill);
   }
 
   /**
@@ -135,12 +146,32 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     return { kind: 'found', cloud: undefined };
   }
 
-  /** Records the cloud id on the custom resource and retires the intent. */
-  async record(mr: ManagedObject<Spec>, id: string): Promise<void> {
-    const retired = { [CREATE_INTENT]: null, [CREATE_NAME]: null };
-    await this.#writer.patchMetadata(mr, { annotations: { [EXTERNAL_ID]: id, ...retired } });
+  /**
+   * Records the cloud id on the custom resource and retires the intent, with the spec fields `fill` names;
+   * answers those fields, or undefined when they could not go with the id. The fields are written only to
+   * the version read, lest a user's value set meanwhile be overwritten; the id is written in any case.
+   */
+  async record(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    fill?: SpecFill<Cloud>,
+  ): Promise<Record<string, unknown> | undefined> {
+    const id = this.#adapter.idOf(cloud);
+    const annotations = { [EXTERNAL_ID]: id, [CREATE_INTENT]: null, [CREATE_NAME]: null };
+    const spec = fill?.(cloud);
+    let filled: Record<string, unknown> | undefined;
+    if (spec && Object.keys(spec).length > 0) {
+      try {
+        await this.#writer.patchObject(mr, { annotations, spec, ifUnchanged: true });
+        filled = spec;
+      } catch (error) {
+        if (!isConflict(error)) throw error;
+      }
+    }
+    if (filled === undefined) await this.#writer.patchObject(mr, { annotations });
     this.#intents.delete(mr.metadata.uid);
     this.#recorded.set(mr.metadata.uid, id);
+    return filled ?? (spec && Object.keys(spec).length === 0 ? {} : undefined);
   }
 
   /** Whether this process recorded `id` for `uid` after creating (or recovering) it: no adoption. */
@@ -161,18 +192,18 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     const name = cloudName(mr);
     const [key = ''] = this.#options.intentKeys();
     const seal = sealIntent(key, mr.metadata.uid, at, name);
-    const patch: MetadataPatch = {
+    const patch: ObjectPatch = {
       annotations: { [CREATE_INTENT]: `${at}.${seal}`, [CREATE_NAME]: name },
       ifUnchanged: true,
     };
     const finalizers = mr.metadata.finalizers ?? [];
     if (!finalizers.includes(FINALIZER)) patch.finalizers = [...finalizers, FINALIZER];
-    const metadata = await this.#writer.patchMetadata(mr, patch);
+    const metadata = await this.#writer.patchObject(mr, patch);
     this.#intents.set(mr.metadata.uid, { at });
     return { ...mr, metadata };
   }
 
-  async #create(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Obtained<Cloud>> {
+  async #create(mr: ManagedObject<Spec>, ctx: ActContext, fill?: SpecFill<Cloud>): Promise<Obtained<Cloud>> {
     let cloud: Cloud;
     try {
       cloud = await this.#adapter.create(mr, ctx);
@@ -183,8 +214,8 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     this.#cache.remember(cloud);
     const intent = this.#intents.get(mr.metadata.uid);
     if (intent) intent.created = cloud;
-    await this.record(mr, this.#adapter.idOf(cloud));
-    return { kind: 'have', cloud, created: true };
+    const filled = await this.record(mr, cloud, fill);
+    return { kind: 'have', cloud, created: true, filled };
   }
 
   #markAmbiguous(mr: ManagedObject<Spec>, error: unknown): void {

@@ -48,11 +48,15 @@ export class DetailSchedule {
     clearInterval(this.#timer);
   }
 
-  /** Starts refreshing `key` (first fetch as soon as the budget allows); a no-op when already tracked. */
-  track(key: string): void {
+  /**
+   * Starts refreshing `key`; a no-op when already tracked. The first fetch comes as soon as the budget
+   * allows, or, when details are `known` already (a restarted operator finds them in status), at a
+   * random point of the interval: a restart then spends the budget as steadily as any other minute.
+   */
+  track(key: string, known = false): void {
     if (this.#tracked.has(key)) return;
     this.#tracked.add(key);
-    this.#turns.set(key, Date.now());
+    this.#turns.set(key, Date.now() + (known ? Math.random() * this.#options.intervalMs : 0));
   }
 
   /** Stops refreshing `key` (deleted, or in a state with nothing to measure). */

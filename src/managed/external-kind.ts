@@ -10,6 +10,7 @@
 
 import type { ObjectKey } from '../kube/object.ts';
 import type { Demand } from './guardrails.ts';
+import type { ManagementPolicy, RecoveryPolicy } from './policies.ts';
 import type { ManagedStatus } from './status-schema.ts';
 
 /** The parts of a custom resource the generic layer and adapters read. */
@@ -36,6 +37,10 @@ export interface CommonSpec {
   deletionPolicy?: 'Delete' | 'Orphan' | undefined;
   /** The name in the cloud; metadata.name when absent. */
   name?: string | undefined;
+  /** What the operator may do to the cloud object; every action when absent. */
+  managementPolicies?: readonly ManagementPolicy[] | undefined;
+  /** Kinds with spot capacity: whether a preempted object is replaced. */
+  recoveryPolicy?: RecoveryPolicy | undefined;
 }
 
 /** The name the cloud resource gets: `spec.name`, or the custom resource's own name. */
@@ -152,6 +157,30 @@ export interface ExternalKind<Spec, Cloud> {
   /** GPUs the object holds live now: 0 when paused, stopped or gone. Summed per account for its limit. */
   liveGpus(cloud: Cloud): number;
   plan(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<Plan>;
+
+  /**
+   * Late initialisation: fields a user may leave out are filled from the cloud object, once, when the
+   * resource is created or adopted — so adopting never changes what it adopts. Top-level fields only (a
+   * diff tool then sees a field it can ignore, not a changed list), never environment values, which may
+   * be secrets. Until it has run, a field left out means "as the cloud has it".
+   */
+  readonly lateInit?: {
+    /** The cloud object's values of the late-initialised fields. */
+    from(cloud: Cloud): Partial<Spec>;
+    /** What a late-initialised field removed afterwards means (paused: false): never filled again. */
+    readonly cleared: Partial<Spec>;
+  };
+  /**
+   * Spec fields that differ from the cloud object and that the cloud cannot change: reported as
+   * `Synced=False`, reason `Drifted`, never fixed by a silent re-create. Only fields the object reports.
+   */
+  drift?(mr: ManagedObject<Spec>, cloud: Cloud): string[];
+  /** Kinds that rent spot capacity: whether the spec asks for it, and whether the cloud took it back. */
+  readonly spot?: {
+    requested(spec: Spec): boolean;
+    /** The cloud cannot tell a preemption from another failure: a spot object FAILED counts as one. */
+    preempted(cloud: Cloud): boolean;
+  };
   delete(id: string): Promise<void>;
 
   /** How cloud state reads as the phase, the Ready condition and the kind's own status fields. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { type Result, TerminalError } from '../controller/controller.ts';
 import type { ObjectKey } from '../kube/object.ts';
@@ -9,11 +10,12 @@ import type { Connection, ConnectionPool } from './connections.ts';
 import { isConflict, ReconcileError, toReconcileError, withoutSecrets } from './errors.ts';
 import { type ActContext, type CommonSpec, keyOf, type ManagedObject, type Plan } from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
+import { allows } from './policies.ts';
 import { resolveEnv } from './secrets.ts';
 import type { ManagedStatus } from './status-schema.ts';
 import type { ManagedStore } from './store.ts';
 import { TerminalFailures } from './terminal-failures.ts';
-import type { ManagedWriter } from './writer.ts';
+import type { ManagedWriter, ObjectPatch } from './writer.ts';
 
 /** Records Kubernetes Events about a resource (the runtime's `EventRecorder` is one). */
 export interface EventSink {
@@ -41,10 +43,31 @@ interface Turn<Spec extends CommonSpec, Cloud> {
   conn: Connection<Spec, Cloud>;
 }
 
+/** A view of the cloud object; `partial` when it is the list's view, trusted with the status for the rest. */
+interface View<Cloud> {
+  cloud: Cloud;
+  partial: boolean;
+}
+
 type Observation<Cloud> =
-  | { kind: 'seen'; cloud: Cloud }
+  | (View<Cloud> & {
+      kind: 'seen';
+      /** Just created or recovered, with the spec fields written with its id (undefined: none). */
+      obtained?: { filled: Record<string, unknown> | undefined };
+    })
   | { kind: 'missing'; id: string }
   | { kind: 'wait'; ms: number };
+
+/** The resource once it holds its object: its effective spec, and which fields late initialisation filled. */
+interface Held<Spec> {
+  mr: ManagedObject<Spec>;
+  lateInitialized: string[] | undefined;
+}
+
+/** The Ready reason of a preempted resource: also how a preemption is known to be counted already. */
+const PREEMPTED = 'Preempted';
+/** Backoff before a preempted resource's replacement: doubling from the first, up to the cap. */
+const RECREATE_BACKOFF_MS = { first: 10_000, max: 300_000 };
 
 /**
  * The one reconciler every kind shares: observe the cloud, compare with the spec, take at most one step,
@@ -54,6 +77,11 @@ type Observation<Cloud> =
 export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #o: ManagedReconcilerOptions<Spec, Cloud>;
   readonly #refused = new TerminalFailures();
+  /**
+   * What late initialisation filled, by uid, until the status shows it: a reconcile reading a copy from
+   * before that status write must not take the filled fields for the user's and record none.
+   */
+  readonly #initialized = new Map<string, Record<string, unknown>>();
 
   constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
     this.#o = options;
@@ -107,18 +135,119 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   }
 
   async #converge(stored: ManagedObject<Spec>, t: Turn<Spec, Cloud>): Promise<Result> {
-    const { account } = t.conn;
+    const { account, adapter } = t.conn;
     if (!account.policy.allowsNamespace(stored.metadata.namespace)) {
       throw notAllowed(account.name, stored.metadata.namespace);
     }
-    const mr = await this.#ensureFinalizer(stored, t);
+    const policies = stored.spec.managementPolicies;
+    const named = stored.metadata.annotations?.[EXTERNAL_ID] !== undefined;
+    if (!named) {
+      this.#refuseUnlessCreates(stored);
+      const backoff = recreateBackoff(stored.status);
+      if (backoff > 0) return { requeueAfterMs: backoff };
+    }
+    // A named object is observed before anything is written, so that the finalizer goes in the one write
+    // that late-initialises the spec; a new one gets it with its create intent.
+    const mr = named ? stored : await this.#ensureFinalizer(stored, t);
     const observed = await this.#observeOrObtain(mr, t);
     if (observed.kind === 'wait') return { requeueAfterMs: observed.ms };
     if (observed.kind === 'missing') return this.#onMissing(mr, observed.id, t);
-    const plan = await t.conn.adapter.plan(mr, observed.cloud, t.ctx);
-    if (plan.kind === 'act') await this.#act(mr, observed.cloud, plan, t);
-    await this.#report(mr, observed.cloud, t);
+    const held = await this.#hold(mr, observed, t);
+    const preempted = adapter.spot?.preempted(observed.cloud) ?? false;
+    const plan = preempted
+      ? this.#recovery(held.mr, observed.cloud, t)
+      : allows(policies, 'Update')
+        ? await adapter.plan(held.mr, observed.cloud, t.ctx)
+        : ({ kind: 'in-sync' } as const);
+    if (plan.kind === 'act') await this.#act(held.mr, observed.cloud, plan, t);
+    await this.#report(held, observed, preempted, t);
     return plan.kind === 'act' ? { requeueAfterMs: this.#o.verifyAfterMs } : {};
+  }
+
+  /** Without Create in its policies, a resource must name the object it observes. */
+  #refuseUnlessCreates(mr: ManagedObject<Spec>): void {
+    if (allows(mr.spec.managementPolicies, 'Create')) return;
+    throw new ReconcileError(
+      'ExternalIdRequired',
+      `managementPolicies do not include Create: set annotation ${EXTERNAL_ID} to the id of the cloud ${this.#o.kind} to observe`,
+      { terminal: true },
+    );
+  }
+
+  /**
+   * Makes the resource hold the object it observes: the finalizer, when a named resource has none yet,
+   * and the late-initialised spec fields, in one write. Answers the resource with its effective spec —
+   * a late-initialised field removed since takes its cleared value — and the fields filled.
+   */
+  async #hold(
+    mr: ManagedObject<Spec>,
+    observed: Extract<Observation<Cloud>, { kind: 'seen' }>,
+    { conn }: Turn<Spec, Cloud>,
+  ): Promise<Held<Spec>> {
+    const { lateInit } = conn.adapter;
+    const { uid } = mr.metadata;
+    const recorded = mr.status?.lateInitialized;
+    if (recorded !== undefined) this.#initialized.delete(uid);
+    // Filled by this process, and the copy read may be older than that write.
+    let filled = recorded === undefined ? this.#initialized.get(uid) : undefined;
+    if (observed.obtained?.filled) filled = observed.obtained.filled;
+    let { metadata } = mr;
+    // What was just obtained went through the create intent, which wrote the finalizer.
+    if (!observed.obtained && recorded === undefined && filled === undefined) {
+      const fill = this.#fillFor(mr, observed.cloud, conn);
+      const finalizers = metadata.finalizers ?? [];
+      const patch: ObjectPatch = { ifUnchanged: true };
+      if (!finalizers.includes(FINALIZER)) patch.finalizers = [...finalizers, FINALIZER];
+      if (fill && Object.keys(fill).length > 0) patch.spec = fill;
+      if (patch.finalizers || patch.spec) metadata = await this.#o.writer.patchObject(mr, patch);
+      filled = fill;
+    } else if (!observed.obtained && !metadata.finalizers?.includes(FINALIZER)) {
+      metadata = await this.#o.writer.patchObject(mr, {
+        finalizers: [...(metadata.finalizers ?? []), FINALIZER],
+      });
+    }
+    if (filled !== undefined && recorded === undefined) this.#initialized.set(uid, filled);
+    const initialized = recorded ?? (filled && Object.keys(filled).sort());
+    const spec: Spec =
+      initialized !== undefined && lateInit
+        ? { ...lateInit.cleared, ...(recorded === undefined ? filled : {}), ...mr.spec }
+        : mr.spec;
+    return { mr: { ...mr, metadata, spec }, lateInitialized: initialized };
+  }
+
+  /** The spec fields late initialisation fills from `cloud`: those `mr` leaves out; none when not allowed. */
+  #fillFor(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    conn: Connection<Spec, Cloud>,
+  ): Record<string, unknown> | undefined {
+    const { lateInit } = conn.adapter;
+    if (!lateInit || !allows(mr.spec.managementPolicies, 'LateInitialize')) return undefined;
+    const spec = mr.spec as Record<string, unknown>;
+    return Object.fromEntries(
+      Object.entries(lateInit.from(cloud)).filter(
+        ([field, value]) => value !== undefined && spec[field] === undefined,
+      ),
+    );
+  }
+
+  #recreates(mr: ManagedObject<Spec>): boolean {
+    const policies = mr.spec.managementPolicies;
+    return mr.spec.recoveryPolicy === 'Recreate' && allows(policies, 'Create') && allows(policies, 'Delete');
+  }
+
+  /** A preempted object: deleted first when it is to be replaced, so two never live for one resource. */
+  #recovery(mr: ManagedObject<Spec>, cloud: Cloud, { conn }: Turn<Spec, Cloud>): Plan {
+    if (!this.#recreates(mr)) return { kind: 'in-sync' };
+    const id = conn.adapter.idOf(cloud);
+    return {
+      kind: 'act',
+      step: {
+        reason: 'Recovering',
+        describe: `deleting preempted ${this.#o.kind} ${id} before creating its replacement`,
+        run: () => conn.adapter.delete(id),
+      },
+    };
   }
 
   async #act(
@@ -142,12 +271,16 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (id) {
       this.#refuseAdoption(mr, id, t);
       this.#refuseUnless(this.#judge(mr, id, undefined, t));
-      const cloud = await this.#observe(id, t);
-      if (!cloud || conn.adapter.isGone(cloud)) return { kind: 'missing', id };
-      this.#refuseUnless(this.#judge(mr, id, cloud, t));
-      return { kind: 'seen', cloud };
+      const view = await this.#sight(id, t, mr.status);
+      if (!view || conn.adapter.isGone(view.cloud)) return { kind: 'missing', id };
+      this.#refuseUnless(this.#judge(mr, id, view.cloud, t));
+      return { kind: 'seen', ...view };
     }
-    const obtained = await conn.creation.obtain(mr, t.ctx);
+    const fill =
+      mr.status?.lateInitialized === undefined
+        ? (cloud: Cloud) => this.#fillFor(mr, cloud, conn) ?? {}
+        : undefined;
+    const obtained = await conn.creation.obtain(mr, t.ctx, fill);
     if (obtained.kind === 'wait') return obtained;
     const newId = conn.adapter.idOf(obtained.cloud);
     conn.actedAt.set(newId, Date.now());
@@ -159,7 +292,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#log('info', mr, { id: newId }, message);
     // A create answers the whole object: only a recovered one, found in a list, needs completing.
     if (obtained.created) conn.cache.rememberComplete(obtained.cloud);
-    return { kind: 'seen', cloud: await conn.cache.complete(obtained.cloud) };
+    return {
+      kind: 'seen',
+      cloud: await conn.cache.complete(obtained.cloud),
+      partial: false,
+      obtained: { filled: obtained.filled },
+    };
   }
 
   /**
@@ -239,21 +377,40 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     return cloud !== undefined && !t.conn.adapter.isGone(cloud);
   }
 
-  /** The freshest view of `id` the cache can give without a call, or one get when it cannot. */
-  async #observe(id: string, { conn }: Turn<Spec, Cloud>): Promise<Cloud | undefined> {
+  async #observe(id: string, t: Turn<Spec, Cloud>): Promise<Cloud | undefined> {
+    return (await this.#sight(id, t))?.cloud;
+  }
+
+  /**
+   * The freshest view of `id` the cache can give without a call, or one get when it cannot. With the
+   * holder's `status`, written from the same watched fields the list shows now, the list's view is enough:
+   * the status already holds what only a get would add, so a restart costs lists, not a get per resource.
+   */
+  async #sight(
+    id: string,
+    { conn }: Turn<Spec, Cloud>,
+    status?: ManagedStatus,
+  ): Promise<View<Cloud> | undefined> {
     const { adapter, cache } = conn;
     // Until the first list is in, every observation would cost a get: wait for it instead.
     if (!cache.hasSynced()) await cache.waitForListAfter(1);
     const sighting = cache.sight(id, conn.actedAt.get(id) ?? 0);
-    if (sighting.kind === 'seen') return cache.complete(sighting.cloud);
+    if (sighting.kind === 'seen') {
+      const listed = sighting.cloud;
+      if (status?.id === id && status.cloudFingerprint === digest(adapter.fingerprint(listed))) {
+        return { cloud: listed, partial: adapter.enrich !== undefined };
+      }
+      return { cloud: await cache.complete(listed), partial: false };
+    }
     const cloud = await adapter.get(id);
     if (!cloud) return undefined;
     cache.remember(cloud);
-    return cache.complete(cloud);
+    return { cloud: await cache.complete(cloud), partial: false };
   }
 
   /** The cloud object is gone although the custom resource lives. */
-  async #onMissing(mr: ManagedObject<Spec>, id: string, { conn }: Turn<Spec, Cloud>): Promise<Result> {
+  async #onMissing(mr: ManagedObject<Spec>, id: string, t: Turn<Spec, Cloud>): Promise<Result> {
+    const { conn } = t;
     const { kind } = this.#o;
     if (mr.status?.id !== id) {
       throw new ReconcileError(
@@ -262,13 +419,40 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
         { terminal: true },
       );
     }
+    // A spot object gone without the operator asking was taken back, unless that was already seen (it
+    // FAILED first, and recovery deleted it).
+    const spot = conn.adapter.spot?.requested(mr.spec) === true;
+    if (spot && readyReason(mr.status) !== PREEMPTED) {
+      await this.#recordPreemption(
+        mr,
+        `spot ${kind} ${id} is gone from the cloud without the operator asking`,
+      );
+    }
+    if (!allows(mr.spec.managementPolicies, 'Create')) {
+      throw new ReconcileError(
+        'ExternalResourceGone',
+        `${kind} ${id} is gone from the cloud; managementPolicies do not include Create, so no replacement is made`,
+        { terminal: true },
+      );
+    }
+    if (spot && !this.#recreates(mr)) return {};
     // It existed and was deleted behind our back: the spec still asks for it, so make a new one.
-    await this.#o.writer.patchMetadata(mr, { annotations: { [EXTERNAL_ID]: null } });
+    await this.#o.writer.patchObject(mr, { annotations: { [EXTERNAL_ID]: null } });
     this.#forgetCloud(id, conn);
     const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
     this.#o.events.event(mr, 'Warning', 'ExternalResourceGone', message);
     this.#log('warn', mr, { id }, message);
     return { requeue: true };
+  }
+
+  /** Counts a preemption in status, with its Warning event; the Ready reason marks it counted. */
+  async #recordPreemption(mr: ManagedObject<Spec>, what: string): Promise<void> {
+    const message = `${what}; ${this.#recreates(mr) ? 'creating a replacement (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'}`;
+    this.#o.events.event(mr, 'Warning', PREEMPTED, message);
+    this.#log('warn', mr, {}, message);
+    await this.#writeStatus(mr, { ...pickCommon(mr.status), ...counted(mr.status) }, [
+      { type: 'Ready', status: 'False', reason: PREEMPTED, message },
+    ]);
   }
 
   async #finalize(mr: ManagedObject<Spec>, t: Turn<Spec, Cloud>): Promise<Result> {
@@ -280,6 +464,15 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
         mr,
         'Orphaned',
         'deletionPolicy is Orphan: the cloud resource is left running',
+        conn,
+      );
+      return {};
+    }
+    if (!allows(mr.spec.managementPolicies, 'Delete')) {
+      await this.#release(
+        mr,
+        'Orphaned',
+        'managementPolicies do not include Delete: the cloud resource is left as it is',
         conn,
       );
       return {};
@@ -334,8 +527,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     conn: Connection<Spec, Cloud> | undefined,
   ): Promise<void> {
     const finalizers = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
-    await this.#o.writer.patchMetadata(mr, { finalizers });
+    await this.#o.writer.patchObject(mr, { finalizers });
     this.#refused.forget(mr.metadata.uid);
+    this.#initialized.delete(mr.metadata.uid);
     const id = mr.metadata.annotations?.[EXTERNAL_ID];
     if (conn) {
       conn.creation.forget(mr.metadata.uid);
@@ -351,15 +545,31 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (finalizers.includes(FINALIZER)) return mr;
     // A first create writes the finalizer together with its intent, before any cloud call.
     if (!mr.metadata.annotations?.[EXTERNAL_ID] && conn.creation.writesIntent(mr)) return mr;
-    const metadata = await this.#o.writer.patchMetadata(mr, { finalizers: [...finalizers, FINALIZER] });
+    const metadata = await this.#o.writer.patchObject(mr, { finalizers: [...finalizers, FINALIZER] });
     return { ...mr, metadata };
   }
 
-  async #report(mr: ManagedObject<Spec>, cloud: Cloud, t: Turn<Spec, Cloud>): Promise<void> {
+  async #report(
+    { mr, lateInitialized }: Held<Spec>,
+    view: View<Cloud>,
+    preempted: boolean,
+    t: Turn<Spec, Cloud>,
+  ): Promise<void> {
     const { adapter } = t.conn;
-    const readiness = adapter.readiness(mr, cloud);
+    const { cloud } = view;
     const phase = adapter.phaseOf(cloud);
-    if (readiness.broken && mr.status?.phase !== phase) {
+    let readiness = adapter.readiness(mr, cloud);
+    let spot = pickSpot(mr.status);
+    if (preempted) {
+      const message = `the cloud took the spot capacity back (${phase}); ${
+        this.#recreates(mr) ? 'replacing it (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'
+      }`;
+      if (readyReason(mr.status) !== PREEMPTED) {
+        spot = counted(mr.status);
+        this.#o.events.event(mr, 'Warning', PREEMPTED, `${this.#o.kind} ${adapter.idOf(cloud)}: ${message}`);
+      }
+      readiness = { ready: false, reason: PREEMPTED, message };
+    } else if (readiness.broken && mr.status?.phase !== phase) {
       this.#o.events.event(mr, 'Warning', readiness.reason, readiness.message);
     }
     const conditions: ConditionInput[] = [
@@ -369,18 +579,46 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
         reason: readiness.reason,
         message: readiness.message,
       },
-      { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' },
+      this.#synced(mr, cloud, preempted, t),
     ];
+    // The list's view leaves out what only a get shows: the status, written from the same state, has it.
+    const own = view.partial
+      ? { ...pickCommon(mr.status), ...definedOnly(adapter.statusOf(cloud)) }
+      : adapter.statusOf(cloud);
     await this.#writeStatus(
       mr,
       {
-        ...adapter.statusOf(cloud),
+        ...own,
         ...(await this.#detailsFor(mr, cloud, t)),
+        ...spot,
+        lateInitialized,
+        cloudFingerprint: digest(adapter.fingerprint(cloud)),
         id: adapter.idOf(cloud),
         phase,
       },
       conditions,
     );
+  }
+
+  /** Synced: True, or False with reason Drifted naming the fields the cloud cannot change to match. */
+  #synced(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    preempted: boolean,
+    { conn }: Turn<Spec, Cloud>,
+  ): ConditionInput {
+    const managed = allows(mr.spec.managementPolicies, 'Update') && !preempted;
+    const drifted = managed ? (conn.adapter.drift?.(mr, cloud) ?? []) : [];
+    if (drifted.length === 0)
+      return { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' };
+    const message =
+      `the cloud ${this.#o.kind} differs in ${drifted.join(', ')}, which the cloud cannot change: set ` +
+      "them to the cloud's values, or delete and recreate the resource to get what the spec asks";
+    const before = mr.status?.conditions?.find((condition) => condition.type === 'Synced');
+    if (before?.reason !== 'Drifted' || before.message !== message) {
+      this.#o.events.event(mr, 'Warning', 'Drifted', message);
+    }
+    return { type: 'Synced', status: 'False', reason: 'Drifted', message };
   }
 
   async #detailsFor(
@@ -395,7 +633,11 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (!details.applies(cloud)) {
       schedule.untrack(key);
     } else {
-      schedule.track(key);
+      // Details already in status (a restart) are refreshed in their turn, not all at once.
+      schedule.track(
+        key,
+        details.fields.some((field) => mr.status?.[field] !== undefined),
+      );
       if (schedule.isDue(key)) await this.#fetchDetails(mr, cloud, key, conn);
     }
     return schedule.last(key) ?? carryOver(mr.status, details.fields);
@@ -505,4 +747,39 @@ function carryOver(
 ): Record<string, unknown> {
   if (!status) return {};
   return Object.fromEntries(fields.filter((field) => field in status).map((field) => [field, status[field]]));
+}
+
+/** A short digest of a cloud object's watched fields, kept in status to tell whether it still holds. */
+function digest(fingerprint: string): string {
+  return createHash('sha256').update(fingerprint).digest('base64url').slice(0, 22);
+}
+
+function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+function readyReason(status: ManagedStatus | undefined): string | undefined {
+  return status?.conditions?.find((condition) => condition.type === 'Ready')?.reason;
+}
+
+function pickSpot(status: ManagedStatus | undefined): Record<string, unknown> {
+  return { preemptions: status?.preemptions, lastPreemptionTime: status?.lastPreemptionTime };
+}
+
+/** The spot status with one more preemption, seen now. */
+function counted(status: ManagedStatus | undefined): Record<string, unknown> {
+  const preemptions = typeof status?.preemptions === 'number' ? status.preemptions : 0;
+  return { preemptions: preemptions + 1, lastPreemptionTime: new Date().toISOString() };
+}
+
+/** How long a preempted resource still waits before its replacement is created: 0 when it need not. */
+function recreateBackoff(status: ManagedStatus | undefined): number {
+  const last = Date.parse(String(status?.lastPreemptionTime ?? ''));
+  if (Number.isNaN(last) || readyReason(status) !== PREEMPTED) return 0;
+  const preemptions = typeof status?.preemptions === 'number' ? status.preemptions : 1;
+  const delay = Math.min(
+    RECREATE_BACKOFF_MS.max,
+    RECREATE_BACKOFF_MS.first * 2 ** Math.max(0, preemptions - 1),
+  );
+  return Math.max(0, last + delay - Date.now());
 }

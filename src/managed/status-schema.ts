@@ -53,6 +53,28 @@ export const baseStatusShape = {
     .optional()
     .describe('metadata.generation of the spec the operator last acted on.'),
   lastSyncTime: z.iso.datetime().optional().describe('When the operator last read the cloud resource.'),
+  lateInitialized: z
+    .array(z.string())
+    .max(32)
+    .optional()
+    .describe(
+      'Spec fields the operator filled from the cloud when the resource was created or adopted. Present ' +
+        'once that has run, so a field removed later is never filled again.',
+    ),
+  cloudFingerprint: z
+    .string()
+    .max(64)
+    .optional()
+    .describe(
+      'Digest of the watched cloud fields this status was written from: while the cloud list shows the ' +
+        'same, a restarted operator trusts this status instead of reading the object again.',
+    ),
+};
+
+/** The status of kinds that rent spot capacity. */
+export const spotStatusShape = {
+  preemptions: z.int().min(0).optional().describe("Times the cloud took this resource's spot capacity back."),
+  lastPreemptionTime: z.iso.datetime().optional().describe('When the last preemption was seen.'),
 };
 
 /** Any kind's status as the generic reconciler reads it: the shared fields typed, the kind's own kept as they are. */

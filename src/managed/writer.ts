@@ -19,15 +19,15 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
       ownWrites.delete(to);
       return base === from;
     },
-    async patchMetadata(mr: ManagedObject<unknown>, patch: MetadataPatch): Promise<Metadata> {
+    async patchObject(mr: ManagedObject<unknown>, patch: ObjectPatch): Promise<Metadata> {
       // A merge patch replaces the whole finalizer list: make it conditional on what was read.
-      const { ifUnchanged, ...fields } = patch;
+      const { ifUnchanged, spec, ...fields } = patch;
       const precondition =
         fields.finalizers || ifUnchanged ? { resourceVersion: mr.metadata.resourceVersion } : {};
       const updated = await client.request(managedEnvelope, {
         method: 'PATCH',
         path: path(mr),
-        body: { metadata: { ...fields, ...precondition } },
+        body: { metadata: { ...fields, ...precondition }, ...(spec ? { spec } : {}) },
       });
       ownWrites.set(updated.metadata.resourceVersion, mr.metadata.resourceVersion ?? '');
       if (ownWrites.size > MAX_OWN_WRITES) ownWrites.delete(ownWrites.keys().next().value ?? '');
@@ -47,9 +47,11 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
   };
 }
 
-export interface MetadataPatch {
+export interface ObjectPatch {
   annotations?: Record<string, string | null>;
   finalizers?: string[];
+  /** Spec fields to set (late initialisation): only ever fields the spec left out. */
+  spec?: Record<string, unknown>;
   /** Fail with a conflict unless the object is still the version read (always so for finalizers). */
   ifUnchanged?: boolean;
 }
@@ -59,10 +61,11 @@ export type Metadata = ManagedObject<unknown>['metadata'];
 /** The writes the generic reconciler makes, each one call to the apiserver. */
 export interface ManagedWriter {
   /**
-   * Merge-patches metadata and answers the metadata as stored. A finalizer change is conditional on the
-   * resourceVersion read, so a concurrent change to the list is never overwritten.
+   * Merge-patches metadata (and late-initialised spec fields) and answers the metadata as stored. A
+   * finalizer change is conditional on the resourceVersion read, so a concurrent change to the list is
+   * never overwritten.
    */
-  patchMetadata(mr: ManagedObject<unknown>, patch: MetadataPatch): Promise<Metadata>;
+  patchObject(mr: ManagedObject<unknown>, patch: ObjectPatch): Promise<Metadata>;
   /**
    * Whether an update from version `from` to `to` is exactly one of this writer's metadata patches: news
    * only to the reconcile that made it, which carried on with it. An update that spans more (a relist

@@ -158,7 +158,27 @@ describe('CRD admission', () => {
       ],
       ['vmTypeId of 0', vm({ vmTypeId: 0 }), /spec\.vmTypeId: .*greater than or equal to 1/],
       ['empty VM region', vm({ region: '' }), /spec\.region: .*at least 1 chars long/],
-      ['VM without isSpot', vm({ isSpot: undefined }), /spec\.isSpot: Required value/],
+      [
+        'Recreate on an on-demand VM',
+        vm({ recoveryPolicy: 'Recreate' }),
+        /spec\.recoveryPolicy: .*recoveryPolicy Recreate is only for spot capacity/,
+      ],
+      [
+        'Recreate without Delete in managementPolicies',
+        pod({ isSpot: true, recoveryPolicy: 'Recreate', managementPolicies: ['Observe', 'Create'] }),
+        /recoveryPolicy Recreate needs Create and Delete/,
+      ],
+      [
+        "'*' with other policies",
+        pod({ managementPolicies: ['*', 'Delete'] }),
+        /'\*' allows every action and stands alone/,
+      ],
+      ['policies without Observe', pod({ managementPolicies: ['Create'] }), /must include Observe/],
+      [
+        'an unknown policy',
+        pod({ managementPolicies: ['Observe', 'Pause'] }),
+        /spec\.managementPolicies\[1\]: Unsupported value/,
+      ],
       ['VM name over 255 characters', vm({ name: text(256) }), /spec\.name: Too long/],
       [
         'relative VM mount path',
@@ -243,6 +263,7 @@ describe('CRD admission', () => {
     const fullPod = pod(
       {
         name: 'llm-trainer',
+        isSpot: false,
         regions: ['us-east-1'],
         environmentVars: [
           { key: 'MODE', value: 'train' },
@@ -290,18 +311,32 @@ describe('CRD admission', () => {
       ],
     ];
 
+    // Late-initialised fields may be set once, while absent; then they are as immutable as the rest.
+    const setOnce = new Set(['GpuPod name', 'GpuPod isSpot', 'GpuVm isSpot']);
     for (const [kind, name, field, change] of immutable) {
       test(`refuses to change ${kind} ${field}, and says how to change it`, async () => {
         const refused = await rejection(resources.update(kind, name, (object) => change(object.spec ?? {})));
         assert.equal(refused.code, 422, refused.message);
+        const rule = setOnce.has(`${kind} ${field}`) ? 'is immutable once set' : 'is immutable';
         assert.match(
           refused.message,
-          new RegExp(
-            `spec\\.${field}: .*${field} is immutable: delete and recreate the ${kind} to change it`,
-          ),
+          new RegExp(`spec\\.${field}: .*${field} ${rule}: delete and recreate the ${kind} to change it`),
         );
       });
     }
+
+    test('a late-initialised field left out may be set once', async () => {
+      await resources.create(vm({ isSpot: undefined }, 'unset-spot'));
+      await resources.update('GpuVm', 'unset-spot', (object) =>
+        Object.assign(object.spec ?? {}, { isSpot: true }),
+      );
+      const refused = await rejection(
+        resources.update('GpuVm', 'unset-spot', (object) =>
+          Object.assign(object.spec ?? {}, { isSpot: false }),
+        ),
+      );
+      assert.match(refused.message, /isSpot is immutable once set/);
+    });
 
     const allowed: Array<[string, string, string, Record<string, unknown>]> = [
       ['GpuPod', 'trainer', 'pauses a pod', { paused: true }],
@@ -336,16 +371,17 @@ describe('CRD admission', () => {
   });
 
   describe('defaults', () => {
-    test('are filled in by the apiserver', async () => {
+    test('are filled in by the apiserver, but never for the fields late initialisation fills', async () => {
       const created = await resources.create(pod({ expose: [{ port: 8080 }] }, 'defaulted'), {
         dryRun: true,
       });
-      assert.equal(created.spec?.paused, false);
       assert.equal(created.spec?.deletionPolicy, 'Delete');
       assert.deepEqual(created.spec?.expose, [{ port: 8080, protocol: 'HTTP' }]);
+      // A schema default cannot tell "left out" from "false": adoption would resume a paused pod.
+      assert.equal(created.spec?.paused, undefined);
       const sle = await resources.create(endpoint(), { dryRun: true });
-      assert.equal(sle.spec?.workers, 1);
-      assert.equal(sle.spec?.stopped, false);
+      assert.equal(sle.spec?.workers, undefined);
+      assert.equal(sle.spec?.stopped, undefined);
     });
   });
 });

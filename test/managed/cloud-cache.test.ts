@@ -105,36 +105,38 @@ describe('the cloud cache over the real pod adapter and simulator', () => {
     assert.ok(lists >= 1 && lists <= 2, `50 waiters cost ${lists} lists`);
   });
 
-  test('a callback hint costs a list only when it tells the cache something new', async () => {
+  test('a callback hint reads that one pod when no list is due, and rides a list that is', async () => {
     const hinted = await pod('hinted');
+    const other = await pod('other');
     await cache.waitForListAfter(Date.now());
-    const lists = () => sim.calls.snapshot().byOperation['pods.list'] ?? 0;
-    const before = lists();
+    const count = (operation: string) => sim.calls.snapshot().byOperation[operation] ?? 0;
+    const lists = count('pods.list');
+    const gets = count('pods.get');
     cache.hint(hinted.id, 'RUNNING');
-    // Ten minimum intervals: long enough for a list the hint had asked for to have been sent.
     await sleep(100);
-    assert.equal(lists(), before, 'the cache already shows the pod RUNNING');
+    assert.deepEqual([count('pods.list'), count('pods.get')], [lists, gets], 'the cache shows it RUNNING');
+
+    assert.ok(sim.faults.failPod(hinted.id, 'FAILED'));
+    changed.length = 0;
     cache.hint(hinted.id, 'FAILED');
     await poll(
-      async () => lists(),
-      (n) => n > before,
-      'a list after a hint of a new state',
+      async () => changed.slice(),
+      (ids) => ids.includes(hinted.id),
+      'the change reported',
       5000,
     );
+    assert.equal(count('pods.get'), gets + 1, 'one get of that pod');
+    assert.equal(count('pods.list'), lists, 'and no list: the next one is a poll interval away');
+    const seen = cache.sight(hinted.id, 0);
+    assert.equal(seen.kind === 'seen' && seen.cloud.status, 'FAILED');
+
+    assert.ok(sim.faults.failPod(other.id, 'FAILED'));
+    cache.requestRefresh();
+    cache.hint(other.id, 'FAILED');
     await cache.waitForListAfter(Date.now());
-    const settled = lists();
-    const raced = await pod('raced');
-    cache.hint(raced.id, 'RUNNING');
-    cache.remember(raced);
-    await sleep(100);
-    assert.equal(lists(), settled, "the create's answer came before the list would start");
-    cache.hint('424242', 'RUNNING');
-    await poll(
-      async () => lists(),
-      (n) => n > settled,
-      'a list after a hint of an unknown pod',
-      5000,
-    );
+    assert.equal(count('pods.get'), gets + 1, 'a list already due carries the news: no get');
+    const listed = cache.sight(other.id, 0);
+    assert.equal(listed.kind === 'seen' && listed.cloud.status, 'FAILED');
   });
 
   test('a failing list keeps the last view and reports no change', async () => {

@@ -51,7 +51,7 @@ describe('managedWriter against a real apiserver', () => {
     const writer = managedWriter(client, gpuPods);
     const created = await createPod('own');
     const from = created.metadata.resourceVersion;
-    const patched = await writer.patchMetadata(created, { annotations: { 'example.com/note': 'x' } });
+    const patched = await writer.patchObject(created, { annotations: { 'example.com/note': 'x' } });
     assert.notEqual(patched.resourceVersion, from);
     assert.equal(writer.isOwnWrite(from, patched.resourceVersion), true);
     assert.equal(writer.isOwnWrite(from, patched.resourceVersion), false, 'each version is answered once');
@@ -62,7 +62,7 @@ describe('managedWriter against a real apiserver', () => {
     const created = await createPod('theirs');
     // A user's change lands between the writer's read and its patch; a relist would show both as one.
     const theirs = await patchByUser(created, { labels: { team: 'research' } });
-    const patched = await writer.patchMetadata(created, { annotations: { 'example.com/note': 'x' } });
+    const patched = await writer.patchObject(created, { annotations: { 'example.com/note': 'x' } });
     // The watch reports it as theirs → patched: the label change would be lost if that were skipped.
     assert.equal(writer.isOwnWrite(theirs.metadata.resourceVersion, patched.resourceVersion), false);
   });

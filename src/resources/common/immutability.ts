@@ -6,6 +6,8 @@ import type { CelRule } from '../../kube/schema-meta.ts';
  * is immutable unless someone decides otherwise. Returns the shape with "Immutable." appended to
  * each immutable field's description, and the transition rules to attach to the spec object.
  *
+ * Fields in `settableOnce` are late-initialised: they may be added while absent, then never changed.
+ *
  * The rules sit on the spec rather than on each field because a rule on an optional field only
  * runs when the field exists both before and after the update: adding or removing it would slip
  * through.
@@ -14,14 +16,16 @@ export function immutableExcept<S extends Record<string, z.ZodType>>(
   kind: string,
   shape: S,
   mutable: ReadonlyArray<keyof S & string>,
+  settableOnce: ReadonlyArray<keyof S & string> = [],
 ): { shape: S; rules: CelRule[] } {
   const keep = new Set<string>(mutable);
+  const once = new Set<string>(settableOnce);
   const annotated: Record<string, z.ZodType> = { ...shape };
   const rules: CelRule[] = [];
   for (const [field, schema] of Object.entries(shape)) {
     if (keep.has(field)) continue;
     annotated[field] = markImmutable(kind, field, schema);
-    rules.push(transitionRule(kind, field, schema));
+    rules.push(once.has(field) ? setOnceRule(kind, field) : transitionRule(kind, field, schema));
   }
   // `.describe()` returns a schema of the same type, so the annotated shape is still an S.
   return { shape: annotated as S, rules };
@@ -40,6 +44,15 @@ function transitionRule(kind: string, field: string, schema: z.ZodType): CelRule
       ? `has(self.${field}) == has(oldSelf.${field}) && (!has(self.${field}) || ${unchanged})`
       : unchanged,
     message: `${field} is immutable: delete and recreate the ${kind} to change it`,
+    fieldPath: `.${field}`,
+  };
+}
+
+/** A late-initialised field: the operator (or a user) may set it once, when it is left out. */
+function setOnceRule(kind: string, field: string): CelRule {
+  return {
+    rule: `!has(oldSelf.${field}) || (has(self.${field}) && self.${field} == oldSelf.${field})`,
+    message: `${field} is immutable once set: delete and recreate the ${kind} to change it`,
     fieldPath: `.${field}`,
   };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { CelRule } from '../../kube/schema-meta.ts';
 import { listMap, withRules } from '../../kube/schema-meta.ts';
+import { MANAGEMENT_POLICIES, RECOVERY_POLICIES } from '../../managed/policies.ts';
 
 // Field schemas shared by the kinds' specs. Lengths and list sizes the API spec leaves open are
 // bounded anyway: the apiserver only accepts CEL rules whose worst-case cost it can bound.
@@ -119,3 +120,69 @@ export const providerConfigRefRule: CelRule = {
     'providerConfigRef is immutable once the resource has a cloud id (status.id): its object lives in that account',
   fieldPath: '.spec.providerConfigRef',
 };
+
+/** Said of every field the operator fills from the cloud when a user leaves it out. */
+export const LATE_INITIALIZED =
+  'Filled from the cloud when left out, once, when the resource is created or adopted.';
+
+export const managementPoliciesSchema = z
+  .array(z.enum(MANAGEMENT_POLICIES))
+  .min(1)
+  .max(MANAGEMENT_POLICIES.length)
+  .meta({
+    'x-kubernetes-list-type': 'set',
+    'x-kubernetes-validations': [
+      {
+        rule: "!self.exists(p, p == '*') || self.size() == 1",
+        message: "'*' allows every action and stands alone: remove the other entries",
+      },
+      {
+        rule: "self.exists(p, p == '*' || p == 'Observe')",
+        message: 'a list without * must include Observe: the operator always reads the cloud object',
+      },
+    ],
+  })
+  .optional()
+  .describe(
+    'What the operator may do to the cloud object, as Crossplane names it: ["*"] (every action, the default), ' +
+      '["Observe"] (import by the gpucloud.io/external-id annotation and mirror it into status, never ' +
+      'creating, changing or deleting it), or Observe with any of Create, Update, Delete and LateInitialize.',
+  );
+
+export const recoveryPolicySchema = z
+  .enum(RECOVERY_POLICIES)
+  .optional()
+  .describe(
+    'What happens when the cloud takes a spot object back (it reports FAILED, or it is deleted without ' +
+      'the operator asking): Never (the default) leaves it down, Recreate deletes what is left and ' +
+      'creates a replacement, with backoff. Only with isSpot: true.',
+  );
+
+/** On a spot kind's spec: recovery is about spot capacity. */
+export const recoveryNeedsSpotRule: CelRule = {
+  rule: "!has(self.recoveryPolicy) || self.recoveryPolicy == 'Never' || (has(self.isSpot) && self.isSpot)",
+  message: 'recoveryPolicy Recreate is only for spot capacity: set isSpot: true',
+  fieldPath: '.recoveryPolicy',
+};
+
+/** Recreating takes both a delete and a create: a policy list withholding either cannot recover. */
+export const recoveryNeedsCreateAndDeleteRule: CelRule = {
+  rule:
+    "!has(self.recoveryPolicy) || self.recoveryPolicy != 'Recreate' || !has(self.managementPolicies) || " +
+    "self.managementPolicies.exists(p, p == '*') || (self.managementPolicies.exists(p, p == 'Create') && " +
+    "self.managementPolicies.exists(p, p == 'Delete'))",
+  message: 'recoveryPolicy Recreate needs Create and Delete in managementPolicies',
+  fieldPath: '.recoveryPolicy',
+};
+
+/**
+ * Transition rules refusing the removal of fields the cloud API has no way to clear: its update is a
+ * partial PATCH, so a field left out keeps its value in the cloud while the spec would say otherwise.
+ */
+export function irremovable(fields: Readonly<Record<string, string>>): CelRule[] {
+  return Object.entries(fields).map(([field, why]) => ({
+    rule: `!has(oldSelf.${field}) || has(self.${field})`,
+    message: `${field} cannot be removed: ${why}`,
+    fieldPath: `.${field}`,
+  }));
+}

@@ -70,6 +70,19 @@ export function gpuPodAdapter(
     // A paused pod keeps its volume, not its GPUs.
     liveGpus: (pod) => (RELEASED.has(pod.status) ? 0 : pod.gpuCount),
     plan: async (mr, pod) => plan(client, mr, pod),
+    lateInit: {
+      from: (pod) => ({
+        name: pod.name,
+        isSpot: pod.isSpot,
+        paused: pod.status === 'PAUSED' || pod.status === 'PAUSING',
+      }),
+      cleared: { paused: false },
+    },
+    drift: (mr, pod) => podDrift(mr, pod),
+    spot: {
+      requested: (spec) => spec.isSpot === true,
+      preempted: (pod) => pod.isSpot && pod.status === 'FAILED',
+    },
     delete: (id) => ignoreNotFound(client.pods.delete(id)),
     readiness: (mr, pod) => podReadiness(mr, pod),
     phaseOf: (pod) => pod.status,
@@ -109,6 +122,8 @@ async function createRequest(
 ): Promise<PodCreateRequest> {
   const {
     paused: _paused,
+    recoveryPolicy: _recovery,
+    managementPolicies: _management,
     deletionPolicy: _policy,
     name: _name,
     providerConfigRef: _account,
@@ -130,13 +145,36 @@ async function createRequest(
 
 function plan(client: GpuCloudClient, mr: GpuPod, pod: PodView): Plan {
   if (TRANSITIONAL.has(pod.status)) return { kind: 'wait', reason: pod.status };
-  if (mr.spec.paused && pod.status === 'RUNNING') {
+  // Left out (before late initialisation, or under a policy without it): as the cloud has it.
+  if (mr.spec.paused === true && pod.status === 'RUNNING') {
     return step('Pausing', `pausing pod ${pod.id}`, () => client.pods.pause(pod.id));
   }
-  if (!mr.spec.paused && pod.status === 'PAUSED') {
+  if (mr.spec.paused === false && pod.status === 'PAUSED') {
     return step('Resuming', `resuming pod ${pod.id}`, () => client.pods.resume(pod.id));
   }
   return { kind: 'in-sync' };
+}
+
+/**
+ * The fields the pod object (list or get) reports and no call can change. The cloud fills what the create
+ * left out, so a field the spec leaves out is not compared.
+ */
+function podDrift(mr: GpuPod, pod: PodView): string[] {
+  const { spec } = mr;
+  const differs: Array<[string, boolean]> = [
+    ['name', pod.name !== cloudName(mr)],
+    ['image', pod.image !== spec.image],
+    ['imageRegistry', spec.imageRegistry !== undefined && pod.imageRegistry !== spec.imageRegistry],
+    ['gpuType', pod.gpuType !== spec.gpuType],
+    ['gpuCount', pod.gpuCount !== spec.gpuCount],
+    ['isSpot', spec.isSpot !== undefined && pod.isSpot !== spec.isSpot],
+    [
+      'containerVolumeInGb',
+      spec.containerVolumeInGb !== undefined && pod.containerVolumeInGb !== spec.containerVolumeInGb,
+    ],
+    ['regions', spec.regions !== undefined && !spec.regions.includes(pod.region)],
+  ];
+  return differs.filter(([, differ]) => differ).map(([field]) => field);
 }
 
 function step(reason: string, describe: string, run: () => Promise<void>): Plan {
@@ -149,7 +187,7 @@ function podReadiness(mr: GpuPod, pod: PodView): Readiness {
     return { ready: true, reason: 'Paused', message: 'the pod is paused as asked' };
   if (pod.status === 'RUNNING' && mr.spec.paused)
     return { ready: false, reason: 'Pausing', message: 'pausing the pod' };
-  if (pod.status === 'INITIALIZING' && !mr.spec.paused && mr.status?.phase === 'PAUSED') {
+  if (pod.status === 'INITIALIZING' && mr.spec.paused === false && mr.status?.phase === 'PAUSED') {
     return { ready: false, reason: 'Resuming', message: 'the cloud is resuming the pod' };
   }
   return readinessFrom(pod.status, readiness);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { listMap, withRules } from '../../kube/schema-meta.ts';
-import { baseStatusShape } from '../../managed/status-schema.ts';
+import { baseStatusShape, spotStatusShape } from '../../managed/status-schema.ts';
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import {
@@ -12,9 +12,14 @@ import {
   imageRegistrySchema,
   imageSchema,
   initializationCommandSchema,
+  LATE_INITIALIZED,
+  managementPoliciesSchema,
   mountPathSchema,
   providerConfigRefRule,
   providerConfigRefSchema,
+  recoveryNeedsCreateAndDeleteRule,
+  recoveryNeedsSpotRule,
+  recoveryPolicySchema,
   regionSchema,
   sizeSchema,
 } from '../common/schema.ts';
@@ -41,7 +46,9 @@ const { shape, rules: immutabilityRules } = immutableExcept(
       .min(1)
       .max(255)
       .optional()
-      .describe('Name of the pod in the cloud, 1 to 255 characters. Defaults to metadata.name.'),
+      .describe(
+        `Name of the pod in the cloud, 1 to 255 characters; metadata.name for a new pod. ${LATE_INITIALIZED}`,
+      ),
     regions: z
       .array(regionSchema)
       .max(64)
@@ -69,7 +76,9 @@ const { shape, rules: immutabilityRules } = immutableExcept(
     isSpot: z
       .boolean()
       .optional()
-      .describe('Rent spot capacity: cheaper, but the cloud may preempt the pod. On-demand when omitted.'),
+      .describe(
+        `Rent spot capacity: cheaper, but the cloud may preempt the pod. On-demand for a new pod when omitted. ${LATE_INITIALIZED}`,
+      ),
     maxPrice: z
       .number()
       .positive()
@@ -97,20 +106,30 @@ const { shape, rules: immutabilityRules } = immutableExcept(
       .describe('Persistent volumes to mount.'),
     paused: z
       .boolean()
-      .default(false)
-      .describe('Pause the pod (stops the GPU billing, keeps the pod) when true; resume it when false.'),
+      .optional()
+      .describe(
+        'Pause the pod (stops the GPU billing, keeps the pod) when true; resume it when false. A new pod ' +
+          `starts running. ${LATE_INITIALIZED} Removing it afterwards resumes the pod.`,
+      ),
+    recoveryPolicy: recoveryPolicySchema,
+    managementPolicies: managementPoliciesSchema,
     deletionPolicy: deletionPolicySchema,
     providerConfigRef: providerConfigRefSchema,
   },
-  ['paused', 'deletionPolicy', 'providerConfigRef'],
+  ['paused', 'recoveryPolicy', 'managementPolicies', 'deletionPolicy', 'providerConfigRef'],
+  ['name', 'isSpot'],
 );
 
 export const GpuPodSpecSchema = withRules(
   z
     .object(shape)
     .describe(
-      'Desired state of a GPU pod: the fields of the cloud create-pod request, plus paused and ' +
-        'deletionPolicy. The operator sets the callback URL itself, so it is not a field here.',
+      'Desired state of a GPU pod: the fields of the cloud create-pod request, plus paused, the policies ' +
+        'and deletionPolicy. The operator sets the callback URL itself, so it is not a field here. Fields ' +
+        'marked so are late-initialised: filled from the cloud when left out, once, at creation or ' +
+        'adoption, so adopting a pod never changes it. The pod can change only paused: a difference in ' +
+        'name, image, imageRegistry, gpuType, gpuCount, isSpot, containerVolumeInGb or regions is reported ' +
+        'as Synced=False, reason Drifted.',
     ),
   [
     {
@@ -118,6 +137,8 @@ export const GpuPodSpecSchema = withRules(
       message: 'maxPrice is only valid for spot pods: set isSpot: true or remove maxPrice',
       fieldPath: '.maxPrice',
     },
+    recoveryNeedsSpotRule,
+    recoveryNeedsCreateAndDeleteRule,
     ...immutabilityRules,
   ],
 );
@@ -134,6 +155,7 @@ const gpuMetricsSchema = z
 export const GpuPodStatusSchema = z
   .object({
     ...baseStatusShape,
+    ...spotStatusShape,
     region: z.string().optional().describe('Region code the cloud placed the pod in.'),
     gpuDisplayName: z.string().optional().describe('Display name of the GPU model.'),
     sshCommand: z.string().optional().describe('Command to open an SSH session to the pod.'),

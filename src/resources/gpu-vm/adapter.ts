@@ -34,7 +34,7 @@ export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm
       return client.vms.create({
         vmTypeId,
         region,
-        isSpot,
+        isSpot: isSpot ?? false,
         name: cloudName(mr),
         ...(volumeMountPaths ? { volumeMountPaths } : {}),
       });
@@ -54,6 +54,16 @@ export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm
           },
         },
       };
+    },
+    lateInit: { from: (vm) => ({ name: vm.name, isSpot: vm.isSpot }), cleared: {} },
+    // The VM object does not report its type: region and capacity kind are what can be compared.
+    drift: ({ spec }, vm) => [
+      ...(vm.region === spec.region ? [] : ['region']),
+      ...(spec.isSpot === undefined || vm.isSpot === spec.isSpot ? [] : ['isSpot']),
+    ],
+    spot: {
+      requested: (spec) => spec.isSpot === true,
+      preempted: (vm) => vm.isSpot && vm.status === 'FAILED',
     },
     // Terminate is refused (11001) while the VM is starting: that error is transient and retried with
     // backoff; a key without terminate permission (11002) is terminal and shown on the resource.

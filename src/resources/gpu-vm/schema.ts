@@ -1,13 +1,18 @@
 import { z } from 'zod';
 import { withRules } from '../../kube/schema-meta.ts';
-import { baseStatusShape } from '../../managed/status-schema.ts';
+import { baseStatusShape, spotStatusShape } from '../../managed/status-schema.ts';
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import {
   deletionPolicySchema,
+  LATE_INITIALIZED,
+  managementPoliciesSchema,
   mountPathSchema,
   providerConfigRefRule,
   providerConfigRefSchema,
+  recoveryNeedsCreateAndDeleteRule,
+  recoveryNeedsSpotRule,
+  recoveryPolicySchema,
   regionSchema,
 } from '../common/schema.ts';
 
@@ -28,33 +33,45 @@ const { shape, rules } = immutableExcept(
       .max(255)
       .optional()
       .describe(
-        'Name (nickname) of the VM in the cloud, 1 to 255 characters. Defaults to metadata.name. Changing it renames the VM.',
+        `Name (nickname) of the VM in the cloud, 1 to 255 characters; metadata.name for a new VM. ${LATE_INITIALIZED} Changing it renames the VM; removing it renames the VM to metadata.name.`,
       ),
     isSpot: z
       .boolean()
-      .describe('Rent spot capacity (cheaper, may be preempted) when true, on-demand capacity when false.'),
+      .optional()
+      .describe(
+        'Rent spot capacity (cheaper, may be preempted) when true, on-demand capacity when false; ' +
+          `on-demand for a new VM when omitted. ${LATE_INITIALIZED}`,
+      ),
     volumeMountPaths: z
       .record(z.string(), mountPathSchema)
       .optional()
       .describe(
         'Mount path of each volume, keyed by volume id. The cloud uses a default path for a volume not listed.',
       ),
+    recoveryPolicy: recoveryPolicySchema,
+    managementPolicies: managementPoliciesSchema,
     deletionPolicy: deletionPolicySchema,
     providerConfigRef: providerConfigRefSchema,
   },
-  ['name', 'deletionPolicy', 'providerConfigRef'],
+  ['name', 'recoveryPolicy', 'managementPolicies', 'deletionPolicy', 'providerConfigRef'],
+  ['isSpot'],
 );
 
 export const GpuVmSpecSchema = withRules(
   z
     .object(shape)
-    .describe('Desired state of a GPU VM: the fields of the cloud create-VM request, plus deletionPolicy.'),
-  rules,
+    .describe(
+      'Desired state of a GPU VM: the fields of the cloud create-VM request, plus the policies and ' +
+        'deletionPolicy. The VM can change only its name: a difference in region or isSpot is reported ' +
+        'as Synced=False, reason Drifted (the VM object does not report its vmTypeId).',
+    ),
+  [recoveryNeedsSpotRule, recoveryNeedsCreateAndDeleteRule, ...rules],
 );
 
 export const GpuVmStatusSchema = z
   .object({
     ...baseStatusShape,
+    ...spotStatusShape,
     name: z.string().optional().describe('Name of the VM in the cloud now.'),
     gpuType: z.string().optional().describe('GPU model of the VM.'),
     gpuDisplayName: z.string().optional().describe('Display name of the GPU model.'),

@@ -1,6 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { GpuCloudClient } from '../../api/client.ts';
-import type { Endpoint, EndpointUpdateRequest } from '../../api/schemas/serverless.ts';
+import {
+  type Endpoint,
+  type EndpointUpdateRequest,
+  SERVICE_MODES,
+  type ServiceMode,
+} from '../../api/schemas/serverless.ts';
 import {
   type ActContext,
   cloudName,
@@ -60,13 +65,36 @@ export function serverlessEndpointAdapter(
     isOwnCreate: async (_mr, endpoint, ctx) => hasMarker(endpoint.environmentVars, ctx.ownerMarker),
     create: async (mr, ctx) => {
       const desired = await desiredFields(mr, ctx);
-      return client.serverless.create({
-        ...desired,
-        name: cloudName(mr),
-        ...optional('workers', mr.spec.workers),
-      });
+      // A new endpoint starts with one worker unless the spec says otherwise, whatever the cloud's default.
+      return client.serverless.create({ ...desired, name: cloudName(mr), workers: mr.spec.workers ?? 1 });
     },
     plan: async (mr, endpoint, ctx) => plan(client, mr, endpoint, ctx),
+    lateInit: {
+      from: (endpoint) => ({
+        name: endpoint.name,
+        imageRegistry: endpoint.imageRegistry,
+        minSingleCardVramInGb: endpoint.minSingleCardVramInGb,
+        minSingleCardVcpu: endpoint.minSingleCardVcpu,
+        minSingleCardRamInGb: endpoint.minSingleCardRamInGb,
+        workers: endpoint.totalWorkers,
+        credentialId: endpoint.credentialId === null ? undefined : Number(endpoint.credentialId),
+        containerVolumeInGb: endpoint.containerVolumeInGb,
+        initializationCommand: endpoint.initializationCommand,
+        expose: endpoint.expose ?? undefined,
+        serviceMode: isServiceMode(endpoint.serviceMode) ? endpoint.serviceMode : undefined,
+        webhook: endpoint.webhook ?? undefined,
+        stopped: endpoint.status === 'STOPPED' || endpoint.status === 'STOPPING',
+      }),
+      // What a PATCH clears them with; the fields nothing clears are refused at admission instead.
+      cleared: {
+        imageRegistry: '',
+        minSingleCardVramInGb: 0,
+        minSingleCardVcpu: 0,
+        minSingleCardRamInGb: 0,
+        initializationCommand: '',
+        stopped: false,
+      },
+    },
     delete: (id) => ignoreNotFound(client.serverless.delete(id)),
     readiness: (mr, endpoint) => endpointReadiness(mr, endpoint),
     phaseOf: (endpoint) => endpoint.status,
@@ -95,6 +123,7 @@ export function serverlessEndpointAdapter(
 async function desiredFields(mr: ServerlessEndpoint, ctx: ActContext) {
   const {
     stopped: _s,
+    managementPolicies: _m,
     deletionPolicy: _d,
     workers: _w,
     name: _n,
@@ -135,14 +164,15 @@ async function plan(
       run: () => client.serverless.scaleWorkers(endpoint.id, workers),
     });
   }
-  if (stopped && endpoint.status === 'RUNNING') {
+  // Left out (before late initialisation, or under a policy without it): as the cloud has it.
+  if (stopped === true && endpoint.status === 'RUNNING') {
     return act({
       reason: 'Stopping',
       describe: `stopping endpoint ${endpoint.id}`,
       run: () => client.serverless.stop(endpoint.id),
     });
   }
-  if (!stopped && endpoint.status === 'STOPPED') {
+  if (stopped === false && endpoint.status === 'STOPPED') {
     return act({
       reason: 'Starting',
       describe: `starting endpoint ${endpoint.id}`,
@@ -158,8 +188,16 @@ async function updateFor(
   endpoint: Endpoint,
   ctx: ActContext,
 ): Promise<EndpointUpdateRequest> {
-  const desired = { ...(await desiredFields(mr, ctx)), name: cloudName(mr) };
-  const current: Record<keyof typeof desired, unknown> = {
+  const desired: Partial<Awaited<ReturnType<typeof desiredFields>>> & { name: string } = {
+    ...(await desiredFields(mr, ctx)),
+    name: cloudName(mr),
+  };
+  // An adopted endpoint's environment is its own until the spec names one: never copied (it may hold
+  // secrets), never replaced by an empty one. One the operator made carries its marker: its env is ours.
+  if (mr.spec.envVars === undefined && !hasMarker(endpoint.environmentVars, ctx.ownerMarker)) {
+    delete desired.envVars;
+  }
+  const current: Record<Exclude<keyof typeof desired, 'managementPolicies'>, unknown> = {
     ...endpoint,
     credentialId: endpoint.credentialId ?? undefined,
     expose: endpoint.expose ?? undefined,
@@ -198,11 +236,15 @@ async function taskCounts(client: GpuCloudClient, id: string) {
 }
 
 function endpointReadiness(mr: ServerlessEndpoint, endpoint: Endpoint): Readiness {
-  if (endpoint.status === 'STOPPED' && mr.spec.stopped)
+  if (endpoint.status === 'STOPPED' && mr.spec.stopped === true)
     return { ready: true, reason: 'Stopped', message: 'the endpoint is stopped as asked' };
-  if (endpoint.status === 'RUNNING' && mr.spec.stopped)
+  if (endpoint.status === 'RUNNING' && mr.spec.stopped === true)
     return { ready: false, reason: 'Stopping', message: 'stopping the endpoint' };
   return readinessFrom(endpoint.status, readiness);
+}
+
+function isServiceMode(mode: string): mode is ServiceMode {
+  return (SERVICE_MODES as readonly string[]).includes(mode);
 }
 
 function act(step: Step): Plan {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listMap } from '../../kube/schema-meta.ts';
+import { listMap, withRules } from '../../kube/schema-meta.ts';
 import { baseStatusShape } from '../../managed/status-schema.ts';
 import { defineKind } from '../common/kind.ts';
 import {
@@ -11,6 +11,9 @@ import {
   imageRegistrySchema,
   imageSchema,
   initializationCommandSchema,
+  irremovable,
+  LATE_INITIALIZED,
+  managementPoliciesSchema,
   providerConfigRefRule,
   providerConfigRefSchema,
   regionSchema,
@@ -34,7 +37,7 @@ const resourceSchema = z
 
 // Mirrors the v2 endpoint create request. The update request takes the same fields, so unlike the
 // other kinds every field can change.
-export const ServerlessEndpointSpecSchema = z
+const ServerlessEndpointSpecObject = z
   .object({
     name: z
       .string()
@@ -42,59 +45,106 @@ export const ServerlessEndpointSpecSchema = z
       .regex(new RegExp(ENDPOINT_NAME_PATTERN))
       .optional()
       .describe(
-        `Name of the endpoint in the cloud: ${ENDPOINT_NAME_RULE}. Defaults to metadata.name, which must then fit.`,
+        `Name of the endpoint in the cloud: ${ENDPOINT_NAME_RULE}; metadata.name for a new endpoint, which must then fit. ${LATE_INITIALIZED} Removing it renames the endpoint to metadata.name.`,
       ),
     imageRegistry: imageRegistrySchema
       .optional()
-      .describe('URL of the image registry, at most 255 characters.'),
+      .describe(
+        `URL of the image registry, at most 255 characters. ${LATE_INITIALIZED} Removing it clears it.`,
+      ),
     image: imageSchema.describe('Container image the workers run, 1 to 255 characters.'),
     resources: listMap(z.array(resourceSchema).min(1).max(16), ['region', 'gpuType']).describe(
       'Where workers may run: one entry per region and GPU model.',
     ),
-    minSingleCardVramInGb: sizeSchema.optional().describe('Minimum video memory per GPU card, in GB.'),
-    minSingleCardVcpu: sizeSchema.optional().describe('Minimum vCPUs per GPU card.'),
-    minSingleCardRamInGb: sizeSchema.optional().describe('Minimum RAM per GPU card, in GB.'),
+    minSingleCardVramInGb: sizeSchema
+      .optional()
+      .describe(
+        `Minimum video memory per GPU card, in GB. ${LATE_INITIALIZED} Removing it sets 0 (no minimum).`,
+      ),
+    minSingleCardVcpu: sizeSchema
+      .optional()
+      .describe(`Minimum vCPUs per GPU card. ${LATE_INITIALIZED} Removing it sets 0 (no minimum).`),
+    minSingleCardRamInGb: sizeSchema
+      .optional()
+      .describe(`Minimum RAM per GPU card, in GB. ${LATE_INITIALIZED} Removing it sets 0 (no minimum).`),
     workers: z
       .int32()
       .min(0)
-      .default(1)
-      .describe('Number of workers. `kubectl scale serverlessendpoint/<name> --replicas=N` sets it.'),
+      .optional()
+      .describe(
+        'Number of workers; 1 for a new endpoint. `kubectl scale serverlessendpoint/<name> --replicas=N` ' +
+          `sets it. ${LATE_INITIALIZED} It cannot be removed.`,
+      ),
     credentialId: cloudIdSchema
       .optional()
-      .describe('Id of the registry credential in the cloud, for a private image.'),
+      .describe(
+        `Id of the registry credential in the cloud, for a private image. ${LATE_INITIALIZED} It cannot be removed.`,
+      ),
     containerVolumeInGb: sizeSchema
       .optional()
-      .describe('Size of the container volume of each worker, in GB.'),
+      .describe(
+        `Size of the container volume of each worker, in GB. ${LATE_INITIALIZED} It cannot be removed.`,
+      ),
     initializationCommand: initializationCommandSchema
       .optional()
-      .describe('Command run when a worker starts, at most 8192 characters.'),
+      .describe(
+        `Command run when a worker starts, at most 8192 characters. ${LATE_INITIALIZED} Removing it clears it.`,
+      ),
     envVars: environmentVariablesSchema('worker', [])
       .optional()
       .describe(
         'Environment variables of the workers. Names starting with GPUCLOUD_ are reserved for the operator.',
       ),
-    expose: exposedPortSchema('http').optional().describe('The worker port that serves requests.'),
+    expose: exposedPortSchema('http')
+      .optional()
+      .describe(`The worker port that serves requests. ${LATE_INITIALIZED} It cannot be removed.`),
     serviceMode: z
       .enum(['ALB', 'QUEUE', 'CUSTOM'])
       .optional()
-      .describe('How requests reach workers: ALB (load balancer), QUEUE (task queue) or CUSTOM.'),
+      .describe(
+        `How requests reach workers: ALB (load balancer), QUEUE (task queue) or CUSTOM. ${LATE_INITIALIZED} It cannot be removed.`,
+      ),
     webhook: z
       .string()
       .max(2048)
       .regex(/^https?:\/\/.*/)
       .optional()
-      .describe('http(s) URL that receives task results (QUEUE mode), at most 2048 characters.'),
+      .describe(
+        `http(s) URL that receives task results (QUEUE mode), at most 2048 characters. ${LATE_INITIALIZED} It cannot be removed.`,
+      ),
     stopped: z
       .boolean()
-      .default(false)
-      .describe('Stop the endpoint (no workers run) when true; start it when false.'),
+      .optional()
+      .describe(
+        'Stop the endpoint (no workers run) when true; start it when false. A new endpoint starts. ' +
+          `${LATE_INITIALIZED} Removing it starts the endpoint.`,
+      ),
+    managementPolicies: managementPoliciesSchema,
     deletionPolicy: deletionPolicySchema,
     providerConfigRef: providerConfigRefSchema,
   })
   .describe(
     'Desired state of a serverless endpoint: the fields of the cloud create-endpoint request, plus ' +
-      'stopped and deletionPolicy. Every field can change: the operator updates the endpoint in place.',
+      'stopped, managementPolicies and deletionPolicy. Every field can change: the operator updates the ' +
+      'endpoint in place. The cloud update is a partial PATCH, so a removed field is cleared where a value ' +
+      'clears it (imageRegistry and initializationCommand to "", the minimums to 0) and refused at ' +
+      'admission where none does.',
   );
+
+// The update request has no way to clear these: a PATCH leaves out what it does not name, and the
+// values that would mean "none" are refused (webhook's pattern refuses "", ids start at 1).
+const IRREMOVABLE = {
+  workers: 'set the number of workers instead (0 is allowed)',
+  credentialId:
+    'the cloud API has no way to clear a registry credential; set another, or recreate the endpoint',
+  containerVolumeInGb: 'the cloud API has no way to unset the volume size; set a size instead',
+  expose: 'the cloud API has no way to clear the exposed port; set another port instead',
+  serviceMode: 'the cloud API has no way to unset the service mode; set ALB, QUEUE or CUSTOM',
+  webhook:
+    'the cloud API has no way to clear a webhook (its update is a partial PATCH, and an empty URL is refused); set another URL, or recreate the endpoint',
+};
+
+export const ServerlessEndpointSpecSchema = withRules(ServerlessEndpointSpecObject, irremovable(IRREMOVABLE));
 
 export const ServerlessEndpointStatusSchema = z
   .object({
