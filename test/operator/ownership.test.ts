@@ -55,7 +55,8 @@ describe('owning only what was asked', () => {
     operator = await startOperator(stack.plane(), stack.sim());
   });
   after(async () => {
-    if (process.env.DEBUG_LOGS) console.log(operator.logs.filter((l) => /adopt-|"level":(40|50)/.test(l)).join('\n'));
+    if (process.env.DEBUG_LOGS)
+      console.log(operator.logs.filter((l) => /adopt-|"level":(40|50)/.test(l)).join('\n'));
     await operator.stop();
     await cloud.close();
   });
