@@ -53,6 +53,9 @@ export function convergenceProblem(tracked: Tracked, observation: Observation): 
   if (resource.status?.phase !== cloud.status) {
     return `status.phase ${resource.status?.phase}, the cloud says ${cloud.status}`;
   }
+  if (resource.spec?.recoveryPolicy === 'Recreate' && cloud.status === 'FAILED') {
+    return 'preempted with recoveryPolicy Recreate, not replaced';
+  }
   return BROKEN.has(cloud.status) ? undefined : desiredStateProblem(tracked, resource.spec ?? {}, cloud);
 }
 

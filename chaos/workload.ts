@@ -50,18 +50,23 @@ const ENDPOINT_GPU = 'NVIDIA GeForce RTX 4090';
 /** A valid spec of `kind` with some variety (spot, paused, stopped, several worker counts). */
 export function validSpec(kind: KindName, random: Random): Spec {
   switch (kind) {
-    case 'GpuPod':
+    case 'GpuPod': {
+      const isSpot = random.chance(0.25);
       return {
         image: 'pytorch/pytorch:2.4.0',
         gpuType: random.pick(POD_GPUS),
         gpuCount: random.pick([1, 2]),
-        isSpot: random.chance(0.25),
+        isSpot,
+        ...recovery(isSpot, random),
         environmentVars: [{ key: 'CHAOS', value: '1' }],
         expose: [{ port: 8888 }],
         paused: random.chance(0.15),
       };
-    case 'GpuVm':
-      return { vmTypeId: random.pick(VM_TYPES), region: 'us-east-1', isSpot: random.chance(0.25) };
+    }
+    case 'GpuVm': {
+      const isSpot = random.chance(0.25);
+      return { vmTypeId: random.pick(VM_TYPES), region: 'us-east-1', isSpot, ...recovery(isSpot, random) };
+    }
     case 'ServerlessEndpoint':
       return {
         image: 'ghcr.io/example/worker:1.0',
@@ -71,6 +76,11 @@ export function validSpec(kind: KindName, random: Random): Spec {
         stopped: random.chance(0.1),
       };
   }
+}
+
+/** Half the spot resources replace what the cloud preempts; the others stay down. */
+function recovery(isSpot: boolean, random: Random): Spec {
+  return isSpot && random.chance(0.5) ? { recoveryPolicy: 'Recreate' } : {};
 }
 
 const UNKNOWN_GPU = 'NVIDIA Imaginary 9000';

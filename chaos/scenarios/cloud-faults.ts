@@ -68,6 +68,7 @@ export async function cloudFaults(run: RunContext): Promise<ScenarioResult> {
       baselineCreateCalls: baselineClasses.creates,
       baselineConvergedS: round(baseline.settled.convergence.ms / 1000),
       ambiguousRecoveries: countMessages(faulted.lines, 'made by an interrupted create'),
+      preemptedAndRecreated: countMessages(faulted.lines, 'before creating its replacement'),
       terminalRetries: retried,
     },
     violations: [
