@@ -3,7 +3,7 @@ import type { MixedResult } from './mixed-run.ts';
 import type { BenchResults } from './results.ts';
 import type { SizeResult } from './size-run.ts';
 import type { Distribution } from './stats.ts';
-import type { TargetCheck } from './targets.ts';
+import { type TargetCheck, writesPerResource } from './targets.ts';
 
 type Row = [label: string, value: (result: SizeResult) => string];
 
@@ -12,12 +12,14 @@ const sum = (record: Record<string, number>) => Object.values(record).reduce((a,
 
 const ROWS: Row[] = [
   ['load average at start', (r) => r.loadavgAtStart.join(' ')],
-  ['raw apiserver: create+status/s', (r) => String(r.raw.resourcesPerSecond)],
+  ['raw apiserver: create+status/s (2 writes)', (r) => String(r.raw.resourcesPerSecond)],
+  ['raw apiserver: equal writes/s (4 writes)', (r) => String(r.rawEqual.resourcesPerSecond)],
+  ['operator: apiserver writes per resource', (r) => String(writesPerResource(r))],
   ['operator: apply → all Ready (s)', (r) => String(r.convergence.seconds)],
   ['operator: resources Ready/s', (r) => String(r.convergence.resourcesPerSecond)],
   [
-    'operator rate / raw rate',
-    (r) => `${Math.round((r.convergence.resourcesPerSecond / r.raw.resourcesPerSecond) * 100)}%`,
+    'operator rate / equal-writes raw rate',
+    (r) => `${Math.round((r.convergence.resourcesPerSecond / r.rawEqual.resourcesPerSecond) * 100)}%`,
   ],
   ['burst: create → cloud p50/p99 (ms)', (r) => pct(r.convergence.createToCloudMs)],
   ['burst: create → Ready p50/p99 (ms)', (r) => pct(r.convergence.createToReadyMs)],
@@ -46,8 +48,8 @@ const ROWS: Row[] = [
   ],
   ['restart: shutdown / catch-up (ms)', (r) => `${r.restart.shutdownMs} / ${r.restart.catchUpMs}`],
   [
-    'restart: quiet after (s) / cloud calls',
-    (r) => `${r.restart.quietAfterSeconds} / ${sum(r.restart.cloudCalls)}`,
+    'restart: quiet after (s) / cloud calls / restart cost',
+    (r) => `${r.restart.quietAfterSeconds} / ${sum(r.restart.cloudCalls)} / ${r.restart.restartCalls}`,
   ],
   ['deletion: all gone (s) / per s', (r) => `${r.deletion.seconds} / ${r.deletion.resourcesPerSecond}`],
   ['operator warnings logged', (r) => String(r.operatorWarnings.count)],

@@ -17,7 +17,7 @@ export interface Session {
   readonly operatorEntry: string;
 }
 
-const created = z.looseObject({ metadata: z.looseObject({ name: z.string() }) });
+const created = z.looseObject({ metadata: z.looseObject({ name: z.string(), resourceVersion: z.string() }) });
 
 export async function ensureNamespace(kube: KubeClient, name: string): Promise<void> {
   try {
@@ -31,12 +31,18 @@ export async function ensureNamespace(kube: KubeClient, name: string): Promise<v
   }
 }
 
-export async function createResource(kube: KubeClient, namespace: string, manifest: Manifest): Promise<void> {
-  await kube.request(created, {
+/** Creates the resource and answers its resourceVersion. */
+export async function createResource(
+  kube: KubeClient,
+  namespace: string,
+  manifest: Manifest,
+): Promise<string> {
+  const object = await kube.request(created, {
     method: 'POST',
     path: collectionPath(manifest.resource, namespace),
     body: manifest.body,
   });
+  return object.metadata.resourceVersion;
 }
 
 export async function deleteResource(

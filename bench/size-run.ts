@@ -19,7 +19,10 @@ import { ResourceWatch } from './watch.ts';
 export interface SizeResult {
   size: number;
   loadavgAtStart: number[];
+  /** The 2-write reference loop. */
   raw: RawResult;
+  /** The loop making the operator's writes per resource: what the operator's rate is judged against. */
+  rawEqual: RawResult;
   startup: StartupResult;
   convergence: ConvergenceResult;
   /** Creates one at a time at --paced-rate on top of N Ready: latency without queueing. */
@@ -45,7 +48,9 @@ export async function runSize(session: Session, size: number): Promise<SizeResul
   const { stack, options, log } = session;
   const loadavgAtStart = loadavg().map((value) => Math.round(value * 100) / 100);
   log.info({ size }, 'raw apiserver throughput');
-  const raw = await measureRaw(session, `raw-${size}`, size);
+  const raw = await measureRaw(session, `raw-${size}`, size, 'reference');
+  log.info({ size }, 'raw apiserver throughput, equal writes');
+  const rawEqual = await measureRaw(session, `raw-eq-${size}`, size, 'equal');
   const namespace = `bench-${size}`;
   await ensureNamespace(stack.kube, namespace);
   const watch = new ResourceWatch(stack.kube, RESOURCES.gpuPod, namespace, log);
@@ -102,6 +107,7 @@ export async function runSize(session: Session, size: number): Promise<SizeResul
       size,
       loadavgAtStart,
       raw,
+      rawEqual,
       startup: started.startup,
       convergence,
       paced,

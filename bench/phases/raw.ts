@@ -1,8 +1,11 @@
-// The limit: the apiserver's own throughput for the writes convergence needs (create the resource, then
-// write its status), from a tight loop with no operator logic, at the same client concurrency. The
+// The limit: the apiserver's own throughput for the writes convergence needs, from a tight loop with no
+// operator logic, at the same client concurrency. Two loops: the reference (create the resource, then
+// write its status: 2 writes) and one making the writes the crash-safe operator makes for each resource
+// (create; create intent and finalizer; id and late-initialised fields; status: 4 writes). The
 // namespace is watched as the benchmark watches the operator's, so both runs pay the same watch cost.
 import { z } from 'zod';
 import { collectionPath, objectPath } from '../../src/kube/resource-type.ts';
+import { CREATE_INTENT, EXTERNAL_ID, FINALIZER } from '../../src/managed/annotations.ts';
 import { gpuPod, names, readyPodStatus } from '../manifests.ts';
 import { forEachConcurrently } from '../parallel.ts';
 import { cpuOf } from '../process-stats.ts';
@@ -11,7 +14,12 @@ import { RESOURCES } from '../stack.ts';
 import { round } from '../stats.ts';
 import { ResourceWatch } from '../watch.ts';
 
+/** Which writes each resource gets: the 2-write reference, or as many as the operator makes. */
+export type RawWrites = 'reference' | 'equal';
+
 export interface RawResult {
+  writes: RawWrites;
+  writesPerResource: number;
   count: number;
   concurrency: number;
   seconds: number;
@@ -20,7 +28,12 @@ export interface RawResult {
   controlPlaneCores: number;
 }
 
-export async function measureRaw(session: Session, namespace: string, count: number): Promise<RawResult> {
+export async function measureRaw(
+  session: Session,
+  namespace: string,
+  count: number,
+  writes: RawWrites,
+): Promise<RawResult> {
   const { kube } = session.stack;
   await ensureNamespace(kube, namespace);
   const manifests = names('raw', count).map(gpuPod);
@@ -30,7 +43,30 @@ export async function measureRaw(session: Session, namespace: string, count: num
   const began = Date.now();
   try {
     await forEachConcurrently(manifests, session.options.concurrency, async (manifest, index) => {
-      await createResource(kube, namespace, manifest);
+      const created = await createResource(kube, namespace, manifest);
+      const path = objectPath(RESOURCES.gpuPod, { namespace, name: manifest.name });
+      if (writes === 'equal') {
+        const intent = { [CREATE_INTENT]: `${Date.now()}.seal`, 'gpucloud.io/create-name': manifest.name };
+        await kube.request(z.unknown(), {
+          method: 'PATCH',
+          path,
+          body: { metadata: { annotations: intent, finalizers: [FINALIZER], resourceVersion: created } },
+        });
+        await kube.request(z.unknown(), {
+          method: 'PATCH',
+          path,
+          body: {
+            metadata: {
+              annotations: {
+                [EXTERNAL_ID]: String(index + 1),
+                [CREATE_INTENT]: null,
+                'gpucloud.io/create-name': null,
+              },
+            },
+            spec: { name: manifest.name, isSpot: false, paused: false },
+          },
+        });
+      }
       await kube.request(z.unknown(), {
         method: 'PATCH',
         path: `${objectPath(RESOURCES.gpuPod, { namespace, name: manifest.name })}/status`,
@@ -51,6 +87,8 @@ export async function measureRaw(session: Session, namespace: string, count: num
     timeoutMs: 600_000,
   });
   return {
+    writes,
+    writesPerResource: writes === 'equal' ? 4 : 2,
     count,
     concurrency: session.options.concurrency,
     seconds: round(ms / 1000, 2),

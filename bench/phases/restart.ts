@@ -6,7 +6,10 @@ import { megabytes, RssSampler } from '../process-stats.ts';
 import type { Session } from '../session.ts';
 import { delta, round } from '../stats.ts';
 import type { ResourceWatch } from '../watch.ts';
-import { waitForQuiet } from './steady.ts';
+import { classify, waitForQuiet } from './steady.ts';
+
+/** The pod list is one call, unpaged. */
+const POD_LIST_PAGES = 1;
 
 export interface RestartResult {
   shutdownMs: number;
@@ -16,6 +19,13 @@ export interface RestartResult {
   quietAfterSeconds: number;
   /** Cloud calls from spawn until quiet. */
   cloudCalls: Record<string, number>;
+  /** Pages one list of every pod takes: what a restart must cost at least. */
+  listPages: number;
+  /**
+   * What the restart itself cost: one list's pages and every call that is neither a periodic list nor a
+   * budgeted details refresh (a get per resource, say). The periodic lists and details are in cloudCalls.
+   */
+  restartCalls: number;
   peakRssMb: number;
 }
 
@@ -42,13 +52,16 @@ export async function restartOperator(
     );
     const catchUpMs = (watch.phase.get(victim.name)?.since ?? 0) - operator.startedAt;
     const quietSince = await waitForQuiet(session, [watch], 300_000);
+    const cloudCalls = delta(calls0, sim.calls.snapshot().byOperation);
     return {
       operator,
       restart: {
         shutdownMs,
         catchUpMs,
         quietAfterSeconds: round((quietSince - operator.startedAt) / 1000),
-        cloudCalls: delta(calls0, sim.calls.snapshot().byOperation),
+        cloudCalls,
+        listPages: POD_LIST_PAGES,
+        restartCalls: POD_LIST_PAGES + classify(cloudCalls).other,
         peakRssMb: megabytes(rss.stop()),
       },
     };

@@ -37,7 +37,8 @@ export interface SteadyResult {
 
 type Calls = Record<string, number>;
 
-function classify(calls: Calls) {
+/** Calls by class: state lists, budgeted details, fetches of details, and everything else. */
+export function classify(calls: Calls) {
   let lists = 0;
   let details = 0;
   let fetches = 0;

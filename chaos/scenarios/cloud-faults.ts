@@ -29,6 +29,8 @@ const CALLS_TARGET = 3;
 
 interface Played {
   readonly namespace: string;
+  /** Running spot pods and VMs preempted on purpose at the end of the faulted drive. */
+  readonly preempted: number;
   readonly stats: DriveStats;
   readonly settled: Settled;
   readonly crashes: number;
@@ -68,6 +70,7 @@ export async function cloudFaults(run: RunContext): Promise<ScenarioResult> {
       baselineCreateCalls: baselineClasses.creates,
       baselineConvergedS: round(baseline.settled.convergence.ms / 1000),
       ambiguousRecoveries: countMessages(faulted.lines, 'made by an interrupted create'),
+      preempted: faulted.preempted,
       preemptedAndRecreated: countMessages(faulted.lines, 'before creating its replacement'),
       terminalRetries: retried,
     },
@@ -94,9 +97,19 @@ async function play(
     const spread = Math.max(...lives.map((life) => life.createAt));
     const halfway = setTimeout(() => trial.sim.faults.set({ dropAfterEffect: false }), spread / 2);
     const stats = await trial.drive(lives).finally(() => clearTimeout(halfway));
+    // Every spot object still running is taken back at once: those with recoveryPolicy Recreate must
+    // each end with exactly one live replacement, the others stay down.
+    const preempted = faults ? preemptRunningSpot(trial) : 0;
     trial.sim.faults.reset();
     const settled = await trial.settle();
-    return { namespace: trial.namespace, stats, settled, crashes: trial.crashes, lines: trial.logLines() };
+    return {
+      namespace: trial.namespace,
+      preempted,
+      stats,
+      settled,
+      crashes: trial.crashes,
+      lines: trial.logLines(),
+    };
   } finally {
     await trial.close();
   }
@@ -124,6 +137,12 @@ function terminalRetries(played: Played, lives: readonly Life[]): number {
     .filter((life) => life.rejected)
     .map((life) => failuresOf(failures, life.kind, played.namespace, life.name).filter((f) => f.terminal))
     .reduce((sum, terminal) => sum + Math.max(0, terminal.length - 1), 0);
+}
+
+function preemptRunningSpot(trial: Trial): number {
+  const state = trial.sim.state.snapshot();
+  const running = [...state.pods, ...state.vms].filter((object) => object.isSpot && object.status === 'RUNNING');
+  return running.filter((object) => trial.sim.faults.preempt(object.id)).length;
 }
 
 /** Calls of the periodic lists and of creates, out of all calls. */

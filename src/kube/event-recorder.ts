@@ -19,6 +19,12 @@ export interface EventRecorderOptions {
   readonly burstPerObject?: number;
   /** ... and how often it earns one more afterwards (client-go: every 5 minutes). */
   readonly refillIntervalMs?: number;
+  /**
+   * Normal events all objects together may emit per second (default 5, bursts of 25); Warnings are never
+   * held back by it. A burst of thousands of creates would otherwise double the apiserver's writes with
+   * one "Created" event each, for what every status already says.
+   */
+  readonly normalPerSecond?: number;
   /** Distinct event series and objects remembered for aggregation and rate limiting. */
   readonly cacheSize?: number;
   /** Events waiting to be written; beyond it new ones are dropped (client-go: 1000). */
@@ -89,6 +95,7 @@ export class EventRecorder {
   readonly #queue: Series[] = [];
   readonly #series = new Map<string, Series>();
   readonly #buckets = new Map<string, TokenBucket>();
+  readonly #normal: TokenBucket;
   readonly #inFlight = new Set<Promise<void>>();
   #sequence = 0;
 
@@ -103,6 +110,8 @@ export class EventRecorder {
     this.#maxQueued = options.maxQueued ?? 1000;
     this.#writers = options.writers ?? 2;
     this.#onDropped = options.onDropped ?? (() => {});
+    const normalPerSecond = options.normalPerSecond ?? 5;
+    this.#normal = new TokenBucket(normalPerSecond, normalPerSecond * 5);
   }
 
   /** Records an event about `obj`, which must carry apiVersion and kind (cached objects do). */
@@ -113,7 +122,7 @@ export class EventRecorder {
       return;
     }
     const objectId = reference.uid ?? `${reference.kind}/${reference.namespace}/${reference.name}`;
-    if (!this.#allow(objectId)) {
+    if (!this.#allow(objectId) || (type === 'Normal' && !this.#normal.tryTake())) {
       this.#drop('rate_limited', reason, reference);
       return;
     }

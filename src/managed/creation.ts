@@ -6,7 +6,7 @@ import { isConflict, ReconcileError } from './errors.ts';
 import { type ActContext, cloudName, type ExternalKind, type ManagedObject } from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
 import type { ManagedStore } from './store.ts';
-import type { ManagedWriter, ObjectPatch } from './writer.ts';
+import type { ManagedWriter, Metadata, ObjectPatch } from './writer.ts';
 
 export interface CreationOptions {
   /**
@@ -29,8 +29,14 @@ export interface CreationOptions {
  * initialisation did not run with it), or how long to wait before the search can be trusted.
  */
 export type Obtained<Cloud> =
-  | { kind: 'have'; cloud: Cloud; created: boolean; filled: Record<string, unknown> | undefined }
+  | ({ kind: 'have'; cloud: Cloud; created: boolean } & Recorded)
   | { kind: 'wait'; ms: number };
+
+/** What recording an id wrote: the metadata as stored, and the spec fields filled with it. */
+export interface Recorded {
+  metadata: Metadata;
+  filled: Record<string, unknown> | undefined;
+}
 
 /** The spec fields to fill from the object a create made or found (late initialisation). */
 export type SpecFill<Cloud> = (cloud: Cloud) => Record<string, unknown>;
@@ -114,8 +120,8 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     const found = await this.find(mr, intentAt, ctx);
     if (found.kind === 'wait') return found;
     if (found.cloud) {
-      const filled = await this.record(mr, found.cloud, fill);
-      return { kind: 'have', cloud: found.cloud, created: false, filled };
+      const recorded = await this.record(mr, found.cloud, fill);
+      return { kind: 'have', cloud: found.cloud, created: false, ...recorded };
     }
     // Nothing was made: this create is a new one, and its intent must name it as it is sent now (the
     // resource may have been renamed since the old intent), or a search after a lost answer would miss it.
@@ -151,27 +157,26 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
    * answers those fields, or undefined when they could not go with the id. The fields are written only to
    * the version read, lest a user's value set meanwhile be overwritten; the id is written in any case.
    */
-  async record(
-    mr: ManagedObject<Spec>,
-    cloud: Cloud,
-    fill?: SpecFill<Cloud>,
-  ): Promise<Record<string, unknown> | undefined> {
+  async record(mr: ManagedObject<Spec>, cloud: Cloud, fill?: SpecFill<Cloud>): Promise<Recorded> {
     const id = this.#adapter.idOf(cloud);
     const annotations = { [EXTERNAL_ID]: id, [CREATE_INTENT]: null, [CREATE_NAME]: null };
     const spec = fill?.(cloud);
-    let filled: Record<string, unknown> | undefined;
+    let recorded: Recorded | undefined;
     if (spec && Object.keys(spec).length > 0) {
       try {
-        await this.#writer.patchObject(mr, { annotations, spec, ifUnchanged: true });
-        filled = spec;
+        const metadata = await this.#writer.patchObject(mr, { annotations, spec, ifUnchanged: true });
+        recorded = { metadata, filled: spec };
       } catch (error) {
         if (!isConflict(error)) throw error;
       }
     }
-    if (filled === undefined) await this.#writer.patchObject(mr, { annotations });
+    recorded ??= {
+      metadata: await this.#writer.patchObject(mr, { annotations }),
+      filled: spec && Object.keys(spec).length === 0 ? {} : undefined,
+    };
     this.#intents.delete(mr.metadata.uid);
     this.#recorded.set(mr.metadata.uid, id);
-    return filled ?? (spec && Object.keys(spec).length === 0 ? {} : undefined);
+    return recorded;
   }
 
   /** Whether this process recorded `id` for `uid` after creating (or recovering) it: no adoption. */
@@ -214,8 +219,8 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     this.#cache.remember(cloud);
     const intent = this.#intents.get(mr.metadata.uid);
     if (intent) intent.created = cloud;
-    const filled = await this.record(mr, cloud, fill);
-    return { kind: 'have', cloud, created: true, filled };
+    const recorded = await this.record(mr, cloud, fill);
+    return { kind: 'have', cloud, created: true, ...recorded };
   }
 
   #markAmbiguous(mr: ManagedObject<Spec>, error: unknown): void {

@@ -7,6 +7,7 @@ import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from './annotations
 import { type ClaimVerdict, judgeClaim } from './claims.ts';
 import { type ConditionInput, mergeConditions, statusChanged } from './conditions.ts';
 import type { Connection, ConnectionPool } from './connections.ts';
+import type { Recorded } from './creation.ts';
 import { isConflict, ReconcileError, toReconcileError, withoutSecrets } from './errors.ts';
 import { type ActContext, type CommonSpec, keyOf, type ManagedObject, type Plan } from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
@@ -52,8 +53,8 @@ interface View<Cloud> {
 type Observation<Cloud> =
   | (View<Cloud> & {
       kind: 'seen';
-      /** Just created or recovered, with the spec fields written with its id (undefined: none). */
-      obtained?: { filled: Record<string, unknown> | undefined };
+      /** Just created or recovered: what recording its id wrote. */
+      obtained?: Recorded;
     })
   | { kind: 'missing'; id: string }
   | { kind: 'wait'; ms: number };
@@ -191,7 +192,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     // Filled by this process, and the copy read may be older than that write.
     let filled = recorded === undefined ? this.#initialized.get(uid) : undefined;
     if (observed.obtained?.filled) filled = observed.obtained.filled;
-    let { metadata } = mr;
+    let metadata = observed.obtained?.metadata ?? mr.metadata;
     // What was just obtained went through the create intent, which wrote the finalizer.
     if (!observed.obtained && recorded === undefined && filled === undefined) {
       const fill = this.#fillFor(mr, observed.cloud, conn);
@@ -296,7 +297,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       kind: 'seen',
       cloud: await conn.cache.complete(obtained.cloud),
       partial: false,
-      obtained: { filled: obtained.filled },
+      obtained: { metadata: obtained.metadata, filled: obtained.filled },
     };
   }
 

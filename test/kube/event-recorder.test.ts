@@ -146,6 +146,24 @@ describe('EventRecorder against a real apiserver', () => {
     assert.deepEqual(dropped, ['queue_full']);
   });
 
+  test('Normal events share one budget across objects; Warnings are never held back by it', async () => {
+    const targets = await Promise.all(
+      ['many-a', 'many-b', 'many-c', 'many-d'].map((name) => createConfigMap(client, namespace, name)),
+    );
+    const dropped: string[] = [];
+    // A budget of 0.4 per second bursts to 2: two of four creates are told, the others dropped.
+    const events = recorder({ normalPerSecond: 0.4, onDropped: (cause) => dropped.push(cause) });
+    for (const target of targets) events.event(target, 'Normal', 'Created', 'created cloud pod');
+    events.event(targets[3] as KubeObject, 'Warning', 'Failed', 'the cloud reports the pod FAILED');
+    await events.flush();
+    const written = await Promise.all(targets.map(eventsFor));
+    assert.deepEqual(
+      written.map((items) => items.map((e) => e.reason)),
+      [['Created'], ['Created'], [], ['Failed']],
+    );
+    assert.deepEqual(dropped, ['rate_limited', 'rate_limited']);
+  });
+
   test('starts a new event when the aggregated one has expired', async () => {
     const obj = await createConfigMap(client, namespace, 'expired');
     const events = recorder();
