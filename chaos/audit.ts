@@ -4,7 +4,10 @@ import { liveOwned, type Observation, resourceOfTracked } from './observation.ts
 
 /** The invariants every scenario must keep; any non-zero count fails the run. */
 export interface Findings {
-  /** Cloud objects made beyond the first for one resource, over the whole scenario. */
+  /**
+   * Cloud objects made beyond the first for one resource, over the whole scenario; for a resource that
+   * replaces what the cloud preempts (recoveryPolicy Recreate), objects live at the same time as another.
+   */
   duplicates: number;
   /** Live cloud objects of deleted resources, or of no resource at all. */
   leaks: number;
@@ -21,10 +24,17 @@ export interface Findings {
 export function audit(ledger: Ledger, observation: Observation, history: CloudHistory): Findings {
   const findings: Findings = { duplicates: 0, leaks: 0, stuckFinalizers: 0, notes: [] };
   const made = history.madePerResource();
+  const overlaps = history.overlapsPerResource();
   for (const tracked of ledger.all()) {
     const label = `${tracked.kind}/${tracked.name}`;
     const count = made.get(tracked.uid) ?? 0;
-    if (count > 1) {
+    const overlapping = overlaps.get(tracked.uid) ?? 0;
+    if (tracked.spec.recoveryPolicy === 'Recreate') {
+      if (overlapping > 0) {
+        findings.duplicates += overlapping;
+        findings.notes.push(`duplicate: ${label} had ${overlapping + 1} cloud objects live at once`);
+      }
+    } else if (count > 1) {
       findings.duplicates += count - 1;
       findings.notes.push(`duplicate: ${label} had ${count} cloud objects made for it`);
     }

@@ -65,6 +65,9 @@ export class CloudHistory {
   readonly #ledger: Ledger;
   /** Object key → uid of the resource it was made for (undefined: nobody's). */
   readonly #owners = new Map<string, string | undefined>();
+  /** Object key → the first and last sample in which it was live. */
+  readonly #lives = new Map<string, { first: number; last: number }>();
+  #samples = 0;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(sim: RunningSimulator, ledger: Ledger) {
@@ -82,10 +85,35 @@ export class CloudHistory {
   }
 
   sample(): void {
+    const sample = this.#samples++;
     for (const object of cloudObjects(this.#sim.state.snapshot())) {
       const key = `${object.kind}/${object.id}`;
       if (!this.#owners.has(key)) this.#owners.set(key, ownerOf(object, this.#ledger)?.uid);
+      if (!object.live) continue;
+      const life = this.#lives.get(key);
+      if (life) life.last = sample;
+      else this.#lives.set(key, { first: sample, last: sample });
     }
+  }
+
+  /**
+   * How many cloud objects of each resource, by uid, were seen live while another of it still was: what a
+   * replacement must never be (recovery deletes a preempted object before it creates the next one).
+   */
+  overlapsPerResource(): Map<string, number> {
+    const lives = new Map<string, Array<{ first: number; last: number }>>();
+    for (const [key, uid] of this.#owners) {
+      const life = this.#lives.get(key);
+      if (uid === undefined || !life) continue;
+      lives.set(uid, [...(lives.get(uid) ?? []), life]);
+    }
+    const overlaps = new Map<string, number>();
+    for (const [uid, spans] of lives) {
+      const sorted = spans.toSorted((a, b) => a.first - b.first);
+      const count = sorted.filter((span, i) => sorted.slice(0, i).some((before) => span.first <= before.last)).length;
+      if (count > 0) overlaps.set(uid, count);
+    }
+    return overlaps;
   }
 
   /** How many cloud objects were ever made for each resource, by uid. */
