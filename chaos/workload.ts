@@ -57,7 +57,8 @@ export function validSpec(kind: KindName, random: Random): Spec {
         gpuType: random.pick(POD_GPUS),
         gpuCount: random.pick([1, 2]),
         isSpot,
-        ...recovery(isSpot, random),
+        // Every spot pod recovers, so the faulted run's preemptions always replace something.
+        ...(isSpot ? { recoveryPolicy: 'Recreate' } : {}),
         environmentVars: [{ key: 'CHAOS', value: '1' }],
         expose: [{ port: 8888 }],
         paused: random.chance(0.15),
@@ -78,7 +79,7 @@ export function validSpec(kind: KindName, random: Random): Spec {
   }
 }
 
-/** Half the spot resources replace what the cloud preempts; the others stay down. */
+/** Half the spot VMs replace what the cloud preempts; the others stay down. */
 function recovery(isSpot: boolean, random: Random): Spec {
   return isSpot && random.chance(0.5) ? { recoveryPolicy: 'Recreate' } : {};
 }
