@@ -64,6 +64,8 @@ export class CloudCache<Cloud> {
   #waiters: Waiter[] = [];
   /** Ids a callback is having read now, so a repeated callback does not read them twice. */
   readonly #reading = new Set<string>();
+  /** When a callback last had one object read: within the coalescing window, the next rides a list. */
+  #readAt = Number.NEGATIVE_INFINITY;
   #stopped = false;
   #failures = 0;
 
@@ -143,7 +145,7 @@ export class CloudCache<Cloud> {
    * it: it is asked to check, unless the cache shows that state by the time it starts — a create answers
    * with its state, so the callback announcing that same state (often arriving before the answer) is no
    * news, and under a burst of creates it would otherwise cost one list per minimum interval. With no
-   * list due so soon, that one object is read.
+   * list due so soon, that one object is read — one per window: a burst of callbacks shares a list.
    */
   hint(id: string, phase: string): void {
     if (this.#shows(id, phase) || this.#stopped) return;
@@ -156,14 +158,16 @@ export class CloudCache<Cloud> {
   }
 
   #listDueWithin(ms: number): boolean {
+    const now = Date.now();
     const pending = this.#running !== undefined || this.#asked || this.#hinted.size > 0;
-    return pending || this.#waiters.length > 0 || this.#timerAt <= Date.now() + ms;
+    return pending || this.#waiters.length > 0 || this.#timerAt <= now + ms || now - this.#readAt < ms;
   }
 
   async #readOne(id: string): Promise<void> {
     if (this.#reading.has(id)) return;
     this.#reading.add(id);
     const startedAt = Date.now();
+    this.#readAt = startedAt;
     try {
       const cloud = await this.#adapter.get(id);
       if (cloud === undefined || this.#stopped) {
