@@ -41,6 +41,8 @@ export interface CommonSpec {
   managementPolicies?: readonly ManagementPolicy[] | undefined;
   /** Kinds with spot capacity: whether a preempted object is replaced. */
   recoveryPolicy?: RecoveryPolicy | undefined;
+  /** A Secret of the resource's namespace to write its connection details into. */
+  writeConnectionSecretToRef?: { name: string } | undefined;
 }
 
 /** The name the cloud resource gets: `spec.name`, or the custom resource's own name. */
@@ -175,6 +177,11 @@ export interface ExternalKind<Spec, Cloud> {
    * `Synced=False`, reason `Drifted`, never fixed by a silent re-create. Only fields the object reports.
    */
   drift?(mr: ManagedObject<Spec>, cloud: Cloud): string[];
+  /**
+   * What a workload needs to reach the object (SSH command, addresses, URLs), from the status about to be
+   * written, as the keys and values of its connection Secret.
+   */
+  connectionDetails?(status: Readonly<Record<string, unknown>>): Record<string, string>;
   /** Kinds that rent spot capacity: whether the spec asks for it, and whether the cloud took it back. */
   readonly spot?: {
     requested(spec: Spec): boolean;

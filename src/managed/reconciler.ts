@@ -6,6 +6,7 @@ import { notAllowed } from './accounts.ts';
 import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
 import { type ClaimVerdict, judgeClaim } from './claims.ts';
 import { type ConditionInput, mergeConditions, statusChanged } from './conditions.ts';
+import { ConnectionSecrets } from './connection-secret.ts';
 import type { Connection, ConnectionPool } from './connections.ts';
 import type { Recorded } from './creation.ts';
 import { isConflict, ReconcileError, toReconcileError, withoutSecrets } from './errors.ts';
@@ -78,6 +79,7 @@ const RECREATE_BACKOFF_MS = { first: 10_000, max: 300_000 };
 export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #o: ManagedReconcilerOptions<Spec, Cloud>;
   readonly #refused = new TerminalFailures();
+  readonly #secrets: ConnectionSecrets;
   /**
    * What late initialisation filled, by uid, until the status shows it: a reconcile reading a copy from
    * before that status write must not take the filled fields for the user's and record none.
@@ -86,6 +88,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
 
   constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
     this.#o = options;
+    this.#secrets = new ConnectionSecrets(options.writer);
   }
 
   async reconcile(key: ObjectKey): Promise<Result> {
@@ -531,6 +534,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await this.#o.writer.patchObject(mr, { finalizers });
     this.#refused.forget(mr.metadata.uid);
     this.#initialized.delete(mr.metadata.uid);
+    this.#secrets.forget(mr.metadata.uid);
     const id = mr.metadata.annotations?.[EXTERNAL_ID];
     if (conn) {
       conn.creation.forget(mr.metadata.uid);
@@ -586,19 +590,20 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const own = view.partial
       ? { ...pickCommon(mr.status), ...definedOnly(adapter.statusOf(cloud)) }
       : adapter.statusOf(cloud);
-    await this.#writeStatus(
-      mr,
-      {
-        ...own,
-        ...(await this.#detailsFor(mr, cloud, t)),
-        ...spot,
-        lateInitialized,
-        cloudFingerprint: digest(adapter.fingerprint(cloud)),
-        id: adapter.idOf(cloud),
-        phase,
-      },
-      conditions,
-    );
+    const fields = {
+      ...own,
+      ...(await this.#detailsFor(mr, cloud, t)),
+      ...spot,
+      lateInitialized,
+      cloudFingerprint: digest(adapter.fingerprint(cloud)),
+      id: adapter.idOf(cloud),
+      phase,
+    };
+    const ref = mr.spec.writeConnectionSecretToRef;
+    if (ref && adapter.connectionDetails) {
+      await this.#secrets.publish(mr, ref.name, adapter.connectionDetails(fields));
+    }
+    await this.#writeStatus(mr, fields, conditions);
   }
 
   /** Synced: True, or False with reason Drifted naming the fields the cloud cannot change to match. */

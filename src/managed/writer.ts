@@ -1,11 +1,27 @@
 import { z } from 'zod';
 import type { KubeClient } from '../kube/client.ts';
-import { objectPath, type ResourceType } from '../kube/resource-type.ts';
-import { readSecret } from '../kube/secrets.ts';
+import { collectionPath, objectPath, type ResourceType, secrets } from '../kube/resource-type.ts';
+import { readSecret, readSecretObject } from '../kube/secrets.ts';
 import type { ManagedObject } from './external-kind.ts';
 import { managedEnvelope } from './store.ts';
 
 const MAX_OWN_WRITES = 10_000;
+
+/** The `type` of the Secrets the operator writes connection details into. */
+export const CONNECTION_SECRET_TYPE = 'connection.gpucloud.io/v1';
+
+/** The resource as the controller owner of what it makes: garbage-collected with it. */
+function controllerReference(mr: ManagedObject<unknown>) {
+  const { apiVersion, kind, metadata } = mr;
+  return {
+    apiVersion,
+    kind,
+    name: metadata.name,
+    uid: metadata.uid,
+    controller: true,
+    blockOwnerDeletion: false,
+  };
+}
 
 /** The generic reconciler's writes, as apiserver calls on one custom-resource kind. */
 export function managedWriter(client: KubeClient, resource: ResourceType): ManagedWriter {
@@ -44,6 +60,40 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
       });
     },
     readSecret: (namespace, name) => readSecret(client, namespace, name),
+    async writeOwnedSecret(mr, name, data) {
+      const namespace = mr.metadata.namespace;
+      const existing = await readSecretObject(client, namespace, name);
+      const encoded = Object.fromEntries(
+        Object.entries(data).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
+      );
+      if (!existing) {
+        await client.request(z.unknown(), {
+          method: 'POST',
+          path: collectionPath(secrets, namespace),
+          body: {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            type: CONNECTION_SECRET_TYPE,
+            metadata: { name, namespace, ownerReferences: [controllerReference(mr)] },
+            data: encoded,
+          },
+        });
+        return 'written';
+      }
+      const controller = existing.metadata.ownerReferences?.find((owner) => owner.controller === true);
+      if (controller?.uid !== mr.metadata.uid) return 'not-owned';
+      // Keys no longer reported are removed; the write is conditional, lest another writer's change be lost.
+      const removed = Object.keys(existing.data ?? {}).filter((key) => !(key in encoded));
+      await client.request(z.unknown(), {
+        method: 'PATCH',
+        path: objectPath(secrets, { namespace, name }),
+        body: {
+          metadata: { resourceVersion: existing.metadata.resourceVersion },
+          data: { ...encoded, ...Object.fromEntries(removed.map((key) => [key, null])) },
+        },
+      });
+      return 'written';
+    },
   };
 }
 
@@ -75,4 +125,13 @@ export interface ManagedWriter {
   patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<void>;
   /** A Secret's decoded data, or `undefined` when the Secret does not exist. */
   readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+  /**
+   * Creates or updates Secret `name` in the resource's namespace with `data`, owned by the resource;
+   * `not-owned` (and nothing written) when a Secret of that name exists that the resource does not control.
+   */
+  writeOwnedSecret(
+    mr: ManagedObject<unknown>,
+    name: string,
+    data: Record<string, string>,
+  ): Promise<'written' | 'not-owned'>;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { ApiextensionsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, KubernetesObjectApi } from '@kubernetes/client-node';
 import { API_VERSION, kinds } from '../../src/resources/kinds.ts';
 import { useControlPlane } from '../support/control-plane.ts';
 import { installCrds } from '../support/crds.ts';
@@ -38,15 +38,18 @@ describe('the CRDs through kubectl', () => {
 
   test('every example is accepted', async () => {
     const core = controlPlane().kubeConfig.makeApiClient(CoreV1Api);
+    const objects = KubernetesObjectApi.makeApiClient(controlPlane().kubeConfig);
     for (const { file, manifest } of await readExamples()) {
       if (manifest.apiVersion === API_VERSION) {
         const created = await resources.create(manifest);
         assert.equal(created.metadata.name, manifest.metadata.name, file);
+      } else if (manifest.kind === 'Deployment') {
+        await objects.create({ ...manifest, metadata: { ...manifest.metadata, namespace: NAMESPACE } });
       } else {
         assert.equal(
           manifest.kind,
           'Secret',
-          `${file}: examples only carry Secrets beside the custom resources`,
+          `${file}: examples only carry Secrets and Deployments that read them beside the custom resources`,
         );
         await core.createNamespacedSecret({ namespace: NAMESPACE, body: manifest });
       }

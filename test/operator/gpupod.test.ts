@@ -51,10 +51,11 @@ describe('GpuPod lifecycle', () => {
     const status = ready?.status as Record<string, unknown>;
     assert.equal(typeof status.sshCommand, 'string');
     assert.equal(typeof status.region, 'string');
-    assert.match(
-      String((status.exposedPorts as Array<{ ingressUrl: string }>)[0]?.ingressUrl),
-      /^https?:\/\//,
-    );
+    const [port] = status.exposedPorts as Array<Record<string, unknown>>;
+    assert.match(String(port?.ingressUrl), /^https?:\/\//);
+    assert.equal(typeof port?.host, 'string');
+    assert.equal(typeof status.cloudType, 'string');
+    assert.ok(Math.abs(Date.parse(String(status.createdAt)) - Date.now()) < 60_000, 'createdAt is recent');
     assert.equal(condition(ready, 'Synced')?.status, 'True');
 
     await cluster.waitFor(

@@ -56,6 +56,33 @@ describe('GpuVm and ServerlessEndpoint lifecycles', () => {
     assert.ok(['TERMINATING', 'TERMINATED'].includes(String(cloudVms('alice-box')[0]?.status)));
   });
 
+  test('a spot VM without isSpot in its manifest is made on demand, and shows its price and estimated cost', async () => {
+    const cluster = stack.cluster();
+    const { isSpot: _spot, ...spec } = gpuVm('priced').spec;
+    await cluster.create(resources.gpuVm, NS, { ...gpuVm('priced'), spec });
+    const priced = await cluster.waitFor(
+      resources.gpuVm,
+      NS,
+      'priced',
+      (obj) => isReady()(obj) && obj?.status?.estimatedCost !== undefined,
+      'Ready with a cost',
+    );
+    assert.equal(priced?.spec?.isSpot, false, 'late-initialised from the VM the create made');
+    const client = new GpuCloudClient({ baseUrl: stack.sim().url, apiKey: API_KEY });
+    try {
+      const listed = (await client.vms.types())
+        .flatMap(({ regions }) =>
+          regions.flatMap(({ region, types }) => types.map((type) => ({ region, type }))),
+        )
+        .find(({ region, type }) => region === 'us-east-1' && type.vmTypeId === 401);
+      assert.equal(priced?.status?.pricePerHour, listed?.type.pricePerHour);
+      assert.equal(priced?.status?.currency, listed?.type.currency);
+      assert.ok(Number(priced?.status?.estimatedCost) >= 0);
+    } finally {
+      await client.close();
+    }
+  });
+
   test('a key without terminate permission is a terminal PermissionDenied that keeps the finalizer until it is granted', async () => {
     const cluster = stack.cluster();
     await cluster.create(resources.gpuVm, NS, gpuVm('locked'));

@@ -121,6 +121,15 @@ export const providerConfigRefRule: CelRule = {
   fieldPath: '.spec.providerConfigRef',
 };
 
+export const writeConnectionSecretToRefSchema = z
+  .object({ name: dnsSubdomainSchema.describe('Name of the Secret, in the namespace of this resource.') })
+  .optional()
+  .describe(
+    'A Secret of this namespace to write what a workload needs to reach the resource into (SSH command, ' +
+      'addresses, URLs; see docs/reference). The Secret is created, owned by this resource and updated as ' +
+      'those change; an existing Secret this resource does not control is never overwritten.',
+  );
+
 /** Said of every field the operator fills from the cloud when a user leaves it out. */
 export const LATE_INITIALIZED =
   'Filled from the cloud when left out, once, when the resource is created or adopted.';
@@ -179,6 +188,29 @@ export const recoveryNeedsCreateAndDeleteRule: CelRule = {
  * Transition rules refusing the removal of fields the cloud API has no way to clear: its update is a
  * partial PATCH, so a field left out keeps its value in the cloud while the spec would say otherwise.
  */
+/** `ssh user@host -p 22` or `ssh -p 22 user@host` as its host and port. */
+export function sshEndpoint(command: unknown): { sshHost?: string; sshPort?: string } {
+  if (typeof command !== 'string') return {};
+  const [, ...args] = command.trim().split(/\s+/);
+  let host: string | undefined;
+  let port: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? '';
+    if (arg === '-p') port = args[++i];
+    else if (!arg.startsWith('-')) host ??= arg.slice(arg.indexOf('@') + 1);
+  }
+  return { ...(host ? { sshHost: host } : {}), ...(port ? { sshPort: port } : {}) };
+}
+
+/** The string-valued entries of `values`, for a connection Secret. */
+export function presentStrings(values: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(values).filter(
+      (entry): entry is [string, string] => typeof entry[1] === 'string' && entry[1] !== '',
+    ),
+  );
+}
+
 export function irremovable(fields: Readonly<Record<string, string>>): CelRule[] {
   return Object.entries(fields).map(([field, why]) => ({
     rule: `!has(oldSelf.${field}) || has(self.${field})`,

@@ -17,6 +17,7 @@ import {
   unlessNotFound,
 } from '../common/cloud.ts';
 import type { AdapterOptions } from '../common/registration.ts';
+import { presentStrings, sshEndpoint } from '../common/schema.ts';
 import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView } from './details.ts';
 import type { GpuPodSpec } from './schema.ts';
 
@@ -79,6 +80,15 @@ export function gpuPodAdapter(
       cleared: { paused: false },
     },
     drift: (mr, pod) => podDrift(mr, pod),
+    connectionDetails: (status) => ({
+      ...presentStrings({ sshCommand: status.sshCommand, internalIp: status.internalIp }),
+      ...sshEndpoint(status.sshCommand),
+      ...Object.fromEntries(
+        ((status.exposedPorts as Array<{ port: number; ingressUrl?: string }> | undefined) ?? [])
+          .filter((exposed) => exposed.ingressUrl)
+          .map((exposed) => [`url-${exposed.port}`, String(exposed.ingressUrl)]),
+      ),
+    }),
     spot: {
       requested: (spec) => spec.isSpot === true,
       preempted: (pod) => pod.isSpot && pod.status === 'FAILED',
@@ -91,12 +101,19 @@ export function gpuPodAdapter(
       gpuDisplayName: pod.gpuDisplayName,
       sshCommand: pod.sshCmd ?? undefined,
       internalIp: pod.internalIp ?? undefined,
-      exposedPorts: pod.expose?.map(({ port, protocol, ingressUrl, healthy }) => ({
-        port,
-        protocol,
-        ingressUrl,
-        healthy,
-      })),
+      exposedPorts: pod.expose?.map(
+        ({ port, protocol, ingressUrl, healthy, proxyPort, host, serviceName }) => ({
+          port,
+          protocol,
+          ingressUrl,
+          healthy,
+          proxyPort: proxyPort ?? undefined,
+          host,
+          serviceName: serviceName ?? undefined,
+        }),
+      ),
+      cloudType: pod.cloudType,
+      createdAt: new Date(pod.createdAt).toISOString(),
       prices:
         pod.singleCardPrice === undefined
           ? undefined
@@ -124,6 +141,7 @@ async function createRequest(
     paused: _paused,
     recoveryPolicy: _recovery,
     managementPolicies: _management,
+    writeConnectionSecretToRef: _secret,
     deletionPolicy: _policy,
     name: _name,
     providerConfigRef: _account,

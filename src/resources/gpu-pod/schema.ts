@@ -22,6 +22,7 @@ import {
   recoveryPolicySchema,
   regionSchema,
   sizeSchema,
+  writeConnectionSecretToRefSchema,
 } from '../common/schema.ts';
 
 const KIND = 'GpuPod';
@@ -112,11 +113,19 @@ const { shape, rules: immutabilityRules } = immutableExcept(
           `starts running. ${LATE_INITIALIZED} Removing it afterwards resumes the pod.`,
       ),
     recoveryPolicy: recoveryPolicySchema,
+    writeConnectionSecretToRef: writeConnectionSecretToRefSchema,
     managementPolicies: managementPoliciesSchema,
     deletionPolicy: deletionPolicySchema,
     providerConfigRef: providerConfigRefSchema,
   },
-  ['paused', 'recoveryPolicy', 'managementPolicies', 'deletionPolicy', 'providerConfigRef'],
+  [
+    'paused',
+    'recoveryPolicy',
+    'writeConnectionSecretToRef',
+    'managementPolicies',
+    'deletionPolicy',
+    'providerConfigRef',
+  ],
   ['name', 'isSpot'],
 );
 
@@ -158,6 +167,11 @@ export const GpuPodStatusSchema = z
     ...spotStatusShape,
     region: z.string().optional().describe('Region code the cloud placed the pod in.'),
     gpuDisplayName: z.string().optional().describe('Display name of the GPU model.'),
+    cloudType: z
+      .string()
+      .optional()
+      .describe('Kind of capacity the pod runs on, as the cloud names it (SECURE, COMMUNITY).'),
+    createdAt: z.iso.datetime().optional().describe('When the cloud created the pod.'),
     sshCommand: z.string().optional().describe('Command to open an SSH session to the pod.'),
     internalIp: z.string().optional().describe('IP address of the pod inside the cloud network.'),
     exposedPorts: listMap(
@@ -168,6 +182,12 @@ export const GpuPodStatusSchema = z
             protocol: z.string().optional().describe('Protocol served on the port.'),
             ingressUrl: z.string().optional().describe('URL that reaches the port from outside.'),
             healthy: z.boolean().optional().describe('Whether the cloud ingress sees the port as healthy.'),
+            proxyPort: z
+              .int()
+              .optional()
+              .describe('Port on the ingress host that forwards to the container port.'),
+            host: z.string().optional().describe('Ingress host that serves the port.'),
+            serviceName: z.string().optional().describe('Name of the cloud service behind the port.'),
           })
           .describe('One exposed port.'),
       ),

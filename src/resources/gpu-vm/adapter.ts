@@ -1,8 +1,9 @@
 import type { GpuCloudClient } from '../../api/client.ts';
-import type { Vm } from '../../api/schemas/vms.ts';
+import type { Vm, VmTypeItem } from '../../api/schemas/vms.ts';
 import { CREATE_NAME } from '../../managed/annotations.ts';
 import { cloudName, type ExternalKind, type Readiness } from '../../managed/external-kind.ts';
 import { fingerprintOf, ignoreNotFound, readinessFrom, unlessNotFound } from '../common/cloud.ts';
+import { presentStrings, sshEndpoint } from '../common/schema.ts';
 import type { GpuVmSpec } from './schema.ts';
 
 const readiness: Readonly<Record<string, Readiness>> = {
@@ -56,6 +57,15 @@ export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm
       };
     },
     lateInit: { from: (vm) => ({ name: vm.name, isSpot: vm.isSpot }), cleared: {} },
+    connectionDetails: (status) => ({
+      ...presentStrings({
+        ipAddress: status.ipAddress,
+        domainName: status.domainName,
+        notebookUrl: status.notebookUrl,
+        sshCommand: status.sshTemplate,
+      }),
+      ...sshEndpoint(status.sshTemplate),
+    }),
     // The VM object does not report its type: region and capacity kind are what can be compared.
     drift: ({ spec }, vm) => [
       ...(vm.region === spec.region ? [] : ['region']),
@@ -86,28 +96,73 @@ export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm
       sshTemplate: vm.sshTemplate,
       notebookUrl: vm.notebookUrl,
     }),
+    // The price comes from the types listing (read once, cached), the cost grows by the second: both
+    // are refreshed on the details schedule, not on every change.
+    details: {
+      calls: 1,
+      fields: ['pricePerHour', 'currency', 'estimatedCost'],
+      applies: (vm) => vm.status !== 'TERMINATED',
+      fetch: (vm) => vmPrice(types, vm),
+    },
+  };
+}
+
+interface VmType {
+  region: string;
+  gpuType: string;
+  item: VmTypeItem;
+}
+
+/**
+ * The VM types listing: read once, and again only for a type it does not know (a type added since), so a
+ * guardrail check or a price rarely costs a call.
+ */
+function vmTypeCatalog(client: GpuCloudClient) {
+  let known: VmType[] | undefined;
+  const read = async () =>
+    (await client.vms.types()).flatMap(({ gpuType, regions }) =>
+      regions.flatMap(({ region, types }) => types.map((item) => ({ region, gpuType, item }))),
+    );
+  const find = async (matches: (type: VmType) => boolean) => {
+    known ??= await read();
+    const hit = known.find(matches);
+    if (hit) return hit;
+    known = await read();
+    return known.find(matches);
+  };
+  return {
+    async gpusOf(vmTypeId: number): Promise<{ types: string[]; count: number } | undefined> {
+      const type = await find(({ item }) => item.vmTypeId === vmTypeId);
+      return type && { types: [type.gpuType], count: type.item.gpuCount };
+    },
+    /** The type a VM was made from: the VM object does not name it, its shape and region do. */
+    typeOf(vm: Vm): Promise<VmType | undefined> {
+      return find(
+        ({ region, gpuType, item }) =>
+          region === vm.region &&
+          gpuType === vm.gpuType &&
+          item.gpuCount === vm.gpuCount &&
+          item.cpuCores === vm.cpuCores &&
+          item.memoryInGb === vm.memoryInGb,
+      );
+    },
   };
 }
 
 /**
- * GPU type and count of each VM type, from the VM types listing: read once, and again only for a type
- * it does not know (a type added since), so a guardrail check rarely costs a call.
+ * The VM's hourly price from its type, and the cost since it was created. The VM API reports no billed
+ * running time, so stopped hours count too: an upper bound, as the docs say.
  */
-function vmTypeCatalog(client: GpuCloudClient) {
-  let known: Map<number, { types: string[]; count: number }> | undefined;
-  const read = async () => {
-    const catalog = new Map<number, { types: string[]; count: number }>();
-    for (const { gpuType, regions } of await client.vms.types()) {
-      for (const { types } of regions) {
-        for (const type of types) catalog.set(type.vmTypeId, { types: [gpuType], count: type.gpuCount });
-      }
-    }
-    return catalog;
-  };
+async function vmPrice(catalog: ReturnType<typeof vmTypeCatalog>, vm: Vm): Promise<Record<string, unknown>> {
+  const type = await catalog.typeOf(vm);
+  if (!type) return {};
+  const hourly = vm.isSpot ? type.item.spotPricePerHour : type.item.pricePerHour;
+  if (hourly === undefined) return {};
+  const until = vm.terminatedAt ?? Date.now();
+  const cost = (Math.max(0, until - vm.createdAt) / 3_600_000) * Number(hourly);
   return {
-    async gpusOf(vmTypeId: number): Promise<{ types: string[]; count: number } | undefined> {
-      if (!known?.has(vmTypeId)) known = await read();
-      return known.get(vmTypeId);
-    },
+    pricePerHour: hourly,
+    currency: type.item.currency,
+    estimatedCost: Number.isFinite(cost) ? cost.toFixed(4) : undefined,
   };
 }

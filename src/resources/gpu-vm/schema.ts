@@ -14,6 +14,7 @@ import {
   recoveryNeedsSpotRule,
   recoveryPolicySchema,
   regionSchema,
+  writeConnectionSecretToRefSchema,
 } from '../common/schema.ts';
 
 const KIND = 'GpuVm';
@@ -49,11 +50,19 @@ const { shape, rules } = immutableExcept(
         'Mount path of each volume, keyed by volume id. The cloud uses a default path for a volume not listed.',
       ),
     recoveryPolicy: recoveryPolicySchema,
+    writeConnectionSecretToRef: writeConnectionSecretToRefSchema,
     managementPolicies: managementPoliciesSchema,
     deletionPolicy: deletionPolicySchema,
     providerConfigRef: providerConfigRefSchema,
   },
-  ['name', 'recoveryPolicy', 'managementPolicies', 'deletionPolicy', 'providerConfigRef'],
+  [
+    'name',
+    'recoveryPolicy',
+    'writeConnectionSecretToRef',
+    'managementPolicies',
+    'deletionPolicy',
+    'providerConfigRef',
+  ],
   ['isSpot'],
 );
 
@@ -86,6 +95,20 @@ export const GpuVmStatusSchema = z
     domainName: z.string().optional().describe('Domain name of the VM.'),
     sshTemplate: z.string().optional().describe('Template of the SSH command that connects to the VM.'),
     notebookUrl: z.string().optional().describe('URL of the Jupyter notebook served by the VM.'),
+    pricePerHour: z
+      .string()
+      .optional()
+      .describe(
+        'Hourly price of the VM type (its spot price for a spot VM), as the VM types listing gives it.',
+      ),
+    currency: z.string().optional().describe('Currency of the prices, as the cloud names it.'),
+    estimatedCost: z
+      .string()
+      .optional()
+      .describe(
+        'Estimated cost since the VM was created, from its hourly price, e.g. "1.2345". The VM API reports ' +
+          'no billed running time, so stopped hours count too: an upper bound.',
+      ),
   })
   .describe('Observed state of the GPU VM, as the operator last read it from the cloud.');
 

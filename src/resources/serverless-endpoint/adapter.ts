@@ -16,6 +16,7 @@ import {
   type Step,
 } from '../../managed/external-kind.ts';
 import { hasMarker, ignoreNotFound, markerIn, readinessFrom } from '../common/cloud.ts';
+import { presentStrings } from '../common/schema.ts';
 import type { ServerlessEndpointSpec } from './schema.ts';
 
 type ServerlessEndpoint = ManagedObject<ServerlessEndpointSpec>;
@@ -69,6 +70,7 @@ export function serverlessEndpointAdapter(
       return client.serverless.create({ ...desired, name: cloudName(mr), workers: mr.spec.workers ?? 1 });
     },
     plan: async (mr, endpoint, ctx) => plan(client, mr, endpoint, ctx),
+    connectionDetails: (status) => presentStrings({ endpointId: status.id, domain: status.domain }),
     lateInit: {
       from: (endpoint) => ({
         name: endpoint.name,
@@ -124,6 +126,7 @@ async function desiredFields(mr: ServerlessEndpoint, ctx: ActContext) {
   const {
     stopped: _s,
     managementPolicies: _m,
+    writeConnectionSecretToRef: _secret,
     deletionPolicy: _d,
     workers: _w,
     name: _n,

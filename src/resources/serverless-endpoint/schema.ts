@@ -18,6 +18,7 @@ import {
   providerConfigRefSchema,
   regionSchema,
   sizeSchema,
+  writeConnectionSecretToRefSchema,
 } from '../common/schema.ts';
 
 const KIND = 'ServerlessEndpoint';
@@ -119,6 +120,7 @@ const ServerlessEndpointSpecObject = z
         'Stop the endpoint (no workers run) when true; start it when false. A new endpoint starts. ' +
           `${LATE_INITIALIZED} Removing it starts the endpoint.`,
       ),
+    writeConnectionSecretToRef: writeConnectionSecretToRefSchema,
     managementPolicies: managementPoliciesSchema,
     deletionPolicy: deletionPolicySchema,
     providerConfigRef: providerConfigRefSchema,
