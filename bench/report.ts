@@ -3,7 +3,7 @@ import type { MixedResult } from './mixed-run.ts';
 import type { BenchResults } from './results.ts';
 import type { SizeResult } from './size-run.ts';
 import type { Distribution } from './stats.ts';
-import { type TargetCheck, writesPerResource } from './targets.ts';
+import { controlPlaneCostRatio, type TargetCheck, writesPerResource } from './targets.ts';
 
 type Row = [label: string, value: (result: SizeResult) => string];
 
@@ -15,6 +15,7 @@ const ROWS: Row[] = [
   ['raw apiserver: create+status/s (2 writes)', (r) => String(r.raw.resourcesPerSecond)],
   ['raw apiserver: equal writes/s (4 writes)', (r) => String(r.rawEqual.resourcesPerSecond)],
   ['operator: apiserver writes per resource', (r) => String(writesPerResource(r))],
+  ['control-plane CPU per resource, operator / equal writes', (r) => `${controlPlaneCostRatio(r)}×`],
   ['operator: apply → all Ready (s)', (r) => String(r.convergence.seconds)],
   ['operator: resources Ready/s', (r) => String(r.convergence.resourcesPerSecond)],
   [

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createLogger } from '../lib/logger.ts';
 // The whole local stack in one command: a real kube-apiserver + etcd, the simulated GPU cloud, the CRDs,
 // the operator and the examples. Ctrl-C tears everything down.
 import { startLocalStack } from '../local/stack.ts';
 
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info', name: 'gpucloud-operator' });
 const stack = await startLocalStack(logger);
 const kubectl = `kubectl --kubeconfig ${stack.kubeconfigPath}`;
@@ -19,6 +22,19 @@ Try, in another terminal:
   ${kubectl} scale serverlessendpoint/sd-inference --replicas=4
   ${kubectl} describe gpupod jupyter           # status, conditions and events
   ${kubectl} delete gpupod jupyter
+
+The gpucloud CLI (also "kubectl gpucloud"), with the simulator's key — paste into that terminal:
+  export KUBECONFIG=${stack.kubeconfigPath}
+  export GPUCLOUD_API_URL=${stack.simulatorUrl} GPUCLOUD_API_KEY=${stack.apiKey}
+  export PATH="${ROOT}bin:${dirname(process.execPath)}:$PATH"
+  echo '{"prompt":"a lighthouse at dusk"}' | gpucloud tasks submit sle/sd-inference -f - --task-id first_task
+  gpucloud tasks watch sle/sd-inference first_task
+  gpucloud logs gpupod/jupyter --follow
+  gpucloud metrics gpupod/jupyter
+  gpucloud offers --gpu "NVIDIA GeForce RTX 4090"
+  gpucloud vm-types
+  gpucloud ssh gpupod/jupyter
+  gpucloud cost
 
 Ctrl-C stops everything.
 `);

@@ -57,6 +57,14 @@ export const secrets: ResourceType = {
   kind: 'Secret',
   namespaced: true,
 };
+/** Applied by the local stack from examples/ (an app reading a connection Secret); never watched. */
+export const deployments: ResourceType = {
+  group: 'apps',
+  version: 'v1',
+  plural: 'deployments',
+  kind: 'Deployment',
+  namespaced: true,
+};
 export const coreEvents: ResourceType = {
   group: '',
   version: 'v1',

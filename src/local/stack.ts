@@ -3,7 +3,7 @@ import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../kube/client.ts';
-import { collectionPath, secrets } from '../kube/resource-type.ts';
+import { collectionPath, deployments, secrets } from '../kube/resource-type.ts';
 import type { Logger } from '../lib/logger.ts';
 import { loadConfig } from '../operator/config.ts';
 import { runOperator } from '../operator/operator.ts';
@@ -90,11 +90,12 @@ async function startOperator(plane: ControlPlane, sim: RunningSimulator, apiKey:
 }
 
 /**
- * Applies every object of examples/: the custom resources and the Secrets they read. A ProviderConfig
- * is pointed at the local simulator instead of the API URL it shows.
+ * Applies every object of examples/: the custom resources, the Secrets they read and the Deployment that
+ * reads a connection Secret (no controller runs it here: it is there to be read). A ProviderConfig is
+ * pointed at the local simulator instead of the API URL it shows.
  */
 async function applyExamples(client: KubeClient, simulatorUrl: string): Promise<void> {
-  const types = [secrets, ...kinds.map(resourceOf)];
+  const types = [secrets, deployments, ...kinds.map(resourceOf)];
   for (const manifest of await readManifests(join(ROOT, 'examples'))) {
     const type = types.find((candidate) => candidate.kind === manifest.kind);
     if (!type) throw new Error(`examples/ holds a ${manifest.kind}, which the local stack does not know`);

@@ -16,7 +16,20 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   sim: ['api', 'lib', 'undici.ts'],
   operator: ['resources', 'managed', 'controller', 'kube', 'api', 'lib', 'undici.ts', 'version.ts'],
   local: ['operator', 'sim', 'resources', 'managed', 'controller', 'kube', 'api', 'lib', 'undici.ts'],
-  cli: ['local', 'operator', 'sim', 'resources', 'managed', 'controller', 'kube', 'api', 'lib', 'version.ts'],
+  console: ['resources', 'kube', 'api', 'lib'],
+  cli: [
+    'console',
+    'local',
+    'operator',
+    'sim',
+    'resources',
+    'managed',
+    'controller',
+    'kube',
+    'api',
+    'lib',
+    'version.ts',
+  ],
 };
 
 /** One import line: `from` imports `to`, both paths relative to src/. */

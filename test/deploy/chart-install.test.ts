@@ -74,6 +74,9 @@ function operatorAccess(namespace: string): V1ResourceAttributes[] {
       { verb: 'update', group: GROUP, resource: plural, subresource: 'finalizers', namespace },
     ]),
     { verb: 'get', resource: 'secrets', namespace, name: 'hf-token' },
+    // Connection Secrets (writeConnectionSecretToRef).
+    { verb: 'create', resource: 'secrets', namespace },
+    { verb: 'patch', resource: 'secrets', namespace, name: 'trainer-connection' },
     ...['create', 'patch'].flatMap((verb) => [
       { verb, resource: 'events', namespace },
       { verb, group: 'events.k8s.io', resource: 'events', namespace },
@@ -190,6 +193,7 @@ describe('the chart installed with helm', () => {
         { verb: 'watch', resource: 'secrets', namespace: WORKLOADS },
         { verb: 'list', resource: 'secrets' },
         { verb: 'update', resource: 'secrets', namespace: WORKLOADS, name: 'hf-token' },
+        { verb: 'delete', resource: 'secrets', namespace: WORKLOADS, name: 'hf-token' },
         { verb: 'create', group: GROUP, resource: 'gpupods', namespace: WORKLOADS },
         { verb: 'update', group: GROUP, resource: 'gpupods', namespace: WORKLOADS },
         { verb: 'delete', group: GROUP, resource: 'gpupods', namespace: WORKLOADS },

@@ -17,7 +17,7 @@ const operatorRules: V1PolicyRule[] = [
   { apiGroups: ['gpucloud.io'], resources: plurals, verbs: ['get', 'list', 'watch', 'patch'] },
   { apiGroups: ['gpucloud.io'], resources: plurals.map((p) => `${p}/status`), verbs: ['patch'] },
   { apiGroups: ['gpucloud.io'], resources: plurals.map((p) => `${p}/finalizers`), verbs: ['update'] },
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch'] },
   { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 
