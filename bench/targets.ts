@@ -27,11 +27,6 @@ function sizeChecks(result: SizeResult, seconds: number): Omit<TargetCheck, 'sco
       met: ratio >= 0.8,
     },
     {
-      target: 'control-plane CPU per resource ≤ 1.25× the equal-writes loop (proposed)',
-      value: `${controlPlaneCostRatio(result)}×`,
-      met: controlPlaneCostRatio(result) <= 1.25,
-    },
-    {
       target: 'restart: cloud calls ≤ list pages + 1% of resources',
       value: `${restart.restartCalls} (budget ${restartBudget}: ${restart.listPages} page + ${Math.floor(result.size / 100)})`,
       met: restart.restartCalls <= restartBudget,
