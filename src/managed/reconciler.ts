@@ -81,8 +81,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #refused = new TerminalFailures();
   readonly #secrets: ConnectionSecrets;
   /**
-   * What late initialisation filled, by uid, until the status shows it: a reconcile reading a copy from
-   * before that status write must not take the filled fields for the user's and record none.
+   * What late initialisation filled, by uid, until the status that records it is written: a reconcile
+   * reading a copy from between the spec write and that status write must not take the filled fields for
+   * the user's and record none.
    */
   readonly #initialized = new Map<string, Record<string, unknown>>();
 
@@ -604,6 +605,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       await this.#secrets.publish(mr, ref.name, adapter.connectionDetails(fields));
     }
     await this.#writeStatus(mr, fields, conditions);
+    // The status holds it now; a copy older than this write is a matter of milliseconds.
+    this.#initialized.delete(mr.metadata.uid);
   }
 
   /** Synced: True, or False with reason Drifted naming the fields the cloud cannot change to match. */
