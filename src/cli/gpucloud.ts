@@ -33,6 +33,7 @@ cluster, or by a raw cloud id with --id.
   vm-types                                          VM types with prices and availability
   tasks submit ENDPOINT [-f FILE | -f -] [--task-id ID] [--webhook URL] [--process-uri /p] [--worker-port N]
   tasks list ENDPOINT [--status S] | tasks get ENDPOINT TASK | tasks count ENDPOINT | tasks watch ENDPOINT TASK
+  tasks get|watch serverlesstask/NAME    (the task a ServerlessTask submitted, with its whole output)
   ssh POD|VM [--exec [-- ssh arguments]]            print the SSH command, or run it (no shell involved)
   cost [-A]                                         spend per hour and so far, per resource and namespace
 
@@ -161,7 +162,7 @@ async function main(argv: string[]): Promise<number> {
 async function tasks(
   rest: string[],
   values: Values,
-  target: (kinds: ['ServerlessEndpoint'], ref: string | undefined) => Promise<Target>,
+  target: (kinds: Parameters<typeof resolveTarget>[2], ref: string | undefined) => Promise<Target>,
   print: (printable: Printable) => void,
   pollMs: number,
   signal: AbortSignal,
@@ -172,6 +173,13 @@ async function tasks(
     return taskId;
   };
   const resolved = () => target(['ServerlessEndpoint'], endpoint);
+  // A ServerlessTask's status id names its endpoint and its task: `endpointId/taskId`.
+  const taskTarget = async (): Promise<[Target, string]> => {
+    const t = await target(['ServerlessEndpoint', 'ServerlessTask'], endpoint);
+    if (t.kind !== 'ServerlessTask') return [t, needTask()];
+    const [endpointId = '', id = ''] = t.id.split('/');
+    return [{ ...t, id: endpointId }, id];
+  };
   switch (action) {
     case 'submit': {
       const input = await readInput(values.file);
@@ -189,14 +197,18 @@ async function tasks(
     }
     case 'list':
       return withTarget(await resolved(), async (t) => print(await listTasks(t, values.status)));
-    case 'get':
-      return withTarget(await resolved(), async (t) => print(await getTask(t, needTask())));
+    case 'get': {
+      const [t, id] = await taskTarget();
+      return withTarget(t, async () => print(await getTask(t, id)));
+    }
     case 'count':
       return withTarget(await resolved(), async (t) => print(await countTasks(t)));
-    case 'watch':
-      return withTarget(await resolved(), async (t) =>
-        print(await watchTask(t, needTask(), pollMs, progressOn(process.stderr), signal)),
+    case 'watch': {
+      const [t, id] = await taskTarget();
+      return withTarget(t, async () =>
+        print(await watchTask(t, id, pollMs, progressOn(process.stderr), signal)),
       );
+    }
     default:
       throw usageError('tasks takes submit, list, get, count or watch');
   }

@@ -23,6 +23,7 @@ declare module 'zod' {
     'x-kubernetes-validations'?: CelRule[];
     'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
     'x-kubernetes-list-map-keys'?: string[];
+    'x-kubernetes-preserve-unknown-fields'?: true;
   }
 }
 
@@ -38,4 +39,12 @@ export function listMap<T extends z.ZodType>(list: T, keys: readonly string[]): 
 export function withRules<T extends z.ZodType>(schema: T, rules: readonly CelRule[]): T {
   const existing = schema.meta()?.['x-kubernetes-validations'] ?? [];
   return schema.meta({ 'x-kubernetes-validations': [...existing, ...rules] });
+}
+
+/**
+ * Free-form JSON (a task's input or output), kept as it is. An object in the CRD, so CEL can see that it
+ * is there and compare it; an untyped node is invisible to CEL.
+ */
+export function anyJson<T extends z.ZodType>(schema: T): T {
+  return schema.meta({ 'x-kubernetes-preserve-unknown-fields': true });
 }

@@ -3,23 +3,30 @@ import { ChannelSource } from '../controller/channel-source.ts';
 import type { Manager } from '../controller/manager.ts';
 import { annotationsChanged, anyOf, deletionChanged, generationChanged } from '../controller/predicates.ts';
 import { type EventSource, objectsOf } from '../controller/source.ts';
-import { keyFromString } from '../kube/object.ts';
+import { keyFromString, type ObjectKey } from '../kube/object.ts';
 import type { ResourceType } from '../kube/resource-type.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { AccountDirectory } from './accounts.ts';
 import { BOOKKEEPING } from './annotations.ts';
 import { ConnectionPool, type ConnectionSettings } from './connections.ts';
-import type { CommonSpec, ExternalKind } from './external-kind.ts';
+import type { CommonSpec, ExternalKind, ManagedObject } from './external-kind.ts';
 import { ManagedReconciler } from './reconciler.ts';
-import { managedStore } from './store.ts';
+import { managedStore, parseManaged } from './store.ts';
 import { managedWriter } from './writer.ts';
 
 /** One kind of managed resource: where it lives, how its spec parses, and its cloud adapter. */
 export interface ManagedKind<Spec extends CommonSpec, Cloud> {
   readonly resource: ResourceType;
+  /** Other kinds its resources refer to (a task's endpoint): read through `Peers`. */
+  readonly references?: readonly ResourceType[];
   /** The kind's adapter on one account's client. */
-  adapterFor(client: GpuCloudClient): ExternalKind<Spec, Cloud>;
+  adapterFor(client: GpuCloudClient, peers: Peers): ExternalKind<Spec, Cloud>;
   parseSpec(raw: unknown): Spec;
+}
+
+/** Resources of the kinds a kind refers to, read from the operator's informer caches: never a call. */
+export interface Peers {
+  get(resource: ResourceType, key: ObjectKey): ManagedObject<unknown> | undefined;
 }
 
 export interface ManagedControllerSettings extends ConnectionSettings {
@@ -62,14 +69,27 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
   const { resource } = kind;
   const log = logger.child({ kind: resource.kind });
   // One informer per watched namespace, or one for the whole cluster.
-  const informers = (settings.namespaces.length > 0 ? settings.namespaces : ['']).map((namespace) =>
-    manager.informer({ resource, namespace, resyncPeriodMs: settings.resyncPeriodMs }),
-  );
+  const scopes = settings.namespaces.length > 0 ? settings.namespaces : [''];
+  const informersOf = (watched: ResourceType) =>
+    scopes.map((namespace) =>
+      manager.informer({ resource: watched, namespace, resyncPeriodMs: settings.resyncPeriodMs }),
+    );
+  const informers = informersOf(resource);
   const store = managedStore(informers.map((informer) => informer.store));
+  const referenced = new Map((kind.references ?? []).map((peer) => [peer.plural, informersOf(peer)]));
+  const peers: Peers = {
+    get: (peer, key) =>
+      parseManaged(
+        referenced
+          .get(peer.plural)
+          ?.map((informer) => informer.store.get(key))
+          .find((obj) => obj !== undefined),
+      ),
+  };
   const wake = new ChannelSource();
   const writer = managedWriter(manager.client, resource);
   const connections = new ConnectionPool({
-    adapterFor: kind.adapterFor,
+    adapterFor: (client) => kind.adapterFor(client, peers),
     accounts: settings.accounts,
     store,
     writer,

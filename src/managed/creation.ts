@@ -140,6 +140,10 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     const own = this.#intents.get(mr.metadata.uid);
     if (own?.at === intentAt && own.created !== undefined) return { kind: 'found', cloud: own.created };
     if (own?.at === intentAt && own.ambiguousSince === undefined) return { kind: 'found', cloud: undefined };
+    // An id the client chose names the object: one get finds it, and no grace is needed, since the cloud
+    // refuses a second object under that id, however late the first create lands.
+    const ownId = this.#adapter.ownId?.(mr);
+    if (ownId !== undefined) return { kind: 'found', cloud: await this.#adapter.get(ownId) };
     // A create another process sent may land up to a grace after its intent; ours, until we gave up.
     const settledAt = own?.ambiguousSince ?? intentAt + this.#options.graceMs;
     const wait = settledAt - Date.now();

@@ -43,6 +43,8 @@ export interface CommonSpec {
   recoveryPolicy?: RecoveryPolicy | undefined;
   /** A Secret of the resource's namespace to write its connection details into. */
   writeConnectionSecretToRef?: { name: string } | undefined;
+  /** Kinds whose objects finish: how long a finished resource stays before the operator deletes it. */
+  ttlSecondsAfterFinished?: number | undefined;
 }
 
 /** The name the cloud resource gets: `spec.name`, or the custom resource's own name. */
@@ -82,6 +84,16 @@ export interface Readiness {
   /** The cloud reports the resource broken (FAILED, DEGRADED): worth a Warning event. */
   broken?: boolean;
 }
+
+/** Why a resource cannot have its object created yet (a resource it refers to is not ready): it waits. */
+export interface Blocker {
+  /** CamelCase and stable, as a Ready reason. */
+  reason: string;
+  message: string;
+}
+
+/** How a finished object ended, named as the condition a Job sets. */
+export type Outcome = 'Complete' | 'Failed';
 
 /**
  * One step toward the desired state. `describe` names it for events and logs ("Paused", "Renamed to x");
@@ -153,6 +165,18 @@ export interface ExternalKind<Spec, Cloud> {
    * this view shows one, names `mr`; reads details if it must.
    */
   isOwnCreate(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<boolean>;
+  /**
+   * Kinds whose ids the client chooses (a task's id): the id the object made for `mr` has, so what an
+   * interrupted create made is found by one get instead of a search of the lists, and a second create is
+   * refused by the cloud itself.
+   */
+  ownId?(mr: ManagedObject<Spec>): string;
+  /**
+   * What must hold before the object can be created, read from caches only (no cloud call): a resource
+   * it refers to must exist and be ready. Answers why it waits, or throws a terminal `ReconcileError`
+   * when waiting cannot help.
+   */
+  blocker?(mr: ManagedObject<Spec>): Blocker | undefined;
   create(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Cloud>;
   /** What the spec asks of its account (GPUs, registry and credential ids): the account's policy checks it. */
   demand(mr: ManagedObject<Spec>): Promise<Demand>;
@@ -188,7 +212,15 @@ export interface ExternalKind<Spec, Cloud> {
     /** The cloud cannot tell a preemption from another failure: a spot object FAILED counts as one. */
     preempted(cloud: Cloud): boolean;
   };
-  delete(id: string): Promise<void>;
+  /** Deletes the object; kinds whose objects cannot be deleted (finished tasks) have none. */
+  delete?(id: string): Promise<void>;
+  /**
+   * Kinds whose objects finish, as a Job's pods do: the outcome a phase means, if it is final. A finished
+   * resource gets the `Complete` or `Failed` condition and is never read from the cloud again; its
+   * `ttlSecondsAfterFinished` then deletes it. An object gone before it finished fails it: it is never
+   * created again.
+   */
+  readonly finite?: { outcomeOf(phase: string): Outcome | undefined };
 
   /** How cloud state reads as the phase, the Ready condition and the kind's own status fields. */
   readiness(mr: ManagedObject<Spec>, cloud: Cloud): Readiness;

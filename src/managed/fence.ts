@@ -21,16 +21,19 @@ export function fencedAdapter<Spec, Cloud>(
   const fence = () => {
     if (!mayAct()) throw new NotLeaderError(adapter.kind);
   };
+  const remove = adapter.delete;
   return {
     ...adapter,
     create: (mr, ctx) => {
       fence();
       return adapter.create(mr, ctx);
     },
-    delete: (id) => {
-      fence();
-      return adapter.delete(id);
-    },
+    ...(remove && {
+      delete: (id: string) => {
+        fence();
+        return remove(id);
+      },
+    }),
     plan: async (mr, cloud, ctx): Promise<Plan> => beforeStep(await adapter.plan(mr, cloud, ctx), fence),
   };
 }

@@ -10,7 +10,14 @@ import { ConnectionSecrets } from './connection-secret.ts';
 import type { Connection, ConnectionPool } from './connections.ts';
 import type { Recorded } from './creation.ts';
 import { isConflict, ReconcileError, toReconcileError, withoutSecrets } from './errors.ts';
-import { type ActContext, type CommonSpec, keyOf, type ManagedObject, type Plan } from './external-kind.ts';
+import {
+  type ActContext,
+  type Blocker,
+  type CommonSpec,
+  keyOf,
+  type ManagedObject,
+  type Plan,
+} from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
 import { allows } from './policies.ts';
 import { resolveEnv } from './secrets.ts';
@@ -70,6 +77,8 @@ interface Held<Spec> {
 const PREEMPTED = 'Preempted';
 /** Backoff before a preempted resource's replacement: doubling from the first, up to the cap. */
 const RECREATE_BACKOFF_MS = { first: 10_000, max: 300_000 };
+/** A resource waiting on another looks again this often: a read of the informer caches, no cloud call. */
+const BLOCKED_RECHECK_MS = 10_000;
 
 /**
  * The one reconciler every kind shares: observe the cloud, compare with the spec, take at most one step,
@@ -100,6 +109,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const revealed = new Set<string>();
     try {
       const mr: ManagedObject<Spec> = { ...stored, spec: this.#o.parseSpec(stored.spec) };
+      // A finished object is never read again: only its time to live is left to keep.
+      const finished = finishedAt(mr.status);
+      if (finished !== undefined && !mr.metadata.deletionTimestamp) return await this.#expire(mr, finished);
       const turn = { ctx: this.#context(mr, revealed), conn: this.#o.connections.connect(mr) };
       return mr.metadata.deletionTimestamp ? await this.#finalize(mr, turn) : await this.#converge(mr, turn);
     } catch (error) {
@@ -150,6 +162,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       this.#refuseUnlessCreates(stored);
       const backoff = recreateBackoff(stored.status);
       if (backoff > 0) return { requeueAfterMs: backoff };
+      const blocked = adapter.blocker?.(stored);
+      if (blocked) return this.#wait(stored, blocked);
     }
     // A named object is observed before anything is written, so that the finalizer goes in the one write
     // that late-initialises the spec; a new one gets it with its create intent.
@@ -165,8 +179,29 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
         ? await adapter.plan(held.mr, observed.cloud, t.ctx)
         : ({ kind: 'in-sync' } as const);
     if (plan.kind === 'act') await this.#act(held.mr, observed.cloud, plan, t);
-    await this.#report(held, observed, preempted, t);
+    const finished = await this.#report(held, observed, preempted, t);
+    if (finished !== undefined) return this.#expire(held.mr, finished);
     return plan.kind === 'act' ? { requeueAfterMs: this.#o.verifyAfterMs } : {};
+  }
+
+  /** Not created yet, for a reason that is not this resource's (what it refers to is not ready). */
+  async #wait(mr: ManagedObject<Spec>, blocked: Blocker): Promise<Result> {
+    await this.#writeStatus(mr, pickCommon(mr.status), [
+      { type: 'Ready', status: 'False', reason: blocked.reason, message: blocked.message },
+      { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' },
+    ]);
+    return { requeueAfterMs: BLOCKED_RECHECK_MS };
+  }
+
+  /** A finished resource past its `ttlSecondsAfterFinished` is deleted; until then, looked at when it is. */
+  async #expire(mr: ManagedObject<Spec>, finished: number): Promise<Result> {
+    const ttl = mr.spec.ttlSecondsAfterFinished;
+    if (ttl === undefined) return {};
+    const left = finished + ttl * 1000 - Date.now();
+    if (left > 0) return { requeueAfterMs: left };
+    await this.#o.writer.deleteObject(mr);
+    this.#log('info', mr, {}, `deleted: finished more than ttlSecondsAfterFinished (${ttl} s) ago`);
+    return {};
   }
 
   /** Without Create in its policies, a resource must name the object it observes. */
@@ -243,14 +278,15 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
 
   /** A preempted object: deleted first when it is to be replaced, so two never live for one resource. */
   #recovery(mr: ManagedObject<Spec>, cloud: Cloud, { conn }: Turn<Spec, Cloud>): Plan {
-    if (!this.#recreates(mr)) return { kind: 'in-sync' };
+    const remove = conn.adapter.delete;
+    if (!remove || !this.#recreates(mr)) return { kind: 'in-sync' };
     const id = conn.adapter.idOf(cloud);
     return {
       kind: 'act',
       step: {
         reason: 'Recovering',
         describe: `deleting preempted ${this.#o.kind} ${id} before creating its replacement`,
-        run: () => conn.adapter.delete(id),
+        run: () => remove(id),
       },
     };
   }
@@ -289,6 +325,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (obtained.kind === 'wait') return obtained;
     const newId = conn.adapter.idOf(obtained.cloud);
     conn.actedAt.set(newId, Date.now());
+    // What made or found the object is as new as this act: a reconcile woken by the id's own write event
+    // (it may come before the write's answer) sees it without a get.
+    conn.cache.remember(obtained.cloud);
     const { kind } = this.#o;
     const [reason, message] = obtained.created
       ? ['Created', `created ${kind} ${newId} in the cloud`]
@@ -424,6 +463,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
         { terminal: true },
       );
     }
+    if (conn.adapter.finite) return this.#lose(mr, id);
     // A spot object gone without the operator asking was taken back, unless that was already seen (it
     // FAILED first, and recovery deleted it).
     const spot = conn.adapter.spot?.requested(mr.spec) === true;
@@ -450,6 +490,19 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     return { requeue: true };
   }
 
+  /** A finite object gone before it finished (its endpoint deleted): failed, and never made again. */
+  async #lose(mr: ManagedObject<Spec>, id: string): Promise<Result> {
+    const message = `${this.#o.kind} ${id} is gone from the cloud before it finished; it is not made again`;
+    this.#o.events.event(mr, 'Warning', 'Lost', message);
+    this.#log('warn', mr, { id }, message);
+    const completionTime = new Date().toISOString();
+    await this.#writeStatus(mr, { ...pickCommon(mr.status), completionTime }, [
+      { type: 'Ready', status: 'False', reason: 'Lost', message },
+      { type: 'Failed', status: 'True', reason: 'Lost', message },
+    ]);
+    return this.#expire(mr, Date.parse(completionTime));
+  }
+
   /** Counts a preemption in status, with its Warning event; the Ready reason marks it counted. */
   async #recordPreemption(mr: ManagedObject<Spec>, what: string): Promise<void> {
     const message = `${what}; ${this.#recreates(mr) ? 'creating a replacement (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'}`;
@@ -464,6 +517,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (!mr.metadata.finalizers?.includes(FINALIZER)) return {};
     const { conn } = t;
     const { kind, events } = this.#o;
+    // Reconciles of one resource never overlap, so no create of its own is in flight here.
+    const remove = conn.adapter.delete;
+    if (!remove) {
+      await this.#release(mr, 'Released', `a ${kind} leaves nothing in the cloud to delete`, conn);
+      return {};
+    }
     if (mr.spec.deletionPolicy === 'Orphan') {
       await this.#release(
         mr,
@@ -495,7 +554,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       return {};
     }
     conn.actedAt.set(id, Date.now());
-    await conn.adapter.delete(id);
+    await remove(id);
     conn.cache.requestRefresh();
     events.event(mr, 'Normal', 'Deleting', `deleting ${kind} ${id} in the cloud`);
     return { requeueAfterMs: this.#o.verifyAfterMs };
@@ -560,7 +619,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     view: View<Cloud>,
     preempted: boolean,
     t: Turn<Spec, Cloud>,
-  ): Promise<void> {
+  ): Promise<number | undefined> {
     const { adapter } = t.conn;
     const { cloud } = view;
     const phase = adapter.phaseOf(cloud);
@@ -587,6 +646,16 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       },
       this.#synced(mr, cloud, preempted, t),
     ];
+    const outcome = adapter.finite?.outcomeOf(phase);
+    if (outcome) {
+      conditions.push({
+        type: outcome,
+        status: 'True',
+        reason: readiness.reason,
+        message: readiness.message,
+      });
+    }
+    const completionTime = outcome && new Date().toISOString();
     // The list's view leaves out what only a get shows: the status, written from the same state, has it.
     const own = view.partial
       ? { ...pickCommon(mr.status), ...definedOnly(adapter.statusOf(cloud)) }
@@ -596,6 +665,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       ...(await this.#detailsFor(mr, cloud, t)),
       ...spot,
       lateInitialized,
+      completionTime,
       cloudFingerprint: digest(adapter.fingerprint(cloud)),
       id: adapter.idOf(cloud),
       phase,
@@ -607,6 +677,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await this.#writeStatus(mr, fields, conditions);
     // The status holds it now; a copy older than this write is a matter of milliseconds.
     this.#initialized.delete(mr.metadata.uid);
+    return completionTime === undefined ? undefined : Date.parse(completionTime);
   }
 
   /** Synced: True, or False with reason Drifted naming the fields the cloud cannot change to match. */
@@ -765,6 +836,17 @@ function digest(fingerprint: string): string {
 
 function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+/** When the status says the object finished (a Complete or Failed condition), in epoch ms. */
+function finishedAt(status: ManagedStatus | undefined): number | undefined {
+  const done = status?.conditions?.some(
+    (condition) =>
+      (condition.type === 'Complete' || condition.type === 'Failed') && condition.status === 'True',
+  );
+  if (!done) return undefined;
+  const at = Date.parse(String(status?.completionTime ?? ''));
+  return Number.isNaN(at) ? Date.now() : at;
 }
 
 function readyReason(status: ManagedStatus | undefined): string | undefined {

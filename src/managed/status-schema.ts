@@ -77,6 +77,14 @@ export const spotStatusShape = {
   lastPreemptionTime: z.iso.datetime().optional().describe('When the last preemption was seen.'),
 };
 
+/** The status of kinds whose objects finish (tasks), as a Job's does. */
+export const finiteStatusShape = {
+  completionTime: z.iso
+    .datetime()
+    .optional()
+    .describe('When the operator saw the object finish; ttlSecondsAfterFinished counts from here.'),
+};
+
 /** Any kind's status as the generic reconciler reads it: the shared fields typed, the kind's own kept as they are. */
 export const managedStatusSchema = z.looseObject(baseStatusShape);
 export type ManagedStatus = z.output<typeof managedStatusSchema>;

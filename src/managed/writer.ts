@@ -59,6 +59,18 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
         body: [{ op: 'add', path: '/status', value: status }],
       });
     },
+    async deleteObject(mr: ManagedObject<unknown>): Promise<void> {
+      // Preconditions: never a newer resource that took the same name.
+      await client.request(z.unknown(), {
+        method: 'DELETE',
+        path: path(mr),
+        body: {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          preconditions: { uid: mr.metadata.uid, resourceVersion: mr.metadata.resourceVersion },
+        },
+      });
+    },
     readSecret: (namespace, name) => readSecret(client, namespace, name),
     async writeOwnedSecret(mr, name, data) {
       const namespace = mr.metadata.namespace;
@@ -123,6 +135,8 @@ export interface ManagedWriter {
    */
   isOwnWrite(from: string, to: string): boolean;
   patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<void>;
+  /** Deletes the resource, only as it was read (a finished task past its TTL). */
+  deleteObject(mr: ManagedObject<unknown>): Promise<void>;
   /** A Secret's decoded data, or `undefined` when the Secret does not exist. */
   readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
   /**

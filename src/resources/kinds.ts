@@ -7,6 +7,8 @@ import { gpuVmKind } from './gpu-vm/schema.ts';
 import { providerConfigKind } from './provider-config/schema.ts';
 import { serverlessEndpointAdapter } from './serverless-endpoint/adapter.ts';
 import { serverlessEndpointKind } from './serverless-endpoint/schema.ts';
+import { serverlessTaskAdapter } from './serverless-task/adapter.ts';
+import { serverlessTaskKind } from './serverless-task/schema.ts';
 
 // The registry of the operator's kinds: the CRD generator and the operator both iterate it. A new kind
 // is one folder (schema and adapter) and one line here.
@@ -19,12 +21,14 @@ export { OPERATOR_ENV_PREFIX } from './common/schema.ts';
 export type { GpuPodSpec, GpuPodStatus } from './gpu-pod/schema.ts';
 export type { GpuVmSpec, GpuVmStatus } from './gpu-vm/schema.ts';
 export type { ServerlessEndpointSpec, ServerlessEndpointStatus } from './serverless-endpoint/schema.ts';
-export { gpuPodKind, gpuVmKind, providerConfigKind, serverlessEndpointKind };
+export type { ServerlessTaskSpec, ServerlessTaskStatus } from './serverless-task/schema.ts';
+export { gpuPodKind, gpuVmKind, providerConfigKind, serverlessEndpointKind, serverlessTaskKind };
 
 export const registrations = [
   managedKind(gpuPodKind, gpuPodAdapter),
   managedKind(gpuVmKind, gpuVmAdapter),
   managedKind(serverlessEndpointKind, serverlessEndpointAdapter),
+  managedKind(serverlessTaskKind, serverlessTaskAdapter, [serverlessEndpointKind]),
 ] as const;
 
 export type Kind = (typeof registrations)[number]['definition'] | typeof providerConfigKind;
@@ -44,3 +48,4 @@ export type KindName = Kind['kind'];
 export type GpuPod = CustomResource<typeof gpuPodKind>;
 export type GpuVm = CustomResource<typeof gpuVmKind>;
 export type ServerlessEndpoint = CustomResource<typeof serverlessEndpointKind>;
+export type ServerlessTask = CustomResource<typeof serverlessTaskKind>;

@@ -195,6 +195,34 @@ describe('the gpucloud CLI as a kubectl plugin', () => {
     assert.match(refused.stderr, /not JSON/);
   });
 
+  test('tasks get and watch take a ServerlessTask, and print the output its status may leave out', async () => {
+    const cluster = stack.cluster();
+    const big = { text: 'y'.repeat(20_000) };
+    await cluster.create(
+      resources.serverlessTask,
+      NS,
+      manifests.serverlessTask('render', 'queue', { input: big }),
+    );
+    const done = await cluster.waitFor(
+      resources.serverlessTask,
+      NS,
+      'render',
+      (obj) => obj?.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True') === true,
+      'Complete',
+    );
+    assert.equal(done?.status?.outputTruncated, true);
+    const got = json(await kubectl(['tasks', 'get', 'serverlesstask/render', '-n', NS, '-o', 'json'])) as {
+      taskId: string;
+      output: unknown;
+    };
+    assert.equal(got.taskId, done?.status?.taskId);
+    assert.deepEqual(got.output, { echo: big });
+    const watched = json(await kubectl(['tasks', 'watch', 'slt/render', '-n', NS, '-o', 'json'])) as {
+      status: string;
+    };
+    assert.equal(watched.status, 'SUCCESS');
+  });
+
   test('ssh prints the command, and --exec runs ssh with an argument list, never a shell', async () => {
     const printed = await kubectl(['ssh', 'gpupod/notebook', '-n', NS]);
     assert.equal(printed.code, 0, printed.stderr);

@@ -78,6 +78,7 @@ test('only ServerlessEndpoint has a scale subresource, from spec.workers to stat
     ['GpuPod', undefined],
     ['GpuVm', undefined],
     ['ServerlessEndpoint', { specReplicasPath: '.spec.workers', statusReplicasPath: '.status.replicas' }],
+    ['ServerlessTask', undefined],
     ['ProviderConfig', undefined],
   ]);
 });

@@ -15,6 +15,8 @@ const plurals = managedKinds.map((kind) => kind.plural);
 /** The operator's rules, exactly: anything more is a privilege it does not need. */
 const operatorRules: V1PolicyRule[] = [
   { apiGroups: ['gpucloud.io'], resources: plurals, verbs: ['get', 'list', 'watch', 'patch'] },
+  // Only finished tasks past their TTL are deleted by the operator.
+  { apiGroups: ['gpucloud.io'], resources: ['serverlesstasks'], verbs: ['delete'] },
   { apiGroups: ['gpucloud.io'], resources: plurals.map((p) => `${p}/status`), verbs: ['patch'] },
   { apiGroups: ['gpucloud.io'], resources: plurals.map((p) => `${p}/finalizers`), verbs: ['update'] },
   { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch'] },

@@ -54,12 +54,14 @@ test('every cloud change goes through while this process may act, and none once 
     assert.equal(plan.kind, 'act');
     if (plan.kind === 'act') await plan.step.run();
   };
+  const remove = adapter.delete;
+  assert.ok(remove, 'a kind that deletes keeps its delete behind the fence');
   await runStep();
-  await adapter.delete('c-1');
+  await remove('c-1');
   leading = false;
   await assert.rejects(runStep(), NotLeaderError);
   await assert.rejects(async () => adapter.create(mr, ctx), NotLeaderError);
-  await assert.rejects(async () => adapter.delete('c-1'), NotLeaderError);
+  await assert.rejects(async () => remove('c-1'), NotLeaderError);
   assert.deepEqual(changes, ['create', 'step', 'delete']);
   assert.deepEqual(await adapter.list(), [], 'reads are not fenced');
 });

@@ -139,7 +139,7 @@ describe('owning only what was asked', () => {
       .cluster()
       .waitFor(resources.serverlessEndpoint, NS, 'fresh', isReady(), 'Ready');
     assert.equal(spec(fresh).workers, 1);
-    assert.ok((fresh?.status?.lateInitialized as string[]).includes('workers'));
+    assert.ok((fresh?.status?.lateInitialized as string[] | undefined)?.includes('workers'));
     const id = fresh?.status?.id;
     assert.equal((await cloud.serverless.list()).find((endpoint) => endpoint.id === id)?.totalWorkers, 1);
   });

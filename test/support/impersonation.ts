@@ -31,7 +31,13 @@ export async function grantTenant(
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
       metadata: { name },
-      rules: [{ apiGroups: ['gpucloud.io'], resources: ['gpupods', 'gpuvms', 'serverlessendpoints'], verbs }],
+      rules: [
+        {
+          apiGroups: ['gpucloud.io'],
+          resources: ['gpupods', 'gpuvms', 'serverlessendpoints', 'serverlesstasks'],
+          verbs,
+        },
+      ],
     },
   });
   await admin.request(z.unknown(), {

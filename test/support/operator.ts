@@ -17,6 +17,7 @@ import {
   providerConfigKind,
   resourceOf,
   serverlessEndpointKind,
+  serverlessTaskKind,
 } from '../../src/resources/kinds.ts';
 import { type ApiKeyOption, type RunningSimulator, startSimulator } from '../../src/sim/index.ts';
 import { installCrds } from './crds.ts';
@@ -27,6 +28,7 @@ export const resources = {
   gpuPod: resourceOf(gpuPodKind),
   gpuVm: resourceOf(gpuVmKind),
   serverlessEndpoint: resourceOf(serverlessEndpointKind),
+  serverlessTask: resourceOf(serverlessTaskKind),
   providerConfig: resourceOf(providerConfigKind),
   secret: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
   event: { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true },
@@ -330,6 +332,12 @@ export const manifests = {
       serviceMode: 'QUEUE',
       ...spec,
     },
+  }),
+  serverlessTask: (name: string, endpoint: string, spec: Fields = {}, metadata: Fields = {}) => ({
+    apiVersion: 'gpucloud.io/v1alpha1',
+    kind: 'ServerlessTask',
+    metadata: { name, ...metadata },
+    spec: { endpointRef: { name: endpoint }, input: { prompt: 'a lighthouse at dusk' }, ...spec },
   }),
 };
 

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GROUP, type ManagedKindName, managedKinds } from '../../src/resources/kinds.ts';
 
-// Argo CD health checks of the three kinds: one health.lua per kind in Argo CD's resource-customization
+// Argo CD health checks of the managed kinds: one health.lua per kind in Argo CD's resource-customization
 // layout (deploy/argocd/<group>/<Kind>/health.lua), and the argocd-cm entries that install them. Every
 // kind shares tools/argocd-health/health.lua; what differs is how (and whether) the kind is suspended.
 
@@ -23,6 +23,7 @@ const suspensions: Readonly<Record<ManagedKindName, Suspension | undefined>> = {
     phase: 'STOPPED',
     message: 'The endpoint is stopped (spec.stopped)',
   },
+  ServerlessTask: undefined,
 };
 
 export const ARGOCD_DIR = join('deploy', 'argocd');

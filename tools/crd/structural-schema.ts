@@ -61,6 +61,7 @@ const jsonSchemaNode = z.strictObject({
   maxItems: z.int().optional(),
   'x-kubernetes-list-type': z.enum(['atomic', 'set', 'map']).optional(),
   'x-kubernetes-list-map-keys': z.array(z.string()).min(1).optional(),
+  'x-kubernetes-preserve-unknown-fields': z.literal(true).optional(),
   items: z.unknown().optional(),
   required: z.array(z.string()).optional(),
   properties: z.record(z.string(), z.unknown()).optional(),
@@ -102,7 +103,7 @@ function convert(raw: unknown, field: string, mustDescribe: boolean): Structural
   if (mustDescribe && node.description === undefined) {
     throw new CrdSchemaError(field, 'no description: add .describe() so that kubectl explain documents it');
   }
-  if (node.type === undefined)
+  if (node.type === undefined && !node['x-kubernetes-preserve-unknown-fields'])
     throw new CrdSchemaError(field, 'no type: a structural schema types every node');
   const result: StructuralSchema = { ...node, ...numberRange(node) };
   // zod spells out its own regex for date-time; the apiserver checks the format itself.
@@ -113,7 +114,10 @@ function convert(raw: unknown, field: string, mustDescribe: boolean): Structural
       Object.entries(properties).map(([name, child]) => [name, convert(child, `${field}.${name}`, true)]),
     );
   }
-  const values = mapValues(additionalProperties, field, properties !== undefined);
+  // Free-form: the apiserver keeps whatever it holds, so its values have no schema.
+  const values = node['x-kubernetes-preserve-unknown-fields']
+    ? undefined
+    : mapValues(additionalProperties, field, properties !== undefined);
   if (values !== undefined) result.additionalProperties = values;
   return inKeyOrder(result);
 }

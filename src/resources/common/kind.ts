@@ -47,6 +47,8 @@ export interface KindDefinition<
   readonly rules: readonly CelRule[];
   readonly printerColumns: readonly PrinterColumn[];
   readonly scale?: ScaleSubresource;
+  /** Its resources finish, and the operator deletes them after their ttlSecondsAfterFinished. */
+  readonly finite?: boolean;
 }
 
 type KindInput<Spec extends z.ZodObject, Status extends z.ZodObject, Kind extends string> = Omit<

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { GpuCloudClient } from '../../api/client.ts';
-import { type AddController, addManagedController } from '../../managed/controller.ts';
+import { type AddController, addManagedController, type Peers } from '../../managed/controller.ts';
 import type { CommonSpec, ExternalKind } from '../../managed/external-kind.ts';
 import { type KindDefinition, resourceOf } from './kind.ts';
 
@@ -8,6 +8,11 @@ import { type KindDefinition, resourceOf } from './kind.ts';
 export interface AdapterOptions {
   /** The URL the cloud posts lifecycle callbacks to, when the operator serves one. */
   callbackUrl?: string | undefined;
+}
+
+/** What the kind's adapter is made with: the operator's options and the resources it refers to. */
+export interface AdapterContext extends AdapterOptions {
+  peers: Peers;
 }
 
 /** One managed kind: its definition (the CRD) and how to run its controller. */
@@ -20,7 +25,9 @@ export interface Registration<Definition extends KindDefinition = KindDefinition
 /** Joins a kind's definition with its adapter: the one line that adds a kind to the operator. */
 export function managedKind<Definition extends KindDefinition, Spec extends CommonSpec, Cloud>(
   definition: Definition & { spec: z.ZodType<Spec> },
-  adapter: (client: GpuCloudClient, options: AdapterOptions) => ExternalKind<Spec, Cloud>,
+  adapter: (client: GpuCloudClient, context: AdapterContext) => ExternalKind<Spec, Cloud>,
+  /** Kinds whose resources the adapter reads through `context.peers`. */
+  references: readonly KindDefinition[] = [],
 ): Registration<Definition> {
   return {
     definition,
@@ -29,7 +36,8 @@ export function managedKind<Definition extends KindDefinition, Spec extends Comm
         manager,
         {
           resource: resourceOf(definition),
-          adapterFor: (client) => adapter(client, options),
+          references: references.map(resourceOf),
+          adapterFor: (client, peers) => adapter(client, { ...options, peers }),
           parseSpec: (raw) => definition.spec.parse(raw),
         },
         settings,

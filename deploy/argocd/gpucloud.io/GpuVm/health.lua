@@ -9,6 +9,8 @@ local TERMINAL_REASONS = {
   CloudRequestInvalid = true,
   PermissionDenied = true,
   ExternalResourceNotFound = true,
+  EndpointNotQueue = true,
+  EndpointInOtherAccount = true,
 }
 
 -- Phases in which the cloud reports the resource broken.
@@ -51,6 +53,16 @@ local function health()
   local generation = obj.metadata.generation or 0
   if status.observedGeneration == nil or status.observedGeneration < generation then
     return "Progressing", "Waiting for the operator to act on generation " .. generation
+  end
+
+  -- A task finishes as a Job does: for good, whatever the other conditions say.
+  local failed = findCondition(status, "Failed")
+  if failed ~= nil and failed.status == "True" then
+    return "Degraded", describe(failed)
+  end
+  local complete = findCondition(status, "Complete")
+  if complete ~= nil and complete.status == "True" then
+    return "Healthy", describe(complete)
   end
 
   local synced = findCondition(status, "Synced")
