@@ -26,6 +26,12 @@ export interface Profile {
     readonly observeMs: number;
   };
   readonly secrets: { readonly resources: number; readonly kills: number };
+  /** ServerlessTasks submitted over `spreadMs` while the operator is killed after lifetimes in `killAfterMs`. */
+  readonly tasks: {
+    readonly tasks: number;
+    readonly spreadMs: number;
+    readonly killAfterMs: readonly [number, number];
+  };
   /** Bound on every wait for convergence; a scenario that needs longer has failed. */
   readonly convergeTimeoutMs: number;
 }
@@ -53,6 +59,7 @@ const SHORT: Profile = {
   },
   badInput: { observeMs: 15_000 },
   secrets: { resources: 6, kills: 2 },
+  tasks: { tasks: 12, spreadMs: 6_000, killAfterMs: [700, 2_500] },
   convergeTimeoutMs: 90_000,
 };
 
@@ -85,6 +92,7 @@ const FULL: Profile = {
   },
   badInput: { observeMs: 180_000 },
   secrets: { resources: 30, kills: 5 },
+  tasks: { tasks: 80, spreadMs: 40_000, killAfterMs: [1_000, 4_000] },
   convergeTimeoutMs: 240_000,
 };
 

@@ -5,6 +5,7 @@ import { cloudFaults } from './cloud-faults.ts';
 import { leaderFailover } from './leader-failover.ts';
 import { operatorCrashes } from './operator-crashes.ts';
 import { secrets } from './secrets.ts';
+import { taskCrashes } from './task-crashes.ts';
 import { watchDisruption } from './watch-disruption.ts';
 
 /** Every scenario, in the order a run plays them. */
@@ -15,6 +16,7 @@ export const SCENARIOS = {
   'leader-failover': leaderFailover,
   'bad-input': badInput,
   secrets,
+  'task-crashes': taskCrashes,
 } as const satisfies Record<string, (run: RunContext) => Promise<ScenarioResult>>;
 
 export type ScenarioName = keyof typeof SCENARIOS;
