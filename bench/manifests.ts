@@ -37,6 +37,11 @@ export function serverlessEndpoint(name: string): Manifest {
   });
 }
 
+/** A task for endpoint `endpoint`: Ready (Complete) once the endpoint ran it. */
+export function serverlessTask(name: string, endpoint: string): Manifest {
+  return manifest(RESOURCES.serverlessTask, name, { endpointRef: { name: endpoint }, input: { name } });
+}
+
 /** `prefix-00042`: names sort in creation order. */
 export function names(prefix: string, count: number): string[] {
   return Array.from({ length: count }, (_, index) => `${prefix}-${String(index).padStart(5, '0')}`);

@@ -1,5 +1,6 @@
-// All three kinds at once: GpuPods, GpuVms and ServerlessEndpoints in equal parts, through one operator.
-import { gpuPod, gpuVm, type Manifest, names, serverlessEndpoint } from './manifests.ts';
+// Every kind at once: GpuPods, GpuVms, ServerlessEndpoints and ServerlessTasks (one per endpoint) in
+// equal parts, through one operator.
+import { gpuPod, gpuVm, type Manifest, names, serverlessEndpoint, serverlessTask } from './manifests.ts';
 import type { OperatorRun } from './operator.ts';
 import { type ConvergenceResult, converge } from './phases/convergence.ts';
 import { type DeletionResult, measureDeletion } from './phases/deletion.ts';
@@ -17,22 +18,28 @@ export interface MixedResult {
   deletion: DeletionResult;
 }
 
-/** Interleaved, so the three controllers work at the same time. */
+/** Interleaved, so the controllers work at the same time; each task goes to the endpoint made with it. */
 function mixedManifests(total: number): Manifest[] {
-  const third = Math.ceil(total / 3);
-  const pods = names('mp', third).map(gpuPod);
-  const vms = names('mv', third).map(gpuVm);
-  const endpoints = names('me', third).map(serverlessEndpoint);
-  return pods.flatMap((pod, i) => [pod, vms[i], endpoints[i]].filter((m): m is Manifest => m !== undefined));
+  const quarter = Math.ceil(total / 4);
+  const pods = names('mp', quarter).map(gpuPod);
+  const vms = names('mv', quarter).map(gpuVm);
+  const endpoints = names('me', quarter).map(serverlessEndpoint);
+  const tasks = names('mt', quarter).map((name, i) => serverlessTask(name, endpoints[i]?.name ?? ''));
+  return pods.flatMap((pod, i) =>
+    [pod, vms[i], endpoints[i], tasks[i]].filter((m): m is Manifest => m !== undefined),
+  );
 }
 
 export async function runMixed(session: Session, total: number): Promise<MixedResult> {
   const { stack, log } = session;
   const namespace = 'mixed';
   await ensureNamespace(stack.kube, namespace);
-  const watches = [RESOURCES.gpuPod, RESOURCES.gpuVm, RESOURCES.serverlessEndpoint].map(
-    (resource) => new ResourceWatch(stack.kube, resource, namespace, log),
-  );
+  const watches = [
+    RESOURCES.gpuPod,
+    RESOURCES.gpuVm,
+    RESOURCES.serverlessEndpoint,
+    RESOURCES.serverlessTask,
+  ].map((resource) => new ResourceWatch(stack.kube, resource, namespace, log));
   await Promise.all(watches.map((watch) => watch.start()));
   let operator: OperatorRun | undefined;
   try {

@@ -21,7 +21,7 @@ function imageNodeOptions(): string {
 const optionsSchema = z.object({
   /** GpuPod counts, each measured end to end with a fresh operator process. */
   sizes: sizeList.default([100, 1000, 5000, 10000]),
-  /** Resources of the mixed run (GpuPods, GpuVms and ServerlessEndpoints); 0 skips it. */
+  /** Resources of the mixed run (GpuPods, GpuVms, ServerlessEndpoints and ServerlessTasks); 0 skips it. */
   mixed: z.coerce.number().int().min(0).default(900),
   /** Client concurrency of the benchmark's writers and of the raw apiserver loop; also the operator's workers. */
   concurrency: z.coerce.number().int().positive().default(16),

@@ -42,7 +42,7 @@ export function sumBy(
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'DELETECOLLECTION']);
 /** The resources the operator writes; the apiserver's own writes (its lease, ...) are left out. */
-const OPERATOR_RESOURCES = new Set(['gpupods', 'gpuvms', 'serverlessendpoints', 'events']);
+const OPERATOR_RESOURCES = new Set(['gpupods', 'gpuvms', 'serverlessendpoints', 'serverlesstasks', 'events']);
 
 /** Writes the apiserver has served so far, by `VERB resource[/subresource]`, for the operator's resources. */
 export async function apiserverWrites(kubeConfig: KubeConfig): Promise<Record<string, number>> {

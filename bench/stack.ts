@@ -9,6 +9,7 @@ import {
   gpuVmKind,
   type KindDefinition,
   serverlessEndpointKind,
+  serverlessTaskKind,
 } from '../src/resources/kinds.ts';
 import { type RunningSimulator, startSimulator } from '../src/sim/index.ts';
 import { installCrds } from '../test/support/crds.ts';
@@ -30,6 +31,7 @@ export const RESOURCES = {
   gpuPod: resourceOf(gpuPodKind),
   gpuVm: resourceOf(gpuVmKind),
   serverlessEndpoint: resourceOf(serverlessEndpointKind),
+  serverlessTask: resourceOf(serverlessTaskKind),
 } as const;
 
 export interface Stack {
