@@ -77,7 +77,14 @@ test('only ServerlessEndpoint has a scale subresource, from spec.workers to stat
   assert.deepEqual(scales, [
     ['GpuPod', undefined],
     ['GpuVm', undefined],
-    ['ServerlessEndpoint', { specReplicasPath: '.spec.workers', statusReplicasPath: '.status.replicas' }],
+    [
+      'ServerlessEndpoint',
+      {
+        specReplicasPath: '.spec.workers',
+        statusReplicasPath: '.status.replicas',
+        labelSelectorPath: '.status.selector',
+      },
+    ],
     ['ServerlessTask', undefined],
     ['ProviderConfig', undefined],
   ]);

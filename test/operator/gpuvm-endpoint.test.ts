@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
+import { objectPath } from '../../src/kube/resource-type.ts';
 import { FINALIZER } from '../../src/managed/annotations.ts';
 import {
   API_KEY,
@@ -139,6 +141,15 @@ describe('GpuVm and ServerlessEndpoint lifecycles', () => {
       'scaled to 3',
     );
     assert.equal(cloudEndpoints('infer')[0]?.totalWorkers, 3);
+    // The scale subresource carries a selector that names the endpoint: what an HPA needs to scale it.
+    const scale = await cluster.client.request(
+      z.object({ status: z.object({ replicas: z.number(), selector: z.string() }) }),
+      {
+        method: 'GET',
+        path: `${objectPath(resources.serverlessEndpoint, { namespace: NS, name: 'infer' })}/scale`,
+      },
+    );
+    assert.deepEqual(scale.status, { replicas: 3, selector: `gpucloud.io/endpoint-id=${id}` });
 
     await cluster.patch(resources.serverlessEndpoint, NS, 'infer', {
       spec: { image: 'vllm/vllm-openai:v0.6.1' },

@@ -21,6 +21,8 @@ export interface PrinterColumn {
 export interface ScaleSubresource {
   readonly specReplicasPath: string;
   readonly statusReplicasPath: string;
+  /** A string selector in status: the HPA controller refuses a scale target without one, even for External metrics. */
+  readonly labelSelectorPath?: string;
 }
 
 /** Everything about one kind that the CRD and the operator need, derived from its zod schemas. */

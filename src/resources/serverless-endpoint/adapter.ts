@@ -106,6 +106,8 @@ export function serverlessEndpointAdapter(
       totalWorkers: endpoint.totalWorkers,
       runningWorkers: endpoint.runningWorkers,
       replicas: endpoint.totalWorkers,
+      // No pod carries it: it only has to parse and name the endpoint, for an HPA on External metrics.
+      selector: `gpucloud.io/endpoint-id=${endpoint.id}`,
     }),
     details: {
       calls: 1,

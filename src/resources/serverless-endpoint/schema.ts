@@ -160,6 +160,13 @@ export const ServerlessEndpointStatusSchema = z
       .min(0)
       .optional()
       .describe('Number of workers, as the scale subresource reports it (kubectl get --subresource=scale).'),
+    selector: z
+      .string()
+      .optional()
+      .describe(
+        'A label selector that names this endpoint (gpucloud.io/endpoint-id=<id>), as the scale subresource ' +
+          'reports it: an HPA refuses a scale target without one (SelectorRequired), even for External metrics.',
+      ),
     perHourPrice: z.string().optional().describe('Price per hour of the endpoint, as the cloud gives it.'),
     perSecondPrice: z
       .string()
@@ -239,5 +246,9 @@ export const serverlessEndpointKind = defineKind({
       priority: 1,
     },
   ],
-  scale: { specReplicasPath: '.spec.workers', statusReplicasPath: '.status.replicas' },
+  scale: {
+    specReplicasPath: '.spec.workers',
+    statusReplicasPath: '.status.replicas',
+    labelSelectorPath: '.status.selector',
+  },
 });
