@@ -191,8 +191,8 @@ export interface ExternalKind<Spec, Cloud> {
    * be secrets. Until it has run, a field left out means "as the cloud has it".
    */
   readonly lateInit?: {
-    /** The cloud object's values of the late-initialised fields. */
-    from(cloud: Cloud): Partial<Spec>;
+    /** The cloud object's values of the late-initialised fields the spec may take (it may rule some out). */
+    from(cloud: Cloud, spec: Spec): Partial<Spec>;
     /** What a late-initialised field removed afterwards means (paused: false): never filled again. */
     readonly cleared: Partial<Spec>;
   };
@@ -225,7 +225,13 @@ export interface ExternalKind<Spec, Cloud> {
   /** How cloud state reads as the phase, the Ready condition and the kind's own status fields. */
   readiness(mr: ManagedObject<Spec>, cloud: Cloud): Readiness;
   phaseOf(cloud: Cloud): string;
-  statusOf(cloud: Cloud): Record<string, unknown>;
+  /** The kind's own status fields, from the cloud object and what the resource's last plan decided. */
+  statusOf(cloud: Cloud, mr: ManagedObject<Spec>): Record<string, unknown>;
+  /**
+   * How soon to reconcile a resource again when nothing changes: for kinds that act on what the lists do
+   * not show (an autoscaled endpoint watches its queue). Undefined: only when something changes.
+   */
+  revisitAfterMs?(mr: ManagedObject<Spec>): number | undefined;
 
   /**
    * Per-object data that the list does not carry and that changes slowly (runtime, metrics, task

@@ -181,7 +181,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (plan.kind === 'act') await this.#act(held.mr, observed.cloud, plan, t);
     const finished = await this.#report(held, observed, preempted, t);
     if (finished !== undefined) return this.#expire(held.mr, finished);
-    return plan.kind === 'act' ? { requeueAfterMs: this.#o.verifyAfterMs } : {};
+    if (plan.kind === 'act') return { requeueAfterMs: this.#o.verifyAfterMs };
+    const revisit = adapter.revisitAfterMs?.(held.mr);
+    return revisit === undefined ? {} : { requeueAfterMs: revisit };
   }
 
   /** Not created yet, for a reason that is not this resource's (what it refers to is not ready). */
@@ -265,7 +267,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (!lateInit || !allows(mr.spec.managementPolicies, 'LateInitialize')) return undefined;
     const spec = mr.spec as Record<string, unknown>;
     return Object.fromEntries(
-      Object.entries(lateInit.from(cloud)).filter(
+      Object.entries(lateInit.from(cloud, mr.spec)).filter(
         ([field, value]) => value !== undefined && spec[field] === undefined,
       ),
     );
@@ -658,8 +660,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const completionTime = outcome && new Date().toISOString();
     // The list's view leaves out what only a get shows: the status, written from the same state, has it.
     const own = view.partial
-      ? { ...pickCommon(mr.status), ...definedOnly(adapter.statusOf(cloud)) }
-      : adapter.statusOf(cloud);
+      ? { ...pickCommon(mr.status), ...definedOnly(adapter.statusOf(cloud, mr)) }
+      : adapter.statusOf(cloud, mr);
     const fields = {
       ...own,
       ...(await this.#detailsFor(mr, cloud, t)),

@@ -49,6 +49,7 @@ const configSchema = z.object({
   apiTimeoutSeconds: positive().default(30),
   detailsCallsPerSecond: positive().default(2),
   detailsIntervalSeconds: positive().default(300),
+  queueIntervalSeconds: positive().default(15),
   resyncMinutes: positive().default(60),
   defaultAdoption: z
     .enum(['true', 'false'])
@@ -85,6 +86,7 @@ const sources: Readonly<Record<Setting, { flag: string; env: string }>> = {
   apiTimeoutSeconds: { flag: 'api-timeout', env: 'GPUCLOUD_API_TIMEOUT_SECONDS' },
   detailsCallsPerSecond: { flag: 'details-rps', env: 'DETAILS_RPS' },
   detailsIntervalSeconds: { flag: 'details-interval', env: 'DETAILS_INTERVAL_SECONDS' },
+  queueIntervalSeconds: { flag: 'queue-interval', env: 'QUEUE_INTERVAL_SECONDS' },
   resyncMinutes: { flag: 'resync', env: 'RESYNC_MINUTES' },
   defaultAdoption: { flag: 'default-adoption', env: 'GPUCLOUD_DEFAULT_ADOPTION' },
   logLevel: { flag: 'log-level', env: 'LOG_LEVEL' },

@@ -71,7 +71,11 @@ export async function runOperator(
   const handles = new Map(
     registrations.map((kind) => [
       kind.definition.kind,
-      kind.controller({ callbackUrl: podCallbackUrl })(manager, settings, logger),
+      kind.controller({ callbackUrl: podCallbackUrl, queueIntervalMs: config.queueIntervalSeconds * 1000 })(
+        manager,
+        settings,
+        logger,
+      ),
     ]),
   );
 

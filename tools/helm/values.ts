@@ -238,6 +238,10 @@ export const valuesSchema = z
           300,
           'Seconds between detail refreshes of one resource (`--details-interval`).',
         ),
+        queueIntervalSeconds: positive(
+          15,
+          'Seconds within which the task counts of an autoscaled endpoint are fresh: one count call per autoscaled endpoint per interval (`--queue-interval`).',
+        ),
         resyncMinutes: positive(60, 'Minutes between full resyncs of every resource (`--resync`).'),
         defaultAdoption: z
           .boolean()

@@ -8,6 +8,8 @@ import { type KindDefinition, resourceOf } from './kind.ts';
 export interface AdapterOptions {
   /** The URL the cloud posts lifecycle callbacks to, when the operator serves one. */
   callbackUrl?: string | undefined;
+  /** How fresh the task counts of an autoscaled endpoint are kept (`--queue-interval`). */
+  queueIntervalMs: number;
 }
 
 /** What the kind's adapter is made with: the operator's options and the resources it refers to. */

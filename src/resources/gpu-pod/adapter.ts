@@ -42,7 +42,7 @@ const TRANSITIONAL = new Set(['INITIALIZING', 'PAUSING', 'TERMINATING']);
 
 export function gpuPodAdapter(
   client: GpuCloudClient,
-  options: AdapterOptions = {},
+  options: Pick<AdapterOptions, 'callbackUrl'> = {},
 ): ExternalKind<GpuPodSpec, PodView> {
   return {
     kind: 'GpuPod',

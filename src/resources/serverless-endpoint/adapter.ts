@@ -16,7 +16,9 @@ import {
   type Step,
 } from '../../managed/external-kind.ts';
 import { hasMarker, ignoreNotFound, markerIn, readinessFrom } from '../common/cloud.ts';
+import type { AdapterContext } from '../common/registration.ts';
 import { presentStrings } from '../common/schema.ts';
+import { type Decision, QueueAutoscaler } from './autoscaler.ts';
 import type { ServerlessEndpointSpec } from './schema.ts';
 
 type ServerlessEndpoint = ManagedObject<ServerlessEndpointSpec>;
@@ -33,9 +35,11 @@ const TRANSITIONAL = new Set(['INITIALIZING', 'STOPPING']);
 
 export function serverlessEndpointAdapter(
   client: GpuCloudClient,
+  { queueIntervalMs }: AdapterContext,
 ): ExternalKind<ServerlessEndpointSpec, Endpoint> {
   // The get-by-id answer is a reduced object; the list carries everything, in one call for all.
   const get = async (id: string) => (await client.serverless.list()).find((endpoint) => endpoint.id === id);
+  const autoscaling = new Autoscaling(client, queueIntervalMs);
   return {
     kind: 'ServerlessEndpoint',
     list: () => client.serverless.list(),
@@ -50,10 +54,13 @@ export function serverlessEndpointAdapter(
     },
     isGone: () => false,
     markerOf: (endpoint) => markerIn(endpoint.environmentVars),
+    // An autoscaled endpoint is held to the account's limits at its most.
     demand: async ({ spec }) => ({
       gpus: {
         types: spec.resources.map((resource) => resource.gpuType),
-        count: (spec.workers ?? 1) * Math.max(...spec.resources.map((resource) => resource.gpuCount)),
+        count:
+          (spec.workers ?? spec.autoscaling?.maxWorkers ?? 1) *
+          Math.max(...spec.resources.map((resource) => resource.gpuCount)),
       },
       live: !spec.stopped,
       credentialId: spec.credentialId === undefined ? undefined : String(spec.credentialId),
@@ -67,18 +74,22 @@ export function serverlessEndpointAdapter(
     create: async (mr, ctx) => {
       const desired = await desiredFields(mr, ctx);
       // A new endpoint starts with one worker unless the spec says otherwise, whatever the cloud's default.
-      return client.serverless.create({ ...desired, name: cloudName(mr), workers: mr.spec.workers ?? 1 });
+      const workers = mr.spec.workers ?? mr.spec.autoscaling?.minWorkers ?? 1;
+      return client.serverless.create({ ...desired, name: cloudName(mr), workers });
     },
-    plan: async (mr, endpoint, ctx) => plan(client, mr, endpoint, ctx),
+    plan: async (mr, endpoint, ctx) =>
+      (await plan(client, mr, endpoint, ctx)) ?? autoscaling.plan(mr, endpoint),
+    revisitAfterMs: (mr) => (mr.spec.autoscaling ? queueIntervalMs : undefined),
     connectionDetails: (status) => presentStrings({ endpointId: status.id, domain: status.domain }),
     lateInit: {
-      from: (endpoint) => ({
+      from: (endpoint, spec) => ({
         name: endpoint.name,
         imageRegistry: endpoint.imageRegistry,
         minSingleCardVramInGb: endpoint.minSingleCardVramInGb,
         minSingleCardVcpu: endpoint.minSingleCardVcpu,
         minSingleCardRamInGb: endpoint.minSingleCardRamInGb,
-        workers: endpoint.totalWorkers,
+        // The autoscaler owns the count; the schema refuses both.
+        workers: spec.autoscaling ? undefined : endpoint.totalWorkers,
         credentialId: endpoint.credentialId === null ? undefined : Number(endpoint.credentialId),
         containerVolumeInGb: endpoint.containerVolumeInGb,
         initializationCommand: endpoint.initializationCommand,
@@ -97,10 +108,13 @@ export function serverlessEndpointAdapter(
         stopped: false,
       },
     },
-    delete: (id) => ignoreNotFound(client.serverless.delete(id)),
+    delete: (id) => {
+      autoscaling.forget(id);
+      return ignoreNotFound(client.serverless.delete(id));
+    },
     readiness: (mr, endpoint) => endpointReadiness(mr, endpoint),
     phaseOf: (endpoint) => endpoint.status,
-    statusOf: (endpoint) => ({
+    statusOf: (endpoint, mr) => ({
       name: endpoint.name,
       domain: endpoint.domain ?? undefined,
       totalWorkers: endpoint.totalWorkers,
@@ -108,6 +122,7 @@ export function serverlessEndpointAdapter(
       replicas: endpoint.totalWorkers,
       // No pod carries it: it only has to parse and name the endpoint, for an HPA on External metrics.
       selector: `gpucloud.io/endpoint-id=${endpoint.id}`,
+      autoscaling: mr.spec.autoscaling ? autoscaling.last(endpoint.id) : undefined,
     }),
     details: {
       calls: 1,
@@ -131,6 +146,7 @@ async function desiredFields(mr: ServerlessEndpoint, ctx: ActContext) {
     writeConnectionSecretToRef: _secret,
     deletionPolicy: _d,
     workers: _w,
+    autoscaling: _a,
     name: _n,
     providerConfigRef: _account,
     envVars,
@@ -145,12 +161,13 @@ async function desiredFields(mr: ServerlessEndpoint, ctx: ActContext) {
   };
 }
 
+/** The step toward the spec, or undefined when the spec is met and only autoscaling may have work. */
 async function plan(
   client: GpuCloudClient,
   mr: ServerlessEndpoint,
   endpoint: Endpoint,
   ctx: ActContext,
-): Promise<Plan> {
+): Promise<Plan | undefined> {
   if (TRANSITIONAL.has(endpoint.status)) return { kind: 'wait', reason: endpoint.status };
   const changes = await updateFor(mr, endpoint, ctx);
   if (Object.keys(changes).length > 0) {
@@ -184,7 +201,62 @@ async function plan(
       run: () => client.serverless.start(endpoint.id),
     });
   }
-  return { kind: 'in-sync' };
+  return undefined;
+}
+
+/**
+ * The queue autoscaler on the cloud: task counts read at most once per interval per endpoint (the
+ * freshness bound and the call budget in one), decisions kept for the status, by cloud id.
+ */
+class Autoscaling {
+  readonly #client: GpuCloudClient;
+  readonly #intervalMs: number;
+  readonly #scaler = new QueueAutoscaler();
+  readonly #queues = new Map<string, { at: number; queue: number }>();
+  readonly #decisions = new Map<string, Decision>();
+
+  constructor(client: GpuCloudClient, intervalMs: number) {
+    this.#client = client;
+    this.#intervalMs = intervalMs;
+  }
+
+  async plan(mr: ServerlessEndpoint, endpoint: Endpoint): Promise<Plan> {
+    const spec = mr.spec.autoscaling;
+    const { id, totalWorkers } = endpoint;
+    // A stopped endpoint has no workers to scale; scaling resumes once it runs.
+    if (!spec || mr.spec.stopped === true || endpoint.status !== 'RUNNING') {
+      if (!spec) this.forget(id);
+      return { kind: 'in-sync' };
+    }
+    const decision = this.#scaler.decide(id, spec, totalWorkers, await this.#queue(id));
+    this.#decisions.set(id, decision);
+    if (decision.desiredWorkers === totalWorkers) return { kind: 'in-sync' };
+    return act({
+      reason: 'Autoscaling',
+      describe: `scaling endpoint ${id} from ${totalWorkers} to ${decision.desiredWorkers} workers (${decision.reason}: ${decision.queue} tasks in flight)`,
+      run: () => this.#client.serverless.scaleWorkers(id, decision.desiredWorkers),
+    });
+  }
+
+  last(id: string): Decision | undefined {
+    return this.#decisions.get(id);
+  }
+
+  forget(id: string): void {
+    this.#scaler.forget(id);
+    this.#queues.delete(id);
+    this.#decisions.delete(id);
+  }
+
+  /** Tasks in flight, at most one interval old. */
+  async #queue(id: string): Promise<number> {
+    const known = this.#queues.get(id);
+    if (known && Date.now() - known.at < this.#intervalMs) return known.queue;
+    const counts = await taskCounts(this.#client, id);
+    const queue = counts.processing + counts.delivered;
+    this.#queues.set(id, { at: Date.now(), queue });
+    return queue;
+  }
 }
 
 /** The fields whose cloud value differs from the spec; fields the spec leaves out are the cloud's to pick. */

@@ -74,7 +74,36 @@ const ServerlessEndpointSpecObject = z
       .optional()
       .describe(
         'Number of workers; 1 for a new endpoint. `kubectl scale serverlessendpoint/<name> --replicas=N` ' +
-          `sets it. ${LATE_INITIALIZED} It cannot be removed.`,
+          `sets it. ${LATE_INITIALIZED} It cannot be removed, unless autoscaling takes over.`,
+      ),
+    autoscaling: z
+      .object({
+        minWorkers: z.int32().min(0).describe('Fewest workers; 0 lets an idle endpoint scale to zero.'),
+        maxWorkers: z.int32().min(1).describe('Most workers.'),
+        targetQueuePerWorker: z
+          .int32()
+          .min(1)
+          .describe('Tasks in flight (processing and delivered) one worker should have.'),
+        scaleDownDelaySeconds: z
+          .int32()
+          .min(0)
+          .max(3600)
+          .optional()
+          .describe(
+            'Fewer workers only when every recommendation of this many seconds allowed it; 300 when unset.',
+          ),
+      })
+      .meta({
+        'x-kubernetes-validations': [
+          { rule: 'self.minWorkers <= self.maxWorkers', message: 'minWorkers must not exceed maxWorkers' },
+        ],
+      })
+      .optional()
+      .describe(
+        "The operator's own queue autoscaling: workers = ceil(tasks in flight / targetQueuePerWorker) " +
+          'within [minWorkers, maxWorkers], with a 10% tolerance band and scaleDownDelaySeconds before ' +
+          'scaling down. QUEUE endpoints only, and without spec.workers: kubectl scale and an HPA are ' +
+          'refused on an autoscaled endpoint.',
       ),
     credentialId: cloudIdSchema
       .optional()
@@ -136,7 +165,6 @@ const ServerlessEndpointSpecObject = z
 // The update request has no way to clear these: a PATCH leaves out what it does not name, and the
 // values that would mean "none" are refused (webhook's pattern refuses "", ids start at 1).
 const IRREMOVABLE = {
-  workers: 'set the number of workers instead (0 is allowed)',
   credentialId:
     'the cloud API has no way to clear a registry credential; set another, or recreate the endpoint',
   containerVolumeInGb: 'the cloud API has no way to unset the volume size; set a size instead',
@@ -146,7 +174,26 @@ const IRREMOVABLE = {
     'the cloud API has no way to clear a webhook (its update is a partial PATCH, and an empty URL is refused); set another URL, or recreate the endpoint',
 };
 
-export const ServerlessEndpointSpecSchema = withRules(ServerlessEndpointSpecObject, irremovable(IRREMOVABLE));
+export const ServerlessEndpointSpecSchema = withRules(ServerlessEndpointSpecObject, [
+  ...irremovable(IRREMOVABLE),
+  {
+    rule: '!has(oldSelf.workers) || has(self.workers) || has(self.autoscaling)',
+    message:
+      'workers cannot be removed: set the number of workers instead (0 is allowed), or add autoscaling',
+    fieldPath: '.workers',
+  },
+  {
+    rule: '!(has(self.autoscaling) && has(self.workers))',
+    message:
+      'autoscaling sets the workers itself: remove spec.workers (kubectl scale and an HPA cannot scale an autoscaled endpoint)',
+    fieldPath: '.workers',
+  },
+  {
+    rule: "!has(self.autoscaling) || (has(self.serviceMode) && self.serviceMode == 'QUEUE')",
+    message: 'autoscaling scales on the task queue: set serviceMode: QUEUE',
+    fieldPath: '.autoscaling',
+  },
+]);
 
 export const ServerlessEndpointStatusSchema = z
   .object({
@@ -160,6 +207,22 @@ export const ServerlessEndpointStatusSchema = z
       .min(0)
       .optional()
       .describe('Number of workers, as the scale subresource reports it (kubectl get --subresource=scale).'),
+    autoscaling: z
+      .object({
+        desiredWorkers: z.int().min(0).describe('Workers the autoscaler wants now.'),
+        reason: z
+          .string()
+          .describe(
+            'Why: ScaleUp, ScaleDown, ScaleDownDelayed (within scaleDownDelaySeconds of a higher ' +
+              'recommendation), Steady (within the 10% tolerance), AtMinimum, AtMaximum or AboveMaximum.',
+          ),
+        queue: z
+          .int()
+          .min(0)
+          .describe('Tasks in flight (processing and delivered) the decision was made on.'),
+      })
+      .optional()
+      .describe("The queue autoscaler's last decision, when spec.autoscaling is set."),
     selector: z
       .string()
       .optional()
