@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { GpuCloudClient } from '../api/client.ts';
 import type { TaskSubmitRequest } from '../api/schemas/serverless.ts';
 import { collectionPath } from '../kube/resource-type.ts';
-import { managedKinds, resourceOf } from '../resources/kinds.ts';
+import { registrations, resourceOf } from '../resources/kinds.ts';
 import { CommandError, EXIT } from './errors.ts';
 import { type Printable, sparkline } from './output.ts';
 import { type Connections, kubeClient, type Target } from './target.ts';
@@ -303,20 +303,22 @@ export async function cost(connections: Connections, allNamespaces: boolean): Pr
     perHour: number;
     soFar: number;
   }> = [];
-  for (const kind of managedKinds) {
+  // The same reading of spec and status as the operator's fleet metrics.
+  for (const { definition, usage } of registrations) {
+    if (!usage) continue;
     const list = await kube.request(listSchema, {
       method: 'GET',
-      path: collectionPath(resourceOf(kind), namespace),
+      path: collectionPath(resourceOf(definition), namespace),
     });
     for (const item of list.items) {
-      const status = (item.status ?? {}) as Record<string, unknown>;
+      const spent = usage(item);
       rows.push({
         namespace: item.metadata.namespace ?? '',
-        kind: kind.kind,
+        kind: definition.kind,
         name: item.metadata.name,
-        phase: String(status.phase ?? ''),
-        perHour: hourlyRate(kind.kind, status, (item.spec ?? {}) as Record<string, unknown>),
-        soFar: Number(status.estimatedCost ?? status.cost ?? 0) || 0,
+        phase: String(item.status?.phase ?? ''),
+        perHour: spent.dollarsPerHour,
+        soFar: spent.dollarsSoFar,
       });
     }
   }
@@ -349,16 +351,6 @@ export async function cost(connections: Connections, allNamespaces: boolean): Pr
       ]),
     ],
   };
-}
-
-function hourlyRate(kind: string, status: Record<string, unknown>, spec: Record<string, unknown>): number {
-  if (status.phase !== 'RUNNING') return 0;
-  if (kind === 'GpuPod') {
-    const prices = (status.prices ?? {}) as Record<string, unknown>;
-    return Number(prices.singleCard ?? 0) * Number(spec.gpuCount ?? 0) || 0;
-  }
-  if (kind === 'GpuVm') return Number(status.pricePerHour ?? 0) || 0;
-  return Number(status.perHourPrice ?? 0) || 0;
 }
 
 function iso(epochMs: number | undefined): string | undefined {

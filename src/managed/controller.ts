@@ -10,6 +10,7 @@ import type { AccountDirectory } from './accounts.ts';
 import { BOOKKEEPING } from './annotations.ts';
 import { ConnectionPool, type ConnectionSettings } from './connections.ts';
 import type { CommonSpec, ExternalKind, ManagedObject } from './external-kind.ts';
+import type { FleetMetrics, FleetResource, Usage } from './fleet-metrics.ts';
 import { ManagedReconciler } from './reconciler.ts';
 import { managedStore, parseManaged } from './store.ts';
 import { managedWriter } from './writer.ts';
@@ -22,6 +23,8 @@ export interface ManagedKind<Spec extends CommonSpec, Cloud> {
   /** The kind's adapter on one account's client. */
   adapterFor(client: GpuCloudClient, peers: Peers): ExternalKind<Spec, Cloud>;
   parseSpec(raw: unknown): Spec;
+  /** What a resource holds and costs, for the fleet gauges. */
+  readonly usage?: ((resource: FleetResource) => Usage) | undefined;
 }
 
 /** Resources of the kinds a kind refers to, read from the operator's informer caches: never a call. */
@@ -38,6 +41,8 @@ export interface ManagedControllerSettings extends ConnectionSettings {
   readonly verifyAfterMs: number;
   /** The cloud accounts resources may name. */
   readonly accounts: AccountDirectory;
+  /** The fleet gauges and event counters every kind reports to. */
+  readonly fleet: FleetMetrics;
 }
 
 /** Adds one kind's controller to a manager: what a kind's registration hands the operator. */
@@ -101,6 +106,13 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     wakeKey: (key) => wake.emit(keyFromString(key)),
     log,
   });
+  const fleet = settings.fleet.add({
+    kind: resource.kind,
+    *resources() {
+      for (const informer of informers) yield* informer.store.values();
+    },
+    usage: kind.usage,
+  });
   const reconciler = new ManagedReconciler({
     kind: resource.kind,
     parseSpec: kind.parseSpec,
@@ -108,6 +120,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     writer,
     events: manager.events,
     connections,
+    fleet,
     verifyAfterMs: settings.verifyAfterMs,
     log,
   });

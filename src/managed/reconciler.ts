@@ -19,6 +19,7 @@ import {
   type Plan,
 } from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
+import type { KindEvents } from './fleet-metrics.ts';
 import { allows } from './policies.ts';
 import { resolveEnv } from './secrets.ts';
 import type { ManagedStatus } from './status-schema.ts';
@@ -41,6 +42,8 @@ export interface ManagedReconcilerOptions<Spec extends CommonSpec, Cloud> {
   events: EventSink;
   /** The cloud account each resource names, with the kind's adapter, cache and creation in it. */
   connections: ConnectionPool<Spec, Cloud>;
+  /** The fleet metrics' events: first Ready, drift, preemption, terminal refusal. */
+  fleet: KindEvents;
   /** After acting, look again this soon even if the cloud cache reports no change (a safety net). */
   verifyAfterMs: number;
   log: Logger;
@@ -95,6 +98,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
    * the user's and record none.
    */
   readonly #initialized = new Map<string, Record<string, unknown>>();
+  /** Resources seen Ready by this process, by uid: time to Ready is observed once. */
+  readonly #readySeen = new Set<string>();
 
   constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
     this.#o = options;
@@ -510,6 +515,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const message = `${what}; ${this.#recreates(mr) ? 'creating a replacement (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'}`;
     this.#o.events.event(mr, 'Warning', PREEMPTED, message);
     this.#log('warn', mr, {}, message);
+    this.#o.fleet.preempted();
     await this.#writeStatus(mr, { ...pickCommon(mr.status), ...counted(mr.status) }, [
       { type: 'Ready', status: 'False', reason: PREEMPTED, message },
     ]);
@@ -596,6 +602,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await this.#o.writer.patchObject(mr, { finalizers });
     this.#refused.forget(mr.metadata.uid);
     this.#initialized.delete(mr.metadata.uid);
+    this.#readySeen.delete(mr.metadata.uid);
     this.#secrets.forget(mr.metadata.uid);
     const id = mr.metadata.annotations?.[EXTERNAL_ID];
     if (conn) {
@@ -633,12 +640,14 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       }`;
       if (readyReason(mr.status) !== PREEMPTED) {
         spot = counted(mr.status);
+        this.#o.fleet.preempted();
         this.#o.events.event(mr, 'Warning', PREEMPTED, `${this.#o.kind} ${adapter.idOf(cloud)}: ${message}`);
       }
       readiness = { ready: false, reason: PREEMPTED, message };
     } else if (readiness.broken && mr.status?.phase !== phase) {
       this.#o.events.event(mr, 'Warning', readiness.reason, readiness.message);
     }
+    this.#noteReady(mr, readiness.ready);
     const conditions: ConditionInput[] = [
       {
         type: 'Ready',
@@ -682,6 +691,18 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     return completionTime === undefined ? undefined : Date.parse(completionTime);
   }
 
+  /**
+   * The first Ready=True this process sees of a resource that was not Ready when it first saw it: the
+   * time from creation to Ready. A resource already Ready (a restart) is only remembered.
+   */
+  #noteReady(mr: ManagedObject<Spec>, ready: boolean): void {
+    const { uid } = mr.metadata;
+    if (!ready || this.#readySeen.has(uid)) return;
+    this.#readySeen.add(uid);
+    const before = mr.status?.conditions?.find((condition) => condition.type === 'Ready');
+    if (before?.status !== 'True') this.#o.fleet.becameReady(mr);
+  }
+
   /** Synced: True, or False with reason Drifted naming the fields the cloud cannot change to match. */
   #synced(
     mr: ManagedObject<Spec>,
@@ -699,6 +720,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const before = mr.status?.conditions?.find((condition) => condition.type === 'Synced');
     if (before?.reason !== 'Drifted' || before.message !== message) {
       this.#o.events.event(mr, 'Warning', 'Drifted', message);
+      this.#o.fleet.drifted();
     }
     return { type: 'Synced', status: 'False', reason: 'Drifted', message };
   }
@@ -786,6 +808,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       this.#log('warn', mr, { err: writeError }, 'could not record the failure in status');
     });
     if (!failure.terminal) throw failure;
+    this.#o.fleet.refused(failure.reason);
     this.#refused.record(mr);
     throw new TerminalError(failure.message, { cause: failure });
   }

@@ -3,6 +3,7 @@ import { loadKubeConnection } from '../kube/connection.ts';
 import type { Logger } from '../lib/logger.ts';
 import { type AccountDirectory, DEFAULT_ACCOUNT } from '../managed/accounts.ts';
 import type { ManagedControllerSettings } from '../managed/controller.ts';
+import { FleetMetrics } from '../managed/fleet-metrics.ts';
 import { gpuPodKind, registrations, resourceOf } from '../resources/kinds.ts';
 import {
   AccountRegistry,
@@ -67,7 +68,11 @@ export async function runOperator(
     config.callbackBaseUrl && config.callbackToken
       ? callbackUrl(config.callbackBaseUrl, config.callbackToken)
       : undefined;
-  const settings = controllerSettings(config, accounts);
+  const settings = controllerSettings(
+    config,
+    accounts,
+    new FleetMetrics(manager.registry, () => manager.mayAct()),
+  );
   const handles = new Map(
     registrations.map((kind) => [
       kind.definition.kind,
@@ -124,7 +129,11 @@ export async function runOperator(
   }
 }
 
-function controllerSettings(config: OperatorConfig, accounts: AccountDirectory): ManagedControllerSettings {
+function controllerSettings(
+  config: OperatorConfig,
+  accounts: AccountDirectory,
+  fleet: FleetMetrics,
+): ManagedControllerSettings {
   const requestTimeoutMs = config.apiTimeoutSeconds * 1000;
   return {
     namespaces: config.namespace,
@@ -136,6 +145,7 @@ function controllerSettings(config: OperatorConfig, accounts: AccountDirectory):
     detailsIntervalMs: config.detailsIntervalSeconds * 1000,
     verifyAfterMs: config.pollIntervalSeconds * 1000,
     accounts,
+    fleet,
     // An interrupted create is searched for only with lists that started after any create it could
     // have sent had time to answer: one request timeout, plus retries' worth of slack.
     creation: { graceMs: 2 * requestTimeoutMs, skewMs: 5 * 60_000 },

@@ -2,11 +2,14 @@ import type { CustomResource } from './common/kind.ts';
 import { managedKind } from './common/registration.ts';
 import { gpuPodAdapter } from './gpu-pod/adapter.ts';
 import { gpuPodKind } from './gpu-pod/schema.ts';
+import { gpuPodUsage } from './gpu-pod/usage.ts';
 import { gpuVmAdapter } from './gpu-vm/adapter.ts';
 import { gpuVmKind } from './gpu-vm/schema.ts';
+import { gpuVmUsage } from './gpu-vm/usage.ts';
 import { providerConfigKind } from './provider-config/schema.ts';
 import { serverlessEndpointAdapter } from './serverless-endpoint/adapter.ts';
 import { serverlessEndpointKind } from './serverless-endpoint/schema.ts';
+import { serverlessEndpointUsage } from './serverless-endpoint/usage.ts';
 import { serverlessTaskAdapter } from './serverless-task/adapter.ts';
 import { serverlessTaskKind } from './serverless-task/schema.ts';
 
@@ -25,10 +28,10 @@ export type { ServerlessTaskSpec, ServerlessTaskStatus } from './serverless-task
 export { gpuPodKind, gpuVmKind, providerConfigKind, serverlessEndpointKind, serverlessTaskKind };
 
 export const registrations = [
-  managedKind(gpuPodKind, gpuPodAdapter),
-  managedKind(gpuVmKind, gpuVmAdapter),
-  managedKind(serverlessEndpointKind, serverlessEndpointAdapter),
-  managedKind(serverlessTaskKind, serverlessTaskAdapter, [serverlessEndpointKind]),
+  managedKind(gpuPodKind, gpuPodAdapter, { usage: gpuPodUsage }),
+  managedKind(gpuVmKind, gpuVmAdapter, { usage: gpuVmUsage }),
+  managedKind(serverlessEndpointKind, serverlessEndpointAdapter, { usage: serverlessEndpointUsage }),
+  managedKind(serverlessTaskKind, serverlessTaskAdapter, { references: [serverlessEndpointKind] }),
 ] as const;
 
 export type Kind = (typeof registrations)[number]['definition'] | typeof providerConfigKind;

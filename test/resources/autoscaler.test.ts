@@ -34,7 +34,11 @@ test('scales down only when a whole window recommended it, and to the highest re
   assert.equal(scaler.decide('e', spec, 0, 16).desiredWorkers, 4);
   time.advance(10);
   // The queue drains: fewer workers are recommended, but not for a whole window yet.
-  assert.deepEqual(scaler.decide('e', spec, 4, 0), { desiredWorkers: 4, reason: 'ScaleDownDelayed', queue: 0 });
+  assert.deepEqual(scaler.decide('e', spec, 4, 0), {
+    desiredWorkers: 4,
+    reason: 'ScaleDownDelayed',
+    queue: 0,
+  });
   time.advance(30);
   assert.equal(scaler.decide('e', spec, 4, 5).reason, 'ScaleDownDelayed');
   time.advance(25);

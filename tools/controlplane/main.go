@@ -1,8 +1,9 @@
-// Command controlplane runs either etcd or kube-apiserver, so that one build from Go modules gives the
-// local control plane both of its servers:
+// Command controlplane runs etcd, kube-apiserver or kube-controller-manager, so that one build from Go
+// modules gives the local control plane its servers, and the tests that need them a real HPA controller:
 //
 //	controlplane etcd <etcd flags>
 //	controlplane apiserver <kube-apiserver flags>
+//	controlplane controller-manager <kube-controller-manager flags>
 //
 // With CONTROLPLANE_EXIT_ON_STDIN_EOF=1 the process exits when its stdin reaches end of file. A parent
 // that keeps the write end of a pipe open gets children that cannot outlive it, however it dies.
@@ -15,6 +16,7 @@ import (
 	"go.etcd.io/etcd/server/v3/etcdmain"
 	"k8s.io/component-base/cli"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 )
 
 func main() {
@@ -33,12 +35,16 @@ func main() {
 		command := app.NewAPIServerCommand()
 		command.SetArgs(rest)
 		os.Exit(cli.Run(command))
+	case "controller-manager":
+		command := controllermanager.NewControllerManagerCommand()
+		command.SetArgs(rest)
+		os.Exit(cli.Run(command))
 	default:
 		usage()
 	}
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: controlplane etcd|apiserver [flags]")
+	fmt.Fprintln(os.Stderr, "usage: controlplane etcd|apiserver|controller-manager [flags]")
 	os.Exit(2)
 }

@@ -1,6 +1,7 @@
 import { Registry } from 'prom-client';
 import { createClientMetrics } from '../../src/api/client-metrics.ts';
 import { RuntimeMetrics } from '../../src/controller/metrics.ts';
+import { FleetMetrics } from '../../src/managed/fleet-metrics.ts';
 import { kinds } from '../../src/resources/kinds.ts';
 import { buildCrd } from '../crd/crd.ts';
 import type { StructuralSchema } from '../crd/structural-schema.ts';
@@ -104,6 +105,7 @@ export async function metricsReference(): Promise<string> {
   const registry = new Registry();
   new RuntimeMetrics(registry);
   createClientMetrics(registry, 'default');
+  new FleetMetrics(registry, () => true);
   const metrics = await registry.getMetricsAsJSON();
   const rows = metrics
     .map((metric) => `| \`${metric.name}\` | ${metric.type} | ${escapeCell(metric.help)} |`)
@@ -117,6 +119,11 @@ export async function metricsReference(): Promise<string> {
     'carry the names controller-runtime gives them (label `controller` or `name`: `gpupod`, `gpuvm`,',
     "`serverlessendpoint`); the cloud API client's carry the operation name (e.g. `pods.create`) and the",
     'envelope code. No label ever holds the API key or a Secret value.',
+    '',
+    'The `gpucloud_*` fleet gauges (resources, GPUs, spend, endpoint tasks and workers) are computed at',
+    'scrape time from the informer caches, with no cloud call, and exported by the leader only: `sum()`',
+    'over replicas counts each resource once. Prices and costs are in US dollars, as the cloud quotes them.',
+    'Label values are bounded by what exists: kinds, namespaces, phases, GPU models, endpoint names.',
     '',
     '| metric | type | help |',
     '|---|---|---|',

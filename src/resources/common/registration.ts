@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { GpuCloudClient } from '../../api/client.ts';
 import { type AddController, addManagedController, type Peers } from '../../managed/controller.ts';
 import type { CommonSpec, ExternalKind } from '../../managed/external-kind.ts';
+import type { FleetResource, Usage } from '../../managed/fleet-metrics.ts';
 import { type KindDefinition, resourceOf } from './kind.ts';
 
 /** What the operator offers every adapter when it makes it. */
@@ -20,6 +21,8 @@ export interface AdapterContext extends AdapterOptions {
 /** One managed kind: its definition (the CRD) and how to run its controller. */
 export interface Registration<Definition extends KindDefinition = KindDefinition> {
   readonly definition: Definition;
+  /** What a resource of the kind holds and costs now, from its spec and status; none for kinds that hold nothing. */
+  readonly usage?: ((resource: FleetResource) => Usage) | undefined;
   /** The kind's controller, its adapters made with `options`, to add to the operator's manager. */
   controller(options: AdapterOptions): AddController;
 }
@@ -28,17 +31,23 @@ export interface Registration<Definition extends KindDefinition = KindDefinition
 export function managedKind<Definition extends KindDefinition, Spec extends CommonSpec, Cloud>(
   definition: Definition & { spec: z.ZodType<Spec> },
   adapter: (client: GpuCloudClient, context: AdapterContext) => ExternalKind<Spec, Cloud>,
-  /** Kinds whose resources the adapter reads through `context.peers`. */
-  references: readonly KindDefinition[] = [],
+  extras: {
+    /** Kinds whose resources the adapter reads through `context.peers`. */
+    references?: readonly KindDefinition[];
+    usage?: (resource: FleetResource) => Usage;
+  } = {},
 ): Registration<Definition> {
+  const { references = [], usage } = extras;
   return {
     definition,
+    usage,
     controller: (options) => (manager, settings, logger) =>
       addManagedController(
         manager,
         {
           resource: resourceOf(definition),
           references: references.map(resourceOf),
+          usage,
           adapterFor: (client, peers) => adapter(client, { ...options, peers }),
           parseSpec: (raw) => definition.spec.parse(raw),
         },

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { amount, usageOf } from '../common/usage.ts';
+
+const view = z.object({
+  spec: z.looseObject({ gpuType: z.string(), gpuCount: z.number() }),
+  status: z
+    .looseObject({
+      phase: z.string().optional(),
+      prices: z.looseObject({ singleCard: z.string().optional() }).optional(),
+      estimatedCost: z.string().optional(),
+    })
+    .optional(),
+});
+
+/** A running pod holds its GPUs and pays its card price for each; a paused one holds none. */
+export const gpuPodUsage = usageOf(view, ({ spec, status }) => {
+  const running = status?.phase === 'RUNNING';
+  return {
+    gpus: running ? spec.gpuCount : 0,
+    gpuType: spec.gpuType,
+    dollarsPerHour: running ? amount(status?.prices?.singleCard) * spec.gpuCount : 0,
+    dollarsSoFar: amount(status?.estimatedCost),
+  };
+});
