@@ -1,4 +1,4 @@
-export type ControlPlaneComponent = 'etcd' | 'apiserver';
+export type ControlPlaneComponent = 'etcd' | 'apiserver' | 'controller-manager';
 
 /** The control plane binary is not where it should be; `hint` says how to get it. */
 export class ControlPlaneBinaryMissingError extends Error {
