@@ -5,7 +5,9 @@ import { kinds } from '../src/resources/kinds.ts';
 import { argoCdFiles } from './argocd-health/artifacts.ts';
 import { buildCrd } from './crd/crd.ts';
 import { crdReference, metricsReference } from './docs/reference.ts';
+import { DASHBOARD_FILE, dashboardJson } from './grafana/dashboard.ts';
 import { chartFiles, renderedManifestFiles, writeRepoFiles } from './helm/artifacts.ts';
+import { plainRulesFile, prometheusRuleTemplate, RULES_FILE } from './prometheus/rules.ts';
 
 // Writes the generated artefacts: one CRD file per kind under crds/, then the deployment artefacts derived
 // from them (chart, plain manifests, Argo CD health checks). Run with `npm run gen`.
@@ -34,6 +36,18 @@ async function main(): Promise<void> {
   await writeRepoFiles(await referenceFiles());
 }
 
+/** The dashboard and the alert rules, each in its plain form and in the chart. */
+export function monitoringFiles(): Map<string, string> {
+  const yaml = (value: unknown) => dump(value, { lineWidth: -1, noRefs: true });
+  const chart = join('deploy', 'helm', 'gpucloud-operator');
+  return new Map([
+    [DASHBOARD_FILE, dashboardJson()],
+    [join(chart, 'dashboards', 'gpucloud-operator.json'), dashboardJson()],
+    [RULES_FILE, plainRulesFile(yaml)],
+    [join(chart, 'templates', 'prometheusrule.yaml'), prometheusRuleTemplate(yaml)],
+  ]);
+}
+
 /** The reference pages under docs/, generated from the CRDs and the metric registries. */
 export async function referenceFiles(): Promise<Map<string, string>> {
   return new Map([
@@ -46,6 +60,7 @@ export async function referenceFiles(): Promise<Map<string, string>> {
 async function writeDeployFiles(): Promise<void> {
   const crds = generateCrdFiles();
   await writeRepoFiles(await chartFiles(crds));
+  await writeRepoFiles(monitoringFiles());
   await writeRepoFiles(await argoCdFiles());
   await writeRepoFiles(await renderedManifestFiles(crds));
 }

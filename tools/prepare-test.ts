@@ -1,12 +1,13 @@
-// Installs what the tests need that npm does not bring (the local control plane binaries, helm and the
-// Argo CD health script runner), so that `npm test` works on a fresh machine. Each step is cached and idempotent.
+// Installs what the tests need that npm does not bring (the local control plane binaries with
+// kube-controller-manager, helm, promtool and the Argo CD health script runner), so that `npm test` works on a fresh machine. Each step is cached and idempotent.
 import { ensureHealthRunner } from './argocd-health/ensure.ts';
 import { ensureControlPlaneBinary } from './controlplane/build.ts';
 import { ensureHelm, HELM_VERSION } from './helm/ensure.ts';
+import { ensurePromtool, PROMETHEUS_MODULE_VERSION } from './prometheus/ensure.ts';
 
 const steps: Array<{ name: string; run: () => Promise<void> }> = [
   {
-    name: 'control plane binary (etcd + kube-apiserver)',
+    name: 'control plane binary (etcd + kube-apiserver + kube-controller-manager)',
     run: async () => {
       const binary = await ensureControlPlaneBinary((line) => console.log(`  ${line}`));
       console.log(`  ${binary}`);
@@ -15,6 +16,10 @@ const steps: Array<{ name: string; run: () => Promise<void> }> = [
   {
     name: `helm ${HELM_VERSION}`,
     run: async () => console.log(`  ${await ensureHelm()}`),
+  },
+  {
+    name: `promtool (Prometheus module ${PROMETHEUS_MODULE_VERSION})`,
+    run: async () => console.log(`  ${await ensurePromtool()}`),
   },
   {
     name: 'Argo CD health script runner (gopher-lua)',

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { z } from 'zod';
 import type { ManagedObject } from './external-kind.ts';
 
 /**
@@ -21,7 +22,12 @@ export interface Usage {
 
 /** A resource as the informer cache holds it: read at every scrape, so never parsed whole. */
 export interface FleetResource {
-  readonly metadata: { readonly namespace?: string | undefined; readonly name?: string | undefined };
+  readonly metadata: {
+    readonly namespace?: string | undefined;
+    readonly name?: string | undefined;
+    readonly creationTimestamp?: string | undefined;
+    readonly deletionTimestamp?: string | undefined;
+  };
   readonly spec?: unknown;
   readonly status?: unknown;
 }
@@ -64,6 +70,7 @@ export class FleetMetrics {
       help: string,
       labelNames: readonly L[],
       fill: (set: (labels: Record<L, string>, value: number) => void) => void,
+      combine: (a: number, b: number) => number = (a, b) => a + b,
     ) =>
       new Gauge<L>({
         name,
@@ -76,9 +83,8 @@ export class FleetMetrics {
           const sums = new Map<string, { labels: Record<L, string>; value: number }>();
           fill((labels, value) => {
             const key = JSON.stringify(labels);
-            const sum = sums.get(key) ?? { labels, value: 0 };
-            sum.value += value;
-            sums.set(key, sum);
+            const known = sums.get(key);
+            sums.set(key, { labels, value: known ? combine(known.value, value) : value });
           });
           for (const { labels, value } of sums.values()) this.set(labels, value);
         },
@@ -147,6 +153,33 @@ export class FleetMetrics {
         }
       },
     );
+    const now = () => Date.now();
+    gauge(
+      'gpucloud_deletion_age_seconds',
+      'Age of the oldest deletion still waiting on the finalizer, by kind and namespace',
+      ['kind', 'namespace'],
+      (set) => {
+        for (const { kind, mr } of this.#all()) {
+          const since = Date.parse(mr.metadata.deletionTimestamp ?? '');
+          if (!Number.isNaN(since))
+            set({ kind, namespace: mr.metadata.namespace ?? '' }, (now() - since) / 1000);
+        }
+      },
+      Math.max,
+    );
+    gauge(
+      'gpucloud_not_ready_age_seconds',
+      'How long the longest-waiting resource has not been Ready, by kind and namespace (finished tasks and deletions left out)',
+      ['kind', 'namespace'],
+      (set) => {
+        for (const { kind, mr } of this.#all()) {
+          const since = notReadySince(mr);
+          if (since !== undefined)
+            set({ kind, namespace: mr.metadata.namespace ?? '' }, (now() - since) / 1000);
+        }
+      },
+      Math.max,
+    );
     this.#timeToReady = new Histogram({
       name: 'gpucloud_time_to_ready_seconds',
       help: 'Time from the creation of a resource to its first Ready=True, by kind',
@@ -205,4 +238,21 @@ export class FleetMetrics {
 function phaseOf(status: unknown): string {
   if (typeof status !== 'object' || status === null || !('phase' in status)) return 'Pending';
   return typeof status.phase === 'string' ? status.phase : 'Pending';
+}
+
+const conditionsView = z.object({
+  conditions: z.array(
+    z.looseObject({ type: z.string(), status: z.string(), lastTransitionTime: z.string().optional() }),
+  ),
+});
+
+/** Since when (epoch ms) a live, unfinished resource has not been Ready; undefined when it is, or is done. */
+function notReadySince(mr: FleetResource): number | undefined {
+  if (mr.metadata.deletionTimestamp) return undefined;
+  const conditions = conditionsView.safeParse(mr.status).data?.conditions ?? [];
+  const holds = (type: string) => conditions.some((c) => c.type === type && c.status === 'True');
+  if (holds('Ready') || holds('Complete') || holds('Failed')) return undefined;
+  const ready = conditions.find((c) => c.type === 'Ready');
+  const since = Date.parse(ready?.lastTransitionTime ?? mr.metadata.creationTimestamp ?? '');
+  return Number.isNaN(since) ? undefined : since;
 }

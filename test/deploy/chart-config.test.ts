@@ -129,6 +129,7 @@ describe('the operator reads the container the chart renders', () => {
         apiTimeoutSeconds: 45,
         detailsCallsPerSecond: 1,
         detailsIntervalSeconds: 600,
+        queueIntervalSeconds: 20,
         resyncMinutes: 30,
         defaultAdoption: false,
         logLevel: 'debug',

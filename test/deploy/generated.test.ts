@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ARGOCD_DIR, argoCdFiles } from '../../tools/argocd-health/artifacts.ts';
-import { generateCrdFiles } from '../../tools/generate.ts';
+import { generateCrdFiles, monitoringFiles } from '../../tools/generate.ts';
 import { chartFiles, REPO_ROOT, renderedManifestFiles } from '../../tools/helm/artifacts.ts';
 import { CHART_DIR } from '../../tools/helm/helm.ts';
 
@@ -37,6 +37,10 @@ test('the chart CRDs are the CRDs of crds/, byte for byte, and nothing else', as
   for (const [name, content] of generateCrdFiles()) {
     assert.equal(await readFile(join(chartCrds, name), 'utf8'), content, `chart crds/${name} ${STALE}`);
   }
+});
+
+test('the Grafana dashboard and the alert rules, plain and in the chart, are generated', async () => {
+  await assertCommitted(monitoringFiles());
 });
 
 test('the plain manifests are the chart rendered with its defaults', async () => {

@@ -340,6 +340,48 @@ export const valuesSchema = z
           })
           .strict()
           .describe('Prometheus Operator scraping; needs the metrics Service.'),
+        prometheusRule: z
+          .object({
+            enabled: z
+              .boolean()
+              .default(false)
+              .describe(
+                'Create a Prometheus Operator PrometheusRule with the alerts of docs/observability.md.',
+              ),
+            labels: stringMap('Extra labels, e.g. the one your Prometheus selects rules by.'),
+            spendBudgetDollarsPerHour: z
+              .number()
+              .positive()
+              .default(100)
+              .describe(
+                'GpucloudSpendOverBudget fires when the fleet spends more than this, in dollars an hour.',
+              ),
+            notReadyMinutes: z
+              .int()
+              .positive()
+              .default(30)
+              .describe('GpucloudResourceNotReady fires for a resource not Ready this long.'),
+            deletionStuckMinutes: z
+              .int()
+              .positive()
+              .default(15)
+              .describe('GpucloudDeletionStuck fires for a deletion held this long by the finalizer.'),
+          })
+          .strict()
+          .describe('Alert rules for the operator and the fleet.'),
+        grafanaDashboard: z
+          .object({
+            enabled: z
+              .boolean()
+              .default(false)
+              .describe('Ship the Grafana dashboard as a ConfigMap for the Grafana sidecar.'),
+            labels: z
+              .record(z.string(), z.string())
+              .default({ grafana_dashboard: '1' })
+              .describe('Labels the Grafana sidecar selects dashboards by.'),
+          })
+          .strict()
+          .describe('The Grafana dashboard of deploy/grafana/.'),
       })
       .strict()
       .describe('Prometheus metrics on `/metrics` of the health port.'),
