@@ -14,9 +14,11 @@ console.error(`
 gpucloud-operator local stack is up.
   cloud simulator   ${stack.simulatorUrl}
   kubeconfig        ${stack.kubeconfigPath}
+  metrics           ${stack.metricsUrl}   (fleet: gpucloud_gpus_running, gpucloud_spend_rate_dollars_per_hour, ...)
 
 Try, in another terminal:
-  ${kubectl} get gpucloud                      # every GpuPod, GpuVm and ServerlessEndpoint
+  ${kubectl} get gpucloud                      # every GpuPod, GpuVm, ServerlessEndpoint and ServerlessTask
+  curl -s ${stack.metricsUrl} | grep '^gpucloud_gpus_running'
   ${kubectl} wait gpupod/jupyter --for=condition=Ready --timeout=60s
   ${kubectl} patch gpupod jupyter --type merge -p '{"spec":{"paused":true}}'
   ${kubectl} scale serverlessendpoint/sd-inference --replicas=4

@@ -23,6 +23,8 @@ export interface LocalStack {
   kubeconfigPath: string;
   simulatorUrl: string;
   apiKey: string;
+  /** The operator's Prometheus metrics, fleet gauges included. */
+  metricsUrl: string;
   stop(): Promise<void>;
 }
 
@@ -48,20 +50,33 @@ export async function startLocalStack(logger: Logger, workDir = join(ROOT, '.loc
       transitionMs: 2000,
     });
     started.push(() => sim.stop());
-    const operator = await startOperator(plane, sim, apiKey, logger);
+    const [healthPort = 0] = await freeLoopbackPorts(1);
+    const operator = await startOperator(plane, sim, apiKey, logger, healthPort);
     started.push(operator);
     await applyExamples(client, sim.url);
     await mkdir(workDir, { recursive: true });
     const kubeconfigPath = join(workDir, 'kubeconfig');
     await copyFile(plane.kubeconfigPath, kubeconfigPath);
-    return { kubeconfigPath, simulatorUrl: sim.url, apiKey, stop };
+    return {
+      kubeconfigPath,
+      simulatorUrl: sim.url,
+      apiKey,
+      metricsUrl: `http://127.0.0.1:${healthPort}/metrics`,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;
   }
 }
 
-async function startOperator(plane: ControlPlane, sim: RunningSimulator, apiKey: string, logger: Logger) {
+async function startOperator(
+  plane: ControlPlane,
+  sim: RunningSimulator,
+  apiKey: string,
+  logger: Logger,
+  healthPort: number,
+) {
   const [callbackPort = 0] = await freeLoopbackPorts(1);
   const config = loadConfig(
     [
@@ -75,6 +90,8 @@ async function startOperator(plane: ControlPlane, sim: RunningSimulator, apiKey:
       '30',
       '--callback-port',
       String(callbackPort),
+      '--health-port',
+      String(healthPort),
       '--callback-base-url',
       `http://127.0.0.1:${callbackPort}`,
     ],

@@ -1,5 +1,6 @@
-// Builds the control plane binary (etcd + kube-apiserver from their Go modules, see main.go) into the
-// cache outside the repository, unless the cache already holds a build of these exact sources.
+// Builds the control plane binary (etcd, kube-apiserver and kube-controller-manager from their Go modules,
+// see main.go) into the cache outside the repository, unless the cache already holds a build of these
+// exact sources.
 import { spawn } from 'node:child_process';
 import { access, constants, mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -27,7 +28,7 @@ export async function ensureControlPlaneBinary(progress: (line: string) => void)
 async function build(binary: string, progress: (line: string) => void): Promise<void> {
   const version = await kubernetesVersion();
   progress(
-    `building etcd + kube-apiserver ${version} from Go modules into ${binary}; ` +
+    `building etcd + kube-apiserver + kube-controller-manager ${version} from Go modules into ${binary}; ` +
       'a first build takes 10-25 minutes on 2 cores, later runs reuse it',
   );
   await mkdir(dirname(binary), { recursive: true });
