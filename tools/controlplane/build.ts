@@ -29,7 +29,7 @@ async function build(binary: string, progress: (line: string) => void): Promise<
   const version = await kubernetesVersion();
   progress(
     `building etcd + kube-apiserver + kube-controller-manager ${version} from Go modules into ${binary}; ` +
-      'a first build takes 10-25 minutes on 2 cores, later runs reuse it',
+      'a first build takes about 5 minutes on 2 cores (more on a busy machine), later runs reuse it',
   );
   await mkdir(dirname(binary), { recursive: true });
   // Build beside the target and rename, so that an interrupted or concurrent build never leaves half a binary.
