@@ -80,6 +80,8 @@ interface Held<Spec> {
 const PREEMPTED = 'Preempted';
 /** Backoff before a preempted resource's replacement: doubling from the first, up to the cap. */
 const RECREATE_BACKOFF_MS = { first: 10_000, max: 300_000 };
+/** How long what late initialisation filled is remembered at most (see `#initialized`). */
+const INITIALIZED_MEMORY_MS = 60_000;
 /** A resource waiting on another looks again this often: a read of the informer caches, no cloud call. */
 const BLOCKED_RECHECK_MS = 10_000;
 
@@ -93,11 +95,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #refused = new TerminalFailures();
   readonly #secrets: ConnectionSecrets;
   /**
-   * What late initialisation filled, by uid, until the status that records it is written: a reconcile
-   * reading a copy from between the spec write and that status write must not take the filled fields for
-   * the user's and record none.
+   * What late initialisation filled, by uid, until a copy with the status that records it is read, or for
+   * a minute at most: a reconcile reading a copy from before that status write (the spec write's watch
+   * event can wake it first) must not take the filled fields for the user's and record none. In order of
+   * filling, so expired entries are at the front.
    */
-  readonly #initialized = new Map<string, Record<string, unknown>>();
+  readonly #initialized = new Map<string, { fields: Record<string, unknown>; at: number }>();
   /** Resources seen Ready by this process, by uid: time to Ready is observed once. */
   readonly #readySeen = new Set<string>();
 
@@ -236,7 +239,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const recorded = mr.status?.lateInitialized;
     if (recorded !== undefined) this.#initialized.delete(uid);
     // Filled by this process, and the copy read may be older than that write.
-    let filled = recorded === undefined ? this.#initialized.get(uid) : undefined;
+    let filled = recorded === undefined ? this.#initialized.get(uid)?.fields : undefined;
     if (observed.obtained?.filled) filled = observed.obtained.filled;
     let metadata = observed.obtained?.metadata ?? mr.metadata;
     // What was just obtained went through the create intent, which wrote the finalizer.
@@ -253,7 +256,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
         finalizers: [...(metadata.finalizers ?? []), FINALIZER],
       });
     }
-    if (filled !== undefined && recorded === undefined) this.#initialized.set(uid, filled);
+    if (filled !== undefined && recorded === undefined && !this.#initialized.has(uid)) {
+      this.#initialized.set(uid, { fields: filled, at: Date.now() });
+    }
     const initialized = recorded ?? (filled && Object.keys(filled).sort());
     const spec: Spec =
       initialized !== undefined && lateInit
@@ -686,8 +691,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       await this.#secrets.publish(mr, ref.name, adapter.connectionDetails(fields));
     }
     await this.#writeStatus(mr, fields, conditions);
-    // The status holds it now; a copy older than this write is a matter of milliseconds.
-    this.#initialized.delete(mr.metadata.uid);
+    // The status holds it now; a copy older than this write is a matter of milliseconds, not a minute.
+    this.#forgetInitializedBefore(Date.now() - INITIALIZED_MEMORY_MS);
     return completionTime === undefined ? undefined : Date.parse(completionTime);
   }
 
@@ -701,6 +706,13 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#readySeen.add(uid);
     const before = mr.status?.conditions?.find((condition) => condition.type === 'Ready');
     if (before?.status !== 'True') this.#o.fleet.becameReady(mr);
+  }
+
+  #forgetInitializedBefore(cutoff: number): void {
+    for (const [uid, entry] of this.#initialized) {
+      if (entry.at >= cutoff) return;
+      this.#initialized.delete(uid);
+    }
   }
 
   /** Synced: True, or False with reason Drifted naming the fields the cloud cannot change to match. */
