@@ -20,6 +20,7 @@ import { EXIT, explain, usageError } from '../console/errors.ts';
 import { OUTPUT_FORMATS, type OutputFormat, type Printable, render } from '../console/output.ts';
 import { progressOn } from '../console/progress.ts';
 import { type Connections, explicitCredentials, resolveTarget, type Target } from '../console/target.ts';
+import { splitId } from '../resources/serverless-task/adapter.ts';
 
 const USAGE = `usage: gpucloud <command> [arguments] [flags]     (as a kubectl plugin: kubectl gpucloud ...)
 
@@ -173,12 +174,12 @@ async function tasks(
     return taskId;
   };
   const resolved = () => target(['ServerlessEndpoint'], endpoint);
-  // A ServerlessTask's status id names its endpoint and its task: `endpointId/taskId`.
+  // A ServerlessTask's status id names its endpoint and its task.
   const taskTarget = async (): Promise<[Target, string]> => {
     const t = await target(['ServerlessEndpoint', 'ServerlessTask'], endpoint);
     if (t.kind !== 'ServerlessTask') return [t, needTask()];
-    const [endpointId = '', id = ''] = t.id.split('/');
-    return [{ ...t, id: endpointId }, id];
+    const { endpointId, taskId } = splitId(t.id);
+    return [{ ...t, id: endpointId }, taskId];
   };
   switch (action) {
     case 'submit': {

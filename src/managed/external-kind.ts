@@ -93,7 +93,8 @@ export interface Blocker {
 }
 
 /** How a finished object ended, named as the condition a Job sets. */
-export type Outcome = 'Complete' | 'Failed';
+export const OUTCOMES = ['Complete', 'Failed'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
 
 /**
  * One step toward the desired state. `describe` names it for events and logs ("Paused", "Renamed to x");

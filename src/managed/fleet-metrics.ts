@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { z } from 'zod';
-import type { ManagedObject } from './external-kind.ts';
+import { type ManagedObject, OUTCOMES } from './external-kind.ts';
 
 /**
  * What one resource holds and costs now, read from its spec and status (never a cloud call). The cloud
@@ -251,7 +251,7 @@ function notReadySince(mr: FleetResource): number | undefined {
   if (mr.metadata.deletionTimestamp) return undefined;
   const conditions = conditionsView.safeParse(mr.status).data?.conditions ?? [];
   const holds = (type: string) => conditions.some((c) => c.type === type && c.status === 'True');
-  if (holds('Ready') || holds('Complete') || holds('Failed')) return undefined;
+  if (holds('Ready') || OUTCOMES.some(holds)) return undefined;
   const ready = conditions.find((c) => c.type === 'Ready');
   const since = Date.parse(ready?.lastTransitionTime ?? mr.metadata.creationTimestamp ?? '');
   return Number.isNaN(since) ? undefined : since;

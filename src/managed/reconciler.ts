@@ -16,6 +16,7 @@ import {
   type CommonSpec,
   keyOf,
   type ManagedObject,
+  OUTCOMES,
   type Plan,
 } from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
@@ -878,8 +879,7 @@ function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
 /** When the status says the object finished (a Complete or Failed condition), in epoch ms. */
 function finishedAt(status: ManagedStatus | undefined): number | undefined {
   const done = status?.conditions?.some(
-    (condition) =>
-      (condition.type === 'Complete' || condition.type === 'Failed') && condition.status === 'True',
+    (condition) => condition.status === 'True' && OUTCOMES.some((type) => type === condition.type),
   );
   if (!done) return undefined;
   const at = Date.parse(String(status?.completionTime ?? ''));

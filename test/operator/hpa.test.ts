@@ -60,6 +60,18 @@ const workersInCloud = (name: string) =>
     .state.snapshot()
     .endpoints.find((endpoint) => endpoint.name === name)?.totalWorkers;
 
+/** A Ready endpoint with `workers`, and an HPA on it with the given bounds. */
+async function scaledByHpa(name: string, workers: number, minReplicas: number, maxReplicas: number) {
+  const cluster = stack.cluster();
+  await cluster.create(resources.serverlessEndpoint, NS, manifests.serverlessEndpoint(name, { workers }));
+  await cluster.waitFor(resources.serverlessEndpoint, NS, name, isReady(), 'Ready');
+  await cluster.client.request(z.unknown(), {
+    method: 'POST',
+    path: hpaPath,
+    body: hpa(name, name, minReplicas, maxReplicas),
+  });
+}
+
 describe('HPA on a ServerlessEndpoint', () => {
   before(async () => {
     await stack.cluster().ensureNamespace(NS);
@@ -72,26 +84,17 @@ describe('HPA on a ServerlessEndpoint', () => {
   });
 
   test('an HPA with minReplicas above the workers scales the endpoint, and the cloud follows', async () => {
-    const cluster = stack.cluster();
-    await cluster.create(
-      resources.serverlessEndpoint,
-      NS,
-      manifests.serverlessEndpoint('lifted', { workers: 1 }),
-    );
-    await cluster.waitFor(resources.serverlessEndpoint, NS, 'lifted', isReady(), 'Ready');
-    await cluster.client.request(z.unknown(), {
-      method: 'POST',
-      path: hpaPath,
-      body: hpa('lifted', 'lifted', 3, 5),
-    });
-    await cluster.waitFor(
-      resources.serverlessEndpoint,
-      NS,
-      'lifted',
-      (obj) => obj?.spec?.workers === 3,
-      'spec.workers set to 3 by the HPA',
-      60_000,
-    );
+    await scaledByHpa('lifted', 1, 3, 5);
+    await stack
+      .cluster()
+      .waitFor(
+        resources.serverlessEndpoint,
+        NS,
+        'lifted',
+        (obj) => obj?.spec?.workers === 3,
+        'spec.workers set to 3 by the HPA',
+        60_000,
+      );
     await poll(
       async () => workersInCloud('lifted'),
       (workers) => workers === 3,
@@ -101,19 +104,9 @@ describe('HPA on a ServerlessEndpoint', () => {
   });
 
   test('an HPA on an External metric finds the selector: no SelectorRequired, no InvalidSelector', async () => {
-    const cluster = stack.cluster();
-    await cluster.create(
-      resources.serverlessEndpoint,
-      NS,
-      manifests.serverlessEndpoint('metered', { workers: 2 }),
-    );
-    await cluster.waitFor(resources.serverlessEndpoint, NS, 'metered', isReady(), 'Ready');
-    await cluster.client.request(z.unknown(), {
-      method: 'POST',
-      path: hpaPath,
-      body: hpa('metered', 'metered', 1, 4),
-    });
-    const read = () => cluster.client.request(hpaSchema, { method: 'GET', path: `${hpaPath}/metered` });
+    await scaledByHpa('metered', 2, 1, 4);
+    const read = () =>
+      stack.cluster().client.request(hpaSchema, { method: 'GET', path: `${hpaPath}/metered` });
     const active = await poll(
       async () => (await read()).status?.conditions?.find((condition) => condition.type === 'ScalingActive'),
       (condition) => condition !== undefined,

@@ -82,7 +82,7 @@ export function serverlessTaskAdapter(
         for (const status of IN_FLIGHT) {
           // A deleted endpoint's tasks drop out of the list; each is then read once and found gone.
           const pages = await unlessNotFound(
-            collect(client.serverless.tasks.listAll(endpointId, { status })),
+            Array.fromAsync(client.serverless.tasks.listAll(endpointId, { status })),
           );
           listed.push(...(pages ?? []));
         }
@@ -244,13 +244,8 @@ function isoTime(epochMs: number): string {
   return new Date(epochMs).toISOString();
 }
 
-function splitId(id: string): { endpointId: string; taskId: string } {
+/** The endpoint and task a ServerlessTask's cloud id (`endpointId/taskId`) names. */
+export function splitId(id: string): { endpointId: string; taskId: string } {
   const [endpointId = '', taskId = ''] = id.split('/');
   return { endpointId, taskId };
-}
-
-async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
-  const all: T[] = [];
-  for await (const item of items) all.push(item);
-  return all;
 }
