@@ -44,6 +44,8 @@ const optionsSchema = z.object({
   nodeOptions: z.string().default(imageNodeOptions()),
   /** Runs the TypeScript sources instead of the compiled build that ships. */
   fromSource: z.boolean().default(false),
+  /** Runs the control plane on every CPU with the operator, instead of on CPUs of its own (cpu-split.ts). */
+  sharedCpus: z.boolean().default(false),
 });
 
 export type BenchOptions = z.output<typeof optionsSchema>;
@@ -64,9 +66,10 @@ const FLAGS: Record<keyof BenchOptions, string> = {
   cpuProf: 'cpu-prof',
   nodeOptions: 'node-options',
   fromSource: 'from-source',
+  sharedCpus: 'shared-cpus',
 };
 
-const BOOLEAN_FLAGS = new Set(['from-source']);
+const BOOLEAN_FLAGS = new Set(['from-source', 'shared-cpus']);
 
 export const USAGE = `usage: npm run bench -- [flags]\n${Object.values(FLAGS)
   .map((flag) => `  --${flag}`)

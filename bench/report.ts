@@ -108,6 +108,11 @@ export function render(results: BenchResults, checks: readonly TargetCheck[]): s
     [
       `gpucloud-operator benchmark, ${results.startedAt}, ${results.durationSeconds} s`,
       `machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, load ${machine.loadavgAtStart.join(' ')}`,
+      `CPUs: ${
+        settings.cpus === 'shared'
+          ? 'shared by every process'
+          : `control plane on ${settings.cpus.controlPlane}; operator, simulator and benchmark on ${settings.cpus.operatorSimulatorAndBench}`
+      }`,
       `operator: ${settings.operatorBuild} ${settings.operatorFlags.join(' ')}`,
       `NODE_OPTIONS: ${settings.operatorNodeOptions || '(none)'}; simulator: ${JSON.stringify(settings.simulator)}`,
     ].join('\n'),

@@ -22,6 +22,8 @@ export interface BenchResults {
     simulator: Record<string, unknown>;
     apiserver: string;
     benchConcurrency: number;
+    /** Where the control plane ran, and where the rest (bench/cpu-split.ts). */
+    cpus: { controlPlane: string; operatorSimulatorAndBench: string } | 'shared';
     operatorBuild: string;
     operatorNodeOptions: string;
   };

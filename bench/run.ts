@@ -4,6 +4,7 @@ import { cpus, loadavg, release, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import { createLogger } from '../src/lib/logger.ts';
 import { buildOperator, SOURCE_ENTRY } from './build.ts';
+import { applyCpuSplit, planCpuSplit } from './cpu-split.ts';
 import { runMixed } from './mixed-run.ts';
 import { operatorFlags, stopAllOperators } from './operator.ts';
 import { type BenchOptions, parseOptions, USAGE } from './options.ts';
@@ -45,6 +46,7 @@ async function main(): Promise<number> {
   const opts = options();
   const log = createLogger({ level: 'info', name: 'bench', destination: process.stderr });
   const began = Date.now();
+  const cpuSplit = opts.sharedCpus ? undefined : planCpuSplit();
   const results: BenchResults = {
     startedAt: new Date(began).toISOString(),
     durationSeconds: 0,
@@ -56,6 +58,9 @@ async function main(): Promise<number> {
       apiserver:
         'src/local/controlplane.ts defaults (etcd without fsync); bench and operator use the admin identity',
       benchConcurrency: opts.concurrency,
+      cpus: cpuSplit
+        ? { controlPlane: cpuSplit.controlPlane, operatorSimulatorAndBench: cpuSplit.rest }
+        : 'shared',
       operatorNodeOptions: opts.nodeOptions,
       operatorBuild: opts.fromSource
         ? 'TypeScript sources (node type stripping)'
@@ -76,7 +81,9 @@ async function main(): Promise<number> {
   try {
     const operatorEntry = opts.fromSource ? SOURCE_ENTRY : await buildOperator(log);
     stack = await startStack();
-    const session: Session = { stack, options: opts, log, controlPlanePids: childPids([]), operatorEntry };
+    const controlPlanePids = childPids([]);
+    if (cpuSplit) applyCpuSplit(cpuSplit, controlPlanePids);
+    const session: Session = { stack, options: opts, log, controlPlanePids, operatorEntry };
     for (const size of opts.sizes) {
       log.info({ size }, 'size run starting');
       results.sizes.push({ size, ...(await attempt(() => runSize(session, size))) });
