@@ -11,6 +11,8 @@ export interface TargetCheck {
 }
 
 const MINUTES_15 = 15 * 60;
+/** The smallest size the equal-writes ratio is judged at. */
+const RATIO_FROM = 1000;
 
 function sizeChecks(result: SizeResult, seconds: number): Omit<TargetCheck, 'scope'>[] {
   const { rawEqual, convergence, paced, steady, startup, restart } = result;
@@ -21,11 +23,17 @@ function sizeChecks(result: SizeResult, seconds: number): Omit<TargetCheck, 'sco
   const p99 = paced.createToCloudMs?.p99 ?? Number.NaN;
   return [
     { target: 'all resources Ready', value: `${convergence.count} in ${convergence.seconds} s`, met: true },
-    {
-      target: 'operator rate ≥ 80% of the equal-writes raw rate (goal 90%)',
-      value: `${Math.round(ratio * 100)}% (${convergence.resourcesPerSecond} / ${rawEqual.resourcesPerSecond} per s; ${writes} writes per resource, raw ${rawEqual.writesPerResource})`,
-      met: ratio >= 0.8,
-    },
+    // From 1,000 up: a run of 100 lasts about a second, most of it the pipeline's latency and the event
+    // budget's burst (25 events for 100 resources), so its rate says nothing about throughput.
+    ...(result.size >= RATIO_FROM
+      ? [
+          {
+            target: 'operator rate ≥ 80% of the equal-writes raw rate (goal 90%)',
+            value: `${Math.round(ratio * 100)}% (${convergence.resourcesPerSecond} / ${rawEqual.resourcesPerSecond} per s; ${writes} writes per resource, raw ${rawEqual.writesPerResource})`,
+            met: ratio >= 0.8,
+          },
+        ]
+      : []),
     {
       target: 'restart: cloud calls ≤ list pages + 1% of resources',
       value: `${restart.restartCalls} (budget ${restartBudget}: ${restart.listPages} page + ${Math.floor(result.size / 100)})`,
