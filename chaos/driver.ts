@@ -71,6 +71,20 @@ export function planRefused(random: Random, spreadMs: number): Life[] {
   }));
 }
 
+/**
+ * A spot GpuPod with recoveryPolicy Recreate, created in the first half of `spreadMs` and never deleted or
+ * changed: a preemption at the end of a run always has one object to replace, whatever else was drawn.
+ */
+export function planSpotRecovery(random: Random, spreadMs: number): Life {
+  return {
+    kind: 'GpuPod',
+    name: `${resourceName('GpuPod', 0)}-spot`,
+    spec: { ...validSpec('GpuPod', random), isSpot: true, recoveryPolicy: 'Recreate', paused: false },
+    createAt: random.between(0, spreadMs / 2),
+    changes: [],
+  };
+}
+
 export interface DriveStats {
   creates: number;
   changes: number;

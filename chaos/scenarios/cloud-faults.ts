@@ -1,5 +1,5 @@
 import type { FaultPatch } from '../../src/sim/index.ts';
-import { type DriveStats, type Life, operations, planChurn, planRefused } from '../driver.ts';
+import { type DriveStats, type Life, operations, planChurn, planRefused, planSpotRecovery } from '../driver.ts';
 import { countMessages, failuresByResource, failuresOf } from '../reconcile-log.ts';
 import { type ChurnMeasure, churnResult, round, type ScenarioResult } from '../report.ts';
 import type { RunContext } from '../run-context.ts';
@@ -50,6 +50,7 @@ export async function cloudFaults(run: RunContext): Promise<ScenarioResult> {
   const lives = [
     ...planChurn(random.fork('plan'), shape),
     ...planRefused(random.fork('refused'), shape.spreadMs),
+    planSpotRecovery(random.fork('spot'), shape.spreadMs),
   ];
   const baseline = await play(run, 'faults-baseline', lives, false);
   const faulted = await play(run, 'faults', lives, true);
