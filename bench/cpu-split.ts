@@ -9,8 +9,8 @@ import { availableParallelism } from 'node:os';
 export interface CpuSplit {
   /** CPU list (taskset syntax) of etcd and the apiserver. */
   readonly controlPlane: string;
-  /** CPU list of this process and every process it starts afterwards (the operator). */
-  readonly rest: string;
+  /** CPU list of this process (the benchmark and the simulator) and every operator it starts afterwards. */
+  readonly operatorSimulatorAndBench: string;
 }
 
 function cpuList(from: number, to: number): string {
@@ -21,16 +21,16 @@ function cpuList(from: number, to: number): string {
 export function planCpuSplit(cpus = availableParallelism()): CpuSplit | undefined {
   if (cpus < 2) return undefined;
   const half = Math.floor(cpus / 2);
-  return { controlPlane: cpuList(0, half - 1), rest: cpuList(half, cpus - 1) };
+  return { controlPlane: cpuList(0, half - 1), operatorSimulatorAndBench: cpuList(half, cpus - 1) };
 }
 
 /**
  * Pins every thread of the control plane's processes and of this one. Children inherit the affinity of
- * the thread that starts them, so operators spawned later run on `rest` too.
+ * the thread that starts them, so operators spawned later run on `operatorSimulatorAndBench` too.
  */
 export function applyCpuSplit(split: CpuSplit, controlPlanePids: readonly number[]): void {
   for (const pid of controlPlanePids) pin(split.controlPlane, pid);
-  pin(split.rest, process.pid);
+  pin(split.operatorSimulatorAndBench, process.pid);
 }
 
 function pin(cpus: string, pid: number): void {

@@ -1,3 +1,4 @@
+import type { CpuSplit } from './cpu-split.ts';
 import type { MixedResult } from './mixed-run.ts';
 import type { SizeResult } from './size-run.ts';
 
@@ -23,7 +24,7 @@ export interface BenchResults {
     apiserver: string;
     benchConcurrency: number;
     /** Where the control plane ran, and where the rest (bench/cpu-split.ts). */
-    cpus: { controlPlane: string; operatorSimulatorAndBench: string } | 'shared';
+    cpus: CpuSplit | 'shared';
     operatorBuild: string;
     operatorNodeOptions: string;
   };

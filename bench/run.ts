@@ -58,9 +58,7 @@ async function main(): Promise<number> {
       apiserver:
         'src/local/controlplane.ts defaults (etcd without fsync); bench and operator use the admin identity',
       benchConcurrency: opts.concurrency,
-      cpus: cpuSplit
-        ? { controlPlane: cpuSplit.controlPlane, operatorSimulatorAndBench: cpuSplit.rest }
-        : 'shared',
+      cpus: cpuSplit ?? 'shared',
       operatorNodeOptions: opts.nodeOptions,
       operatorBuild: opts.fromSource
         ? 'TypeScript sources (node type stripping)'
