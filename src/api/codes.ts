@@ -1,5 +1,5 @@
 /**
- * Result codes of the service envelope: those the API spec lists and those docs/design.md §4 decides
+ * Result codes of the service envelope: those the API spec lists and those docs/design.md §4.2 decides
  * where the spec is silent.
  */
 export const ApiCode = {

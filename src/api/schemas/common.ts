@@ -9,7 +9,7 @@ import { z } from 'zod';
  * rounding of money), and the same field has the same type in v1 and v2.
  */
 
-/** Page size cap shared by the client and the simulator (the spec leaves it open; docs/design.md §4). */
+/** Page size cap shared by the client and the simulator (the spec leaves it open; docs/design.md §4.3). */
 export const MAX_PAGE_SIZE = 100;
 /** Defaults the service applies to paged lists when the caller leaves page or size out. */
 export const DEFAULT_PAGE = 1;

@@ -182,7 +182,7 @@ export const podParams = z.object({ id: cloudId });
 
 /* Logs */
 
-/** Log sources. The spec shows CONTAINER only; SYSTEM (platform events) is our decision (docs/design.md §4). */
+/** Log sources. The spec shows CONTAINER only; SYSTEM (platform events) is our decision (docs/design.md §4.3). */
 export const LOG_TYPES = ['CONTAINER', 'SYSTEM'] as const;
 
 export const podLogsQuery = z
@@ -214,7 +214,7 @@ export const podLogLine = z.object({
 });
 export type PodLogLine = z.output<typeof podLogLine>;
 
-/** `nextCursor` is null at the end of the log (docs/design.md §4). */
+/** `nextCursor` is null at the end of the log (docs/design.md §4.3). */
 export const podLogs = z.object({ items: z.array(podLogLine), nextCursor: z.string().nullable() });
 export type PodLogs = z.output<typeof podLogs>;
 
@@ -235,7 +235,7 @@ export type PodRuntime = z.output<typeof podRuntime>;
 
 /**
  * What the service posts to a pod's `callbackUrl` on entering RUNNING, TERMINATED, FAILED or DEGRADED.
- * The spec does not show the body; docs/design.md §4 decides it. Ids and times are strings, as in every v2
+ * The spec does not show the body; docs/design.md §4.3 decides it. Ids and times are strings, as in every v2
  * pod payload.
  */
 export const podCallback = z.object({

@@ -17,7 +17,7 @@ import {
 
 /* Serverless endpoints and their task queue. 64-bit numbers (ids, timestamps, counters) are strings. */
 
-/** In this order: the reduced endpoint object's numeric status is the index here (docs/design.md §4). */
+/** In this order: the reduced endpoint object's numeric status is the index here (docs/design.md §4.1). */
 export const ENDPOINT_STATUSES = ['INITIALIZING', 'RUNNING', 'STOPPING', 'STOPPED', 'FAILED'] as const;
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
 
@@ -144,7 +144,7 @@ export const workersQuery = z.object({
 export const TASK_STATUSES = ['PROCESSING', 'DELIVERED', 'SUCCESS', 'FAILED'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-/** Webhook delivery of a task's result, tracked apart from the task status (docs/design.md §4). */
+/** Webhook delivery of a task's result, tracked apart from the task status (docs/design.md §4.1). */
 export const DELIVERY_STATUSES = ['INIT', 'SUCCESS', 'FAILED', 'MAX_RETRIES_EXCEEDED'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
@@ -161,7 +161,7 @@ export const taskSubmitRequest = z.strictObject({
     .startsWith('/', 'processUri must be a path on the worker, starting with /')
     .optional(),
   webhook: httpUrl('webhook').optional(),
-  // Sent to the webhook as header X-API-Key; the field name is our decision (docs/design.md §4).
+  // Sent to the webhook as header X-API-Key; the field name is our decision (docs/design.md §4.1).
   webhookAuthKey: z.string().optional(),
 });
 export type TaskSubmitRequest = z.output<typeof taskSubmitRequest>;
