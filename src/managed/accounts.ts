@@ -63,12 +63,22 @@ export interface AccountDirectory {
 /** The account a resource names: `spec.providerConfigRef.name`, else `default`. */
 export const DEFAULT_ACCOUNT = 'default';
 
-export function notAllowed(account: string, namespace: string): ReconcileError {
-  return new ReconcileError(
-    'ProviderConfigNotAllowed',
-    `namespace ${namespace} may not use provider config ${account}; ask its owner to allow the namespace, or name another in spec.providerConfigRef`,
-    { terminal: true },
-  );
+/**
+ * A resource names an account its namespace may not use. Nothing of that account is touched for it on any
+ * path: not created, observed, adopted, recovered or deleted.
+ */
+export class NamespaceNotAllowedError extends ReconcileError {
+  constructor(account: string, namespace: string) {
+    super(
+      'ProviderConfigNotAllowed',
+      `namespace ${namespace} may not use provider config ${account}; ask its owner to allow the namespace, or name another in spec.providerConfigRef`,
+      { terminal: true },
+    );
+  }
+}
+
+export function notAllowed(account: string, namespace: string): NamespaceNotAllowedError {
+  return new NamespaceNotAllowedError(account, namespace);
 }
 
 /** The account a resource names: `spec.providerConfigRef.name`, else the default. Read before parsing. */

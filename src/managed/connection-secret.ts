@@ -18,14 +18,22 @@ export class ConnectionSecrets {
     this.#writer = writer;
   }
 
-  async publish(mr: ManagedObject<unknown>, name: string, data: Record<string, string>): Promise<void> {
+  /**
+   * Writes the Secret; answers why it could not, when a Secret of that name is not the resource's. The
+   * refusal is answered, not thrown: the status must still tell the truth about the cloud object.
+   */
+  async publish(
+    mr: ManagedObject<unknown>,
+    name: string,
+    data: Record<string, string>,
+  ): Promise<ReconcileError | undefined> {
     const { uid } = mr.metadata;
     const digest = digestOf(name, data);
-    if (this.#written.get(uid) === digest) return;
+    if (this.#written.get(uid) === digest) return undefined;
     const outcome = await this.#writer.writeOwnedSecret(mr, name, data);
     if (outcome === 'not-owned') {
       this.#written.delete(uid);
-      throw new ReconcileError(
+      return new ReconcileError(
         'ConnectionSecretNotOwned',
         `Secret ${name} exists and is not controlled by this resource, so its connection details are not ` +
           'written there: delete that Secret, or name another in spec.writeConnectionSecretToRef',
@@ -33,6 +41,7 @@ export class ConnectionSecrets {
       );
     }
     this.#written.set(uid, digest);
+    return undefined;
   }
 
   forget(uid: string): void {

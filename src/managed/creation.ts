@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { GpuCloudError } from '../api/errors.ts';
 import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from './annotations.ts';
 import type { CloudCache } from './cloud-cache.ts';
-import { isConflict, ReconcileError } from './errors.ts';
+import { isConflict, isNotFound, ReconcileError } from './errors.ts';
 import { type ActContext, cloudName, type ExternalKind, type ManagedObject } from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
 import type { ManagedStore } from './store.ts';
@@ -162,6 +162,15 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
    * the version read, lest a user's value set meanwhile be overwritten; the id is written in any case.
    */
   async record(mr: ManagedObject<Spec>, cloud: Cloud, fill?: SpecFill<Cloud>): Promise<Recorded> {
+    try {
+      return await this.#record(mr, cloud, fill);
+    } catch (error) {
+      if (isNotFound(error)) return this.#abandon(mr, cloud, error);
+      throw error;
+    }
+  }
+
+  async #record(mr: ManagedObject<Spec>, cloud: Cloud, fill?: SpecFill<Cloud>): Promise<Recorded> {
     const id = this.#adapter.idOf(cloud);
     const annotations = { [EXTERNAL_ID]: id, [CREATE_INTENT]: null, [CREATE_NAME]: null };
     const spec = fill?.(cloud);
@@ -227,6 +236,23 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     return { kind: 'have', cloud, created: true, ...recorded };
   }
 
+  /**
+   * The resource `cloud` was made or found for is gone from the apiserver, so nobody will ever hold it:
+   * this process, the only one that knows its id, deletes it rather than walk away from a billed object.
+   */
+  async #abandon(mr: ManagedObject<Spec>, cloud: Cloud, cause: unknown): Promise<never> {
+    const id = this.#adapter.idOf(cloud);
+    this.forget(mr.metadata.uid);
+    const remove = this.#adapter.delete;
+    if (remove && !this.#adapter.isGone(cloud)) await remove(id);
+    this.#cache.requestRefresh();
+    throw new ReconcileError(
+      'ResourceGone',
+      `the resource was deleted while ${this.#adapter.kind} ${id} was made for it; ${remove ? `deleted ${id} in the cloud` : `${id} is left to finish`}`,
+      { terminal: false, cause },
+    );
+  }
+
   #markAmbiguous(mr: ManagedObject<Spec>, error: unknown): void {
     // Only the client's own verdict proves a create did not happen, or our own refusal before anything
     // was sent (a missing Secret, a deposed leader); any other failure might have let it happen.
@@ -248,7 +274,11 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     const notBefore = Math.max(intentAt, Number.isNaN(made) ? intentAt : made) - this.#options.skewMs;
     if (adapter.createdAtOf(cloud) < notBefore) return false;
     const uid = mr.metadata.uid;
-    if (this.#store.claimsOn(adapter.idOf(cloud)).some((claim) => claim.uid !== uid)) return false;
+    // Only a claim the operator proved excludes it: anyone may name an id by hand, and a foreign name on
+    // what this resource's own create made must not send it into a second create.
+    if (this.#store.claimsOn(adapter.idOf(cloud)).some((claim) => claim.uid !== uid && claim.proved)) {
+      return false;
+    }
     const marker = adapter.markerOf?.(cloud);
     if (marker !== undefined && marker !== uid) return false;
     return adapter.isOwnCreate(mr, cloud, ctx);

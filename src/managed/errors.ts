@@ -73,3 +73,8 @@ const cloudReasons: Readonly<Record<CloudApiError['kind'], string>> = {
 export function isConflict(error: unknown): boolean {
   return error instanceof KubeApiError && error.status === 409;
 }
+
+/** The object is gone from the apiserver (deleted, its finalizer released). */
+export function isNotFound(error: unknown): boolean {
+  return error instanceof KubeApiError && error.status === 404;
+}

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { type Result, TerminalError } from '../controller/controller.ts';
 import type { ObjectKey } from '../kube/object.ts';
-import { notAllowed } from './accounts.ts';
+import { accountOf, NamespaceNotAllowedError } from './accounts.ts';
 import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
 import { type ClaimVerdict, judgeClaim } from './claims.ts';
 import { type ConditionInput, mergeConditions, statusChanged } from './conditions.ts';
@@ -83,6 +83,8 @@ const PREEMPTED = 'Preempted';
 const RECREATE_BACKOFF_MS = { first: 10_000, max: 300_000 };
 /** How long what late initialisation filled is remembered at most (see `#initialized`). */
 const INITIALIZED_MEMORY_MS = 60_000;
+/** A connection Secret refused (not the resource's) is tried again this often, until its name is free. */
+const SECRET_RECHECK_MS = 30_000;
 /** A resource waiting on another looks again this often: a read of the informer caches, no cloud call. */
 const BLOCKED_RECHECK_MS = 10_000;
 
@@ -121,8 +123,11 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       // A finished object is never read again: only its time to live is left to keep.
       const finished = finishedAt(mr.status);
       if (finished !== undefined && !mr.metadata.deletionTimestamp) return await this.#expire(mr, finished);
-      const turn = { ctx: this.#context(mr, revealed), conn: this.#o.connections.connect(mr) };
-      return mr.metadata.deletionTimestamp ? await this.#finalize(mr, turn) : await this.#converge(mr, turn);
+      const deleting = mr.metadata.deletionTimestamp !== undefined;
+      const conn = this.#connect(mr, deleting);
+      if (!conn) return await this.#releaseRefused(mr);
+      const turn = { ctx: this.#context(mr, revealed), conn };
+      return deleting ? await this.#finalize(mr, turn) : await this.#converge(mr, turn);
     } catch (error) {
       return this.#fail(stored, error, revealed);
     }
@@ -160,11 +165,31 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     }
   }
 
-  async #converge(stored: ManagedObject<Spec>, t: Turn<Spec, Cloud>): Promise<Result> {
-    const { account, adapter } = t.conn;
-    if (!account.policy.allowsNamespace(stored.metadata.namespace)) {
-      throw notAllowed(account.name, stored.metadata.namespace);
+  /**
+   * The account the resource names, which refuses a namespace it does not list on every path. A deleted
+   * resource it refuses is answered `undefined`: it never acted in that account, so it is let go.
+   */
+  #connect(mr: ManagedObject<Spec>, deleting: boolean): Connection<Spec, Cloud> | undefined {
+    try {
+      return this.#o.connections.connect(mr);
+    } catch (error) {
+      if (deleting && error instanceof NamespaceNotAllowedError) return undefined;
+      throw error;
     }
+  }
+
+  /** Lets go of a deleted resource whose namespace may not use its account: no cloud call at all. */
+  async #releaseRefused(mr: ManagedObject<Spec>): Promise<Result> {
+    if (!mr.metadata.finalizers?.includes(FINALIZER)) return {};
+    const message =
+      `namespace ${mr.metadata.namespace} may not use provider config ${accountOf(mr.spec)}: nothing in ` +
+      'that account was touched for this resource, and nothing is deleted';
+    await this.#release(mr, 'ProviderConfigNotAllowed', message, undefined);
+    return {};
+  }
+
+  async #converge(stored: ManagedObject<Spec>, t: Turn<Spec, Cloud>): Promise<Result> {
+    const { adapter } = t.conn;
     const policies = stored.spec.managementPolicies;
     const named = stored.metadata.annotations?.[EXTERNAL_ID] !== undefined;
     if (!named) {
@@ -188,9 +213,10 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
         ? await adapter.plan(held.mr, observed.cloud, t.ctx)
         : ({ kind: 'in-sync' } as const);
     if (plan.kind === 'act') await this.#act(held.mr, observed.cloud, plan, t);
-    const finished = await this.#report(held, observed, preempted, t);
+    const { finished, secretRefused } = await this.#report(held, observed, preempted, t);
     if (finished !== undefined) return this.#expire(held.mr, finished);
     if (plan.kind === 'act') return { requeueAfterMs: this.#o.verifyAfterMs };
+    if (secretRefused) return { requeueAfterMs: SECRET_RECHECK_MS };
     const revisit = adapter.revisitAfterMs?.(held.mr);
     return revisit === undefined ? {} : { requeueAfterMs: revisit };
   }
@@ -324,7 +350,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await this.#refuseRepointing(mr, id, t);
     if (id) {
       this.#refuseAdoption(mr, id, t);
-      this.#refuseUnless(this.#judge(mr, id, undefined, t));
+      // Claims are judged only on what this account can see, so that an id of another account answers
+      // as one that does not exist: a tenant learns nothing of objects outside the accounts it may use.
       const view = await this.#sight(id, t, mr.status);
       if (!view || conn.adapter.isGone(view.cloud)) return { kind: 'missing', id };
       this.#refuseUnless(this.#judge(mr, id, view.cloud, t));
@@ -634,7 +661,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     view: View<Cloud>,
     preempted: boolean,
     t: Turn<Spec, Cloud>,
-  ): Promise<number | undefined> {
+  ): Promise<{ finished: number | undefined; secretRefused: boolean }> {
     const { adapter } = t.conn;
     const { cloud } = view;
     const phase = adapter.phaseOf(cloud);
@@ -688,13 +715,21 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       phase,
     };
     const ref = mr.spec.writeConnectionSecretToRef;
-    if (ref && adapter.connectionDetails) {
-      await this.#secrets.publish(mr, ref.name, adapter.connectionDetails(fields));
+    const refused =
+      ref && adapter.connectionDetails
+        ? await this.#secrets.publish(mr, ref.name, adapter.connectionDetails(fields))
+        : undefined;
+    if (refused) {
+      conditions[1] = { type: 'Synced', status: 'False', reason: refused.reason, message: refused.message };
+      this.#o.events.event(mr, 'Warning', refused.reason, refused.message);
     }
     await this.#writeStatus(mr, fields, conditions);
     // The status holds it now; a copy older than this write is a matter of milliseconds, not a minute.
     this.#forgetInitializedBefore(Date.now() - INITIALIZED_MEMORY_MS);
-    return completionTime === undefined ? undefined : Date.parse(completionTime);
+    return {
+      finished: completionTime === undefined ? undefined : Date.parse(completionTime),
+      secretRefused: refused !== undefined,
+    };
   }
 
   /**

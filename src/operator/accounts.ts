@@ -9,6 +9,7 @@ import {
   type AccountDirectory,
   type AccountPolicy,
   DEFAULT_ACCOUNT,
+  notAllowed,
   Usage,
 } from '../managed/accounts.ts';
 import { ReconcileError } from '../managed/errors.ts';
@@ -104,7 +105,7 @@ export class AccountRegistry implements AccountDirectory {
     this.#implicit = implicit;
   }
 
-  resolve(name: string, _namespace: string): Account {
+  resolve(name: string, namespace: string): Account {
     const entry = this.#entry(name);
     if (entry === undefined) {
       throw new ReconcileError(
@@ -113,6 +114,8 @@ export class AccountRegistry implements AccountDirectory {
         { terminal: false },
       );
     }
+    // The boundary between teams: every path (converge, finalize, release, recovery) connects through here.
+    if (!entry.account.policy.allowsNamespace(namespace)) throw notAllowed(name, namespace);
     if (entry.problem) throw entry.problem;
     return entry.account;
   }

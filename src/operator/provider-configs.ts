@@ -73,10 +73,17 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
   /** The key each account last proved, so a proof costs one call per key, not one per read. */
   const proven = new Map<string, string>();
 
-  const usersOf = (name: string): number => {
+  /**
+   * The resources that use account `name`: those of namespaces its policy allows. A resource of another
+   * namespace that merely names it is refused and never acts in it, so it may not hold the config.
+   */
+  const usersOf = (name: string, policy: AccountPolicy | undefined): number => {
     let users = 0;
     for (const kind of managed) {
-      for (const obj of kind.store.values()) if (accountOf(obj.spec) === name) users++;
+      for (const obj of kind.store.values()) {
+        const namespace = obj.metadata.namespace ?? '';
+        if (accountOf(obj.spec) === name && (policy?.allowsNamespace(namespace) ?? true)) users++;
+      }
     }
     return users;
   };
@@ -193,7 +200,8 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
     }
     const config = storedConfig.parse(raw);
     const finalizers = config.metadata.finalizers ?? [];
-    const users = usersOf(key.name);
+    const parsed = ProviderConfigSpecSchema.safeParse(config.spec);
+    const users = usersOf(key.name, parsed.success ? policyOf(parsed.data) : undefined);
     if (config.metadata.deletionTimestamp) {
       if (users > 0) {
         const message = `${users} resources still use this account; delete them or point them elsewhere first`;
@@ -214,7 +222,6 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
       await setFinalizers(config, [...finalizers, CONFIG_FINALIZER]);
       return {};
     }
-    const parsed = ProviderConfigSpecSchema.safeParse(config.spec);
     if (!parsed.success) {
       // Admission applies the same schema, so only a config stored before an upgrade can get here.
       const message = `the spec does not fit the schema: ${z.prettifyError(parsed.error)}`;

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
+import { collectionPath, objectPath } from '../../src/kube/resource-type.ts';
+import { EXTERNAL_ID, FINALIZER } from '../../src/managed/annotations.ts';
+import { clientAs, grantTenant } from '../support/impersonation.ts';
 import {
   API_KEY,
   condition,
@@ -16,11 +19,22 @@ import {
 
 // Two teams with a cloud account each (two organisations in the simulator) beside the operator's own
 // default account, on the real apiserver and the simulator over HTTP.
-const KEYS = { teamA: 'team-a-key-one', teamA2: 'team-a-key-two', teamB: 'team-b-key-one' };
+const KEYS = {
+  teamA: 'team-a-key-one',
+  teamA2: 'team-a-key-two',
+  teamB: 'team-b-key-one',
+  teamC: 'team-c-key-one',
+};
 const stack = useStack({
-  apiKeys: [API_KEY, { key: KEYS.teamA, org: 'team-a' }, { key: KEYS.teamB, org: 'team-b' }],
+  apiKeys: [
+    API_KEY,
+    { key: KEYS.teamA, org: 'team-a' },
+    { key: KEYS.teamB, org: 'team-b' },
+    { key: KEYS.teamC, org: 'team-c' },
+  ],
 });
 const KEY_NS = 'gpucloud-system';
+const TENANT_B = 'tenant-b';
 let operator: RunningOperator;
 
 const synced = (reason: string) => (obj: TestObject | undefined) =>
@@ -54,9 +68,19 @@ const account = (name: string) => ({ providerConfigRef: { name } });
 describe('cloud accounts per team', () => {
   before(async () => {
     const cluster = stack.cluster();
-    for (const ns of [KEY_NS, 'team-a', 'team-a2', 'team-b', 'other']) await cluster.ensureNamespace(ns);
+    for (const ns of [KEY_NS, 'team-a', 'team-a2', 'team-b', 'team-c', 'other']) {
+      await cluster.ensureNamespace(ns);
+    }
     await keySecret('team-a-key', KEYS.teamA);
     await keySecret('team-b-key', KEYS.teamB);
+    await keySecret('team-c-key', KEYS.teamC);
+    await grantTenant(cluster.client, 'team-b', TENANT_B, ['get', 'list', 'create', 'patch', 'delete']);
+    // team-c lists only its own namespace, so it allows adoption there (and only there).
+    await cluster.create(
+      resources.providerConfig,
+      '',
+      providerConfig('team-c', { namespaces: { names: ['team-c'] } }),
+    );
     // team-a is shared by two namespaces, so adoption is off unless it says otherwise.
     await cluster.create(
       resources.providerConfig,
@@ -220,6 +244,56 @@ describe('cloud accounts per team', () => {
     const config = await cluster.get(resources.providerConfig, '', 'team-a');
     assert.equal(condition(config, 'Ready')?.status, 'True');
     assert.ok(!operator.logs.some((line) => line.includes(KEYS.teamA) || line.includes(KEYS.teamA2)));
+  });
+
+  test("a tenant naming another namespace's account cannot reach its objects on any path", async () => {
+    // team-c runs X, made outside the cluster; a tenant of team-b guesses its id and names team-c's
+    // account, with the operator's finalizer written by hand so that a delete goes to the finalize path.
+    const teamC = new GpuCloudClient({ baseUrl: stack.sim().url, apiKey: KEYS.teamC });
+    const tenant = clientAs(stack.plane(), TENANT_B);
+    try {
+      await stack.cluster().waitFor(resources.providerConfig, '', 'team-c', isReady('KeyAccepted'), 'Ready');
+      const x = await teamC.pods.create({
+        name: 'x',
+        image: 'ubuntu:24.04',
+        gpuType: 'NVIDIA L40S',
+        gpuCount: 1,
+      });
+      const mark = stack.sim().calls.log().length;
+      const body = manifests.gpuPod('grab-x', account('team-c'), {
+        annotations: { [EXTERNAL_ID]: x.id },
+        finalizers: [FINALIZER],
+      });
+      await tenant.request(z.unknown(), {
+        method: 'POST',
+        path: collectionPath(resources.gpuPod, 'team-b'),
+        body,
+      });
+      const refused = await stack
+        .cluster()
+        .waitFor(resources.gpuPod, 'team-b', 'grab-x', synced('ProviderConfigNotAllowed'), 'refused');
+      assert.equal(refused?.status?.id, undefined, 'nothing of X is copied');
+      // A refused resource is no user of team-c's config: it cannot block that config's deletion.
+      const config = await stack.cluster().get(resources.providerConfig, '', 'team-c');
+      assert.equal(config?.status?.users ?? 0, 0);
+      await tenant.request(z.unknown(), {
+        method: 'DELETE',
+        path: objectPath(resources.gpuPod, { namespace: 'team-b', name: 'grab-x' }),
+      });
+      await stack
+        .cluster()
+        .waitFor(resources.gpuPod, 'team-b', 'grab-x', (obj) => obj === undefined, 'released');
+      const touched = stack
+        .sim()
+        .calls.log()
+        .slice(mark)
+        .filter((call) => Object.values(call.params).includes(x.id));
+      assert.deepEqual(touched, [], 'no call at all named X, not even a read');
+      assert.equal((await teamC.pods.get(x.id)).status, 'RUNNING');
+      assert.ok(!operator.logs.some((line) => line.includes(`Deleting GpuPod ${x.id}`)));
+    } finally {
+      await teamC.close();
+    }
   });
 
   test('a config in use is not deleted until its users are gone', async () => {

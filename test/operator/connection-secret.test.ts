@@ -125,9 +125,22 @@ describe('connection details in a Secret', () => {
         resources.gpuPod,
         NS,
         'squatter',
-        (obj) => condition(obj, 'Synced')?.reason === 'ConnectionSecretNotOwned',
-        'ConnectionSecretNotOwned',
+        (obj) =>
+          condition(obj, 'Synced')?.reason === 'ConnectionSecretNotOwned' &&
+          condition(obj, 'Ready')?.status === 'True',
+        'ConnectionSecretNotOwned and Ready',
       );
+    // The refusal is about the Secret only: the status still tells the truth about the cloud pod.
+    const id = refused?.status?.id;
+    assert.ok(id, 'the cloud id is in status');
+    assert.equal(refused?.status?.phase, 'RUNNING');
+    assert.equal(
+      stack
+        .sim()
+        .state.snapshot()
+        .pods.find((pod) => pod.id === id)?.status,
+      'RUNNING',
+    );
     assert.match(condition(refused, 'Synced')?.message ?? '', /not controlled by this resource/);
     const { secret, data } = await readSecret('db-password');
     assert.deepEqual(data, { password: 'hunter2' });
