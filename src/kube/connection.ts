@@ -1,63 +1,16 @@
-// How the operator reaches the apiserver: the types every client shares, the loader that picks a
-// kubeconfig or the pod's service account, and the HTTP agent with the connection's TLS settings.
+// How the operator reaches the apiserver: the loader that picks a kubeconfig or the pod's service account,
+// and the HTTP agent with the connection's TLS settings. The types every client shares and the errors of
+// loading live in connection-types.ts, which both sources import; they are re-exported here, the one place
+// the rest of the code imports them from.
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Dispatcher } from '../undici.ts';
 import { Agent, buildConnector, proxyAgent } from '../undici.ts';
+import type { KubeConnection, KubeTls } from './connection-types.ts';
 
-/** TLS settings of the connection to the apiserver; a new object whenever they change. */
-export interface KubeTls {
-  readonly ca?: string;
-  readonly cert?: string;
-  readonly key?: string;
-  readonly rejectUnauthorized: boolean;
-  /** Name checked against the serving certificate instead of the server URL's host. */
-  readonly servername?: string;
-}
-
-/** What a request needs beyond its URL: obtained per request, so rotated credentials are used. */
-export interface KubeAuth {
-  readonly headers: Readonly<Record<string, string>>;
-  readonly tls: KubeTls;
-}
-
-/** The apiserver and how to authenticate to it. */
-export interface KubeConnection {
-  /** Base URL, e.g. `https://10.0.0.1:443`; API paths are appended to it. */
-  readonly server: string;
-  /** Where it came from (a kubeconfig path, or `in-cluster`), for messages. */
-  readonly source: string;
-  /** The context's namespace, when a kubeconfig names one: the default of a user's commands. */
-  readonly namespace?: string | undefined;
-  /** An HTTP(S) proxy to reach the apiserver through (a kubeconfig's `proxy-url`). */
-  readonly proxyUrl?: string | undefined;
-  auth(): Promise<KubeAuth>;
-}
-
-/** A kubeconfig or the in-cluster environment cannot be used; names the offending field. */
-export class KubeConfigError extends Error {
-  readonly source: string;
-  readonly field: string;
-
-  constructor(source: string, field: string, detail: string, options?: ErrorOptions) {
-    super(`${source}: ${field}: ${detail}`, options);
-    this.name = 'KubeConfigError';
-    this.source = source;
-    this.field = field;
-  }
-}
-
-/** Credentials could not be obtained for a request (token file unreadable, exec plugin failed). */
-export class KubeCredentialError extends Error {
-  readonly source: string;
-
-  constructor(source: string, detail: string, options?: ErrorOptions) {
-    super(`${source}: ${detail}`, options);
-    this.name = 'KubeCredentialError';
-    this.source = source;
-  }
-}
+export type { KubeAuth, KubeConnection, KubeTls } from './connection-types.ts';
+export { KubeConfigError, KubeCredentialError } from './connection-types.ts';
 
 /**
  * An HTTP agent for the apiserver with these TLS settings, through `proxyUrl` when one is given.

@@ -3,7 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KubeConfigError, type KubeConnection, KubeCredentialError, type KubeTls } from './connection.ts';
+import {
+  KubeConfigError,
+  type KubeConnection,
+  KubeCredentialError,
+  type KubeTls,
+} from './connection-types.ts';
 
 const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 /** Names another service-account directory: the benchmark runs the operator on this path outside a pod. */

@@ -11,7 +11,7 @@ import {
   type KubeConnection,
   KubeCredentialError,
   type KubeTls,
-} from './connection.ts';
+} from './connection-types.ts';
 
 /** How long one computation of the headers and TLS material serves, so files are not read per request. */
 const AUTH_TTL_MS = 5_000;

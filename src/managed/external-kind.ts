@@ -9,7 +9,7 @@
  */
 
 import type { ObjectKey } from '../kube/object.ts';
-import type { Demand } from './guardrails.ts';
+import type { Demand } from './demand.ts';
 import type { ManagementPolicy, RecoveryPolicy } from './policies.ts';
 import type { ManagedStatus } from './status-schema.ts';
 

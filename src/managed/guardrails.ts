@@ -1,16 +1,7 @@
 import type { Account } from './accounts.ts';
+import type { Demand } from './demand.ts';
 import { ReconcileError } from './errors.ts';
 import { beforeStep, type ExternalKind, type Plan } from './external-kind.ts';
-
-/** What a resource asks of its account, checked against the account's policy. */
-export interface Demand {
-  /** GPU types it may run on, and how many GPUs it holds while live. */
-  gpus?: { types: readonly string[]; count: number } | undefined;
-  /** Whether the spec asks for the object to be live (not paused or stopped). */
-  live: boolean;
-  containerRegistryAuthId?: string | undefined;
-  credentialId?: string | undefined;
-}
 
 /**
  * The adapter with the account's policy in front of every create and every step that adds live GPUs, as

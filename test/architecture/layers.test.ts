@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { arrowsOf, LAYERS, layerOf, violations } from './layers.ts';
+import { arrowsOf, circles, LAYERS, layerOf, violations } from './layers.ts';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
@@ -44,5 +47,69 @@ describe('the layers of src/', () => {
     assert.deepEqual(violations([{ from: 'misc/thing.ts', to: 'lib/delay.ts' }]), [
       'misc/thing.ts: its layer "misc" is not in the rule',
     ]);
+  });
+
+  test('no import circle among the files of src/, counting type-only imports, re-exports and import()', async () => {
+    assert.deepEqual(circles(await arrowsOf(SRC)), []);
+  });
+
+  test('a circle is caught once, whichever way round it is read, and named file by file', () => {
+    const arrows = [
+      { from: 'kube/connection.ts', to: 'kube/kubeconfig.ts' },
+      { from: 'kube/kubeconfig.ts', to: 'kube/connection.ts' },
+      { from: 'kube/client.ts', to: 'kube/connection.ts' },
+      { from: 'kube/connection.ts', to: 'kube/in-cluster.ts' },
+      { from: 'kube/in-cluster.ts', to: 'kube/connection.ts' },
+      { from: 'managed/a.ts', to: 'managed/b.ts' },
+      { from: 'managed/b.ts', to: 'managed/c.ts' },
+      { from: 'managed/c.ts', to: 'managed/a.ts' },
+      { from: 'managed/c.ts', to: 'managed/b.ts' },
+      { from: 'lib/self.ts', to: 'lib/self.ts' },
+      { from: 'lib/x.ts', to: 'lib/y.ts' },
+    ];
+    assert.deepEqual(circles(arrows), [
+      'kube/connection.ts → kube/in-cluster.ts → kube/connection.ts (in one tangle with kube/kubeconfig.ts)',
+      'lib/self.ts → lib/self.ts',
+      'managed/a.ts → managed/b.ts → managed/c.ts → managed/a.ts',
+    ]);
+  });
+
+  test('every kind of import is read: type-only, inline type, re-export, bare, dynamic, multi-line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'layers-'));
+    try {
+      await mkdir(join(dir, 'kube'));
+      await writeFile(
+        join(dir, 'kube', 'all.ts'),
+        [
+          "import type { A } from './type-only.ts';",
+          "import { type B, c } from './inline-type.ts';",
+          "export { d } from './re-export.ts';",
+          "export * from '../lib/star.ts';",
+          "export type { E } from './type-re-export.ts';",
+          "import './bare.ts';",
+          'import {',
+          '  f,',
+          '  g,',
+          "} from './multi-line.ts';",
+          "type H = import('./type-query.ts').H;",
+          "const loaded = await import('./dynamic.ts');",
+          "import { z } from 'zod';",
+        ].join('\n'),
+      );
+      const targets = (await arrowsOf(dir)).map((arrow) => arrow.to).sort();
+      assert.deepEqual(targets, [
+        'kube/bare.ts',
+        'kube/dynamic.ts',
+        'kube/inline-type.ts',
+        'kube/multi-line.ts',
+        'kube/re-export.ts',
+        'kube/type-only.ts',
+        'kube/type-query.ts',
+        'kube/type-re-export.ts',
+        'lib/star.ts',
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -57,8 +57,10 @@ export function violations(arrows: readonly Arrow[], layers = LAYERS): string[] 
   return found;
 }
 
+// Every way one file can need another, type-only ones included: `import … from`, `import type`, `export … from`
+// (re-exports), a bare `import './x.ts'`, and an `import('./x.ts')` expression or type.
 const IMPORT =
-  /(?:^|\s)(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+  /(?:^|\s)(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|(?:^|\s)import\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
 
 /** Every relative import of every TypeScript file under `srcDir`. */
 export async function arrowsOf(srcDir: string): Promise<Arrow[]> {
@@ -69,9 +71,88 @@ export async function arrowsOf(srcDir: string): Promise<Arrow[]> {
     const file = join(entry.parentPath, entry.name);
     const from = relative(srcDir, file);
     for (const match of (await readFile(file, 'utf8')).matchAll(IMPORT)) {
-      const specifier = match[1] ?? match[2];
+      const specifier = match[1] ?? match[2] ?? match[3];
       if (specifier) arrows.push({ from, to: normalize(join(dirname(from), specifier)) });
     }
   }
   return arrows;
+}
+
+/**
+ * The import circles among the files of `arrows`: one line per set of files that all reach each other, so a
+ * tangle is reported once however many ways round it there are. Each line walks one circle back to its first
+ * file and, when the set holds more, names the rest.
+ */
+export function circles(arrows: readonly Arrow[]): string[] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of arrows) {
+    const targets = next.get(from) ?? [];
+    if (!targets.includes(to)) targets.push(to);
+    next.set(from, targets);
+    if (!next.has(to)) next.set(to, []);
+  }
+  for (const targets of next.values()) targets.sort();
+  return stronglyConnected(next)
+    .filter((group) => group.length > 1 || (next.get(group[0] as string) ?? []).includes(group[0] as string))
+    .map((group) => {
+      const circle = circleThrough(group, next);
+      const rest = group.filter((file) => !circle.includes(file));
+      return circle.join(' → ') + (rest.length > 0 ? ` (in one tangle with ${rest.join(', ')})` : '');
+    })
+    .sort();
+}
+
+/** Tarjan's strongly connected components of the graph `next`, each sorted by name. */
+function stronglyConnected(next: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const groups: string[][] = [];
+  const visit = (node: string): void => {
+    index.set(node, index.size);
+    low.set(node, index.get(node) as number);
+    stack.push(node);
+    onStack.add(node);
+    for (const target of next.get(node) ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(node, Math.min(low.get(node) as number, low.get(target) as number));
+      } else if (onStack.has(target)) {
+        low.set(node, Math.min(low.get(node) as number, index.get(target) as number));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const group: string[] = [];
+    for (let member = stack.pop(); member !== undefined; member = stack.pop()) {
+      onStack.delete(member);
+      group.push(member);
+      if (member === node) break;
+    }
+    groups.push(group.sort());
+  };
+  for (const node of [...next.keys()].sort()) if (!index.has(node)) visit(node);
+  return groups;
+}
+
+/** A shortest way from the group's first file round to itself, staying inside the group. */
+function circleThrough(group: readonly string[], next: ReadonlyMap<string, readonly string[]>): string[] {
+  const start = group[0] as string;
+  const members = new Set(group);
+  const cameFrom = new Map<string, string>();
+  const queue = [start];
+  for (let at = queue.shift(); at !== undefined; at = queue.shift()) {
+    for (const target of next.get(at) ?? []) {
+      if (!members.has(target)) continue;
+      if (target === start) {
+        const path = [at];
+        while (path[0] !== start) path.unshift(cameFrom.get(path[0] as string) as string);
+        return [...path, start];
+      }
+      if (cameFrom.has(target)) continue;
+      cameFrom.set(target, at);
+      queue.push(target);
+    }
+  }
+  return [...group, start];
 }
