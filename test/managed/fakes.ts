@@ -1,0 +1,446 @@
+// Small fakes of the generic reconciler's own interfaces, as crossplane-runtime tests its managed
+// reconciler: a kind ("Widget") over an in-memory cloud, an in-memory apiserver that is both the
+// informer's store and the writer (preconditions, finalizers and deletion as the apiserver keeps them),
+// and recorders for events and fleet events. The real ConnectionPool, Creation, CloudCache and
+// AccountRegistry run on top of them.
+
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { z } from 'zod';
+import { KubeApiError } from '../../src/kube/client.ts';
+import type { ObjectKey } from '../../src/kube/object.ts';
+import { type AccountPolicy, accountOf } from '../../src/managed/accounts.ts';
+import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
+import { ConnectionPool } from '../../src/managed/connections.ts';
+import { ReconcileError } from '../../src/managed/errors.ts';
+import {
+  type CommonSpec,
+  cloudName,
+  type ExternalKind,
+  keyOf,
+  type ManagedObject,
+} from '../../src/managed/external-kind.ts';
+import type { KindEvents } from '../../src/managed/fleet-metrics.ts';
+import { ManagedReconciler } from '../../src/managed/reconciler.ts';
+import type { Claim, ManagedStore } from '../../src/managed/store.ts';
+import type { ManagedWriter, Metadata, ObjectPatch } from '../../src/managed/writer.ts';
+import { AccountRegistry, makeAccount, RotatingKey } from '../../src/operator/accounts.ts';
+
+export interface WidgetSpec extends CommonSpec {
+  size?: number | undefined;
+  paused?: boolean | undefined;
+  spot?: boolean | undefined;
+  providerConfigRef?: { name: string } | undefined;
+}
+
+const widgetSpec = z.looseObject({
+  size: z.number().int().optional(),
+  paused: z.boolean().optional(),
+  spot: z.boolean().optional(),
+  name: z.string().optional(),
+  deletionPolicy: z.enum(['Delete', 'Orphan']).optional(),
+  managementPolicies: z
+    .array(z.enum(['Observe', 'Create', 'Update', 'Delete', 'LateInitialize', '*']))
+    .optional(),
+  recoveryPolicy: z.enum(['Never', 'Recreate']).optional(),
+  writeConnectionSecretToRef: z.object({ name: z.string() }).optional(),
+  providerConfigRef: z.object({ name: z.string() }).optional(),
+});
+
+export type WidgetStatus = 'RUNNING' | 'PAUSED' | 'FAILED' | 'TERMINATED';
+
+export interface Widget {
+  id: string;
+  name: string;
+  status: WidgetStatus;
+  size: number;
+  spot: boolean;
+  /** The owner marker: the uid of the resource it was made for. */
+  marker?: string | undefined;
+  createdAt: number;
+  /** Which account (organisation) holds it: another account's key cannot see it. */
+  org: string;
+}
+
+/** A cloud of widgets for one organisation's key, with a log of every call and hooks to interleave. */
+export class FakeCloud {
+  readonly objects = new Map<string, Widget>();
+  readonly calls: Array<{ op: string; id?: string | undefined }> = [];
+  #next = 100;
+  /** Runs inside `create`, after the object exists and before the answer: a place to interleave. */
+  duringCreate: (() => Promise<void> | void) | undefined;
+  /** Thrown by the next create, once. */
+  failNextCreate: Error | undefined;
+
+  put(fields: Partial<Widget> & { name: string }): Widget {
+    const widget: Widget = {
+      id: String(this.#next++),
+      status: 'RUNNING',
+      size: 1,
+      spot: false,
+      createdAt: Date.now(),
+      org: 'org-1',
+      ...fields,
+    };
+    this.objects.set(widget.id, widget);
+    return { ...widget };
+  }
+
+  live(): Widget[] {
+    return [...this.objects.values()].filter((widget) => widget.status !== 'TERMINATED');
+  }
+
+  /** Calls that change something, optionally about one id. */
+  mutations(id?: string): Array<{ op: string; id?: string | undefined }> {
+    return this.calls.filter(
+      (call) => call.op !== 'list' && call.op !== 'get' && (id === undefined || call.id === id),
+    );
+  }
+
+  kind(org = 'org-1'): ExternalKind<WidgetSpec, Widget> {
+    const visible = (widget: Widget | undefined) =>
+      widget && widget.org === org ? { ...widget } : undefined;
+    const step = (reason: string, describe: string, run: () => void) => ({
+      kind: 'act' as const,
+      step: { reason, describe, run: async () => run() },
+    });
+    return {
+      kind: 'Widget',
+      list: async () => {
+        this.calls.push({ op: 'list' });
+        return [...this.objects.values()]
+          .filter((widget) => widget.org === org)
+          .map((widget) => ({ ...widget }));
+      },
+      get: async (id) => {
+        this.calls.push({ op: 'get', id });
+        return visible(this.objects.get(id));
+      },
+      idOf: (widget) => widget.id,
+      createdAtOf: (widget) => widget.createdAt,
+      fingerprint: (widget) => `${widget.status}/${widget.name}/${widget.size}`,
+      isGone: (widget) => widget.status === 'TERMINATED',
+      markerOf: (widget) => widget.marker,
+      isOwnCreate: async (mr, widget, ctx) =>
+        widget.name === cloudName(mr) && widget.marker === ctx.ownerMarker.value,
+      create: async (mr, ctx) => {
+        this.calls.push({ op: 'create' });
+        const failure = this.failNextCreate;
+        this.failNextCreate = undefined;
+        if (failure) throw failure;
+        const widget = this.put({
+          name: cloudName(mr),
+          size: mr.spec.size ?? 1,
+          spot: mr.spec.spot ?? false,
+          status: mr.spec.paused ? 'PAUSED' : 'RUNNING',
+          marker: ctx.ownerMarker.value,
+          org,
+        });
+        await this.duringCreate?.();
+        return widget;
+      },
+      demand: async ({ spec }) => ({
+        gpus: { types: ['W1'], count: spec.size ?? 1 },
+        live: spec.paused !== true,
+      }),
+      liveGpus: (widget) => (widget.status === 'RUNNING' ? widget.size : 0),
+      plan: async (mr, widget) => {
+        const want = mr.spec.paused;
+        if (want === true && widget.status === 'RUNNING') {
+          return step('Pausing', `pausing widget ${widget.id}`, () =>
+            this.#set(widget.id, 'PAUSED', 'pause'),
+          );
+        }
+        if (want === false && widget.status === 'PAUSED') {
+          return step('Resuming', `resuming widget ${widget.id}`, () =>
+            this.#set(widget.id, 'RUNNING', 'resume'),
+          );
+        }
+        return { kind: 'in-sync' };
+      },
+      lateInit: {
+        from: (widget) => ({ paused: widget.status === 'PAUSED', size: widget.size }),
+        cleared: { paused: false },
+      },
+      drift: (mr, widget) => (mr.spec.size !== undefined && mr.spec.size !== widget.size ? ['size'] : []),
+      connectionDetails: (status) => ({ id: String(status.id) }),
+      spot: {
+        requested: (spec) => spec.spot === true,
+        preempted: (widget) => widget.spot && widget.status === 'FAILED',
+      },
+      delete: async (id) => this.#set(id, 'TERMINATED', 'delete'),
+      readiness: (_mr, widget) =>
+        widget.status === 'RUNNING'
+          ? { ready: true, reason: 'Running', message: '' }
+          : {
+              ready: false,
+              reason: widget.status === 'PAUSED' ? 'Paused' : 'NotRunning',
+              message: widget.status,
+            },
+      phaseOf: (widget) => widget.status,
+      statusOf: (widget) => ({ size: widget.size }),
+    };
+  }
+
+  #set(id: string, status: WidgetStatus, op: string): void {
+    this.calls.push({ op, id });
+    const widget = this.objects.get(id);
+    if (!widget) throw new ReconcileError('CloudNotFound', `no widget ${id}`, { terminal: false });
+    widget.status = status;
+  }
+}
+
+type Stored = ManagedObject<unknown>;
+
+const notFound = (key: string) => new KubeApiError('PATCH', key, 404, 'NotFound', `${key} not found`);
+
+/**
+ * The apiserver as the reconciler sees it: objects by key with a resourceVersion, conditional writes,
+ * finalizers that hold a deletion, and removal when the last one goes.
+ */
+export class FakeApi {
+  readonly objects = new Map<string, Stored>();
+  readonly secrets = new Map<string, { data: Record<string, string>; owner?: string | undefined }>();
+  readonly writes: Array<{ key: string; what: string }> = [];
+  #version = 1;
+  #uid = 1;
+  /** Runs before each metadata patch is applied: a place to interleave another writer. */
+  beforePatch: ((key: string, patch: ObjectPatch) => void) | undefined;
+
+  create(
+    name: string,
+    spec: Record<string, unknown>,
+    metadata: Partial<Metadata> = {},
+    namespace = 'ns-a',
+  ): Stored {
+    const obj: Stored = {
+      apiVersion: 'test.gpucloud.io/v1',
+      kind: 'Widget',
+      metadata: {
+        namespace,
+        name,
+        uid: `uid-${this.#uid++}`,
+        creationTimestamp: new Date(Date.now() - 60_000).toISOString(),
+        generation: 1,
+        resourceVersion: String(this.#version++),
+        ...metadata,
+      },
+      spec,
+    };
+    this.objects.set(keyOf(obj), obj);
+    return structuredClone(obj);
+  }
+
+  get(key: string): Stored | undefined {
+    const obj = this.objects.get(key);
+    return obj && structuredClone(obj);
+  }
+
+  /** What `kubectl delete` does: a deletion held by finalizers, or the object gone. */
+  delete(key: string): void {
+    const obj = this.objects.get(key);
+    if (!obj) return;
+    if ((obj.metadata.finalizers ?? []).length === 0) {
+      this.objects.delete(key);
+      return;
+    }
+    obj.metadata.deletionTimestamp = new Date().toISOString();
+    this.#bump(obj);
+  }
+
+  /** The user's merge patch of the spec: a new generation. */
+  patchSpec(key: string, fields: Record<string, unknown>): void {
+    const obj = this.#must(key);
+    obj.spec = { ...(obj.spec as Record<string, unknown>), ...fields };
+    obj.metadata.generation += 1;
+    this.#bump(obj);
+  }
+
+  annotate(key: string, annotations: Record<string, string | null>): void {
+    const obj = this.#must(key);
+    obj.metadata.annotations = applied(obj.metadata.annotations, annotations);
+    this.#bump(obj);
+  }
+
+  /** The status as another writer (an earlier operator) left it. */
+  setStatus(key: string, status: Record<string, unknown>): void {
+    const obj = this.#must(key);
+    obj.status = status;
+    this.#bump(obj);
+  }
+
+  readonly store: ManagedStore = {
+    get: (key: ObjectKey) => this.get(`${key.namespace}/${key.name}`),
+    claimsOn: (id: string): Claim[] =>
+      [...this.objects.values()]
+        .filter((obj) => obj.metadata.annotations?.[EXTERNAL_ID] === id || obj.status?.id === id)
+        .map((obj) => ({
+          key: { namespace: obj.metadata.namespace, name: obj.metadata.name },
+          uid: obj.metadata.uid,
+          account: accountOf(obj.spec),
+          proved: obj.status?.id === id,
+        })),
+    isLive: (uid: string) =>
+      [...this.objects.values()].some((obj) => obj.metadata.uid === uid && !obj.metadata.deletionTimestamp),
+  };
+
+  readonly writer: ManagedWriter = {
+    patchObject: async (mr, patch) => {
+      const key = keyOf(mr);
+      this.beforePatch?.(key, patch);
+      const obj = this.objects.get(key);
+      if (!obj || obj.metadata.uid !== mr.metadata.uid) throw notFound(key);
+      if (
+        (patch.finalizers || patch.ifUnchanged) &&
+        obj.metadata.resourceVersion !== mr.metadata.resourceVersion
+      ) {
+        throw new KubeApiError('PATCH', key, 409, 'Conflict', 'the object has been modified');
+      }
+      if (patch.annotations) obj.metadata.annotations = applied(obj.metadata.annotations, patch.annotations);
+      if (patch.finalizers) obj.metadata.finalizers = [...patch.finalizers];
+      if (patch.spec) obj.spec = { ...(obj.spec as Record<string, unknown>), ...patch.spec };
+      this.writes.push({ key, what: `metadata ${JSON.stringify(patch)}` });
+      this.#bump(obj);
+      if (obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0)
+        this.objects.delete(key);
+      return structuredClone(obj.metadata);
+    },
+    isOwnWrite: () => false,
+    patchStatus: async (mr, status) => {
+      const key = keyOf(mr);
+      const obj = this.objects.get(key);
+      if (!obj || obj.metadata.uid !== mr.metadata.uid) throw notFound(key);
+      obj.status = structuredClone(status);
+      this.writes.push({ key, what: 'status' });
+      this.#bump(obj);
+    },
+    deleteObject: async (mr) => this.delete(keyOf(mr)),
+    readSecret: async (namespace, name) => this.secrets.get(`${namespace}/${name}`)?.data,
+    writeOwnedSecret: async (mr, name, data) => {
+      const key = `${mr.metadata.namespace}/${name}`;
+      const existing = this.secrets.get(key);
+      if (existing && existing.owner !== mr.metadata.uid) return 'not-owned';
+      this.secrets.set(key, { data: { ...data }, owner: mr.metadata.uid });
+      return 'written';
+    },
+  };
+
+  #must(key: string): Stored {
+    const obj = this.objects.get(key);
+    if (!obj) throw new Error(`no ${key}`);
+    return obj;
+  }
+
+  #bump(obj: Stored): void {
+    obj.metadata.resourceVersion = String(this.#version++);
+  }
+}
+
+function applied(
+  current: Record<string, string> | undefined,
+  patch: Record<string, string | null>,
+): Record<string, string> {
+  const next = { ...current };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete next[key];
+    else next[key] = value;
+  }
+  return next;
+}
+
+export interface Recorded {
+  events: Array<{ key: string; type: string; reason: string; message: string }>;
+  fleet: string[];
+}
+
+/** The reconciler of widgets on the fakes, with the real connection pool and account registry. */
+export function widgetWorld(options: { policy?: Partial<AccountPolicy>; signingKey?: string } = {}) {
+  const cloud = new FakeCloud();
+  const api = new FakeApi();
+  const recorded: Recorded = { events: [], fleet: [] };
+  const log = pino({ level: 'silent' });
+  const key = new RotatingKey(options.signingKey ?? 'signing-key', async () => 'signing-key');
+  const policy: AccountPolicy = { allowsNamespace: () => true, adoption: true, ...options.policy };
+  const account = makeAccount('default', 'http://127.0.0.1:9/', key, policy, {
+    requestTimeoutMs: 1000,
+    requestsPerSecond: 100,
+    logger: log,
+    registry: new Registry(),
+  });
+  const accounts = new AccountRegistry({ account, key });
+  const fleet: KindEvents = {
+    becameReady: () => void recorded.fleet.push('ready'),
+    drifted: () => void recorded.fleet.push('drifted'),
+    preempted: () => void recorded.fleet.push('preempted'),
+    refused: (reason) => void recorded.fleet.push(`refused ${reason}`),
+  };
+  const connections = new ConnectionPool<WidgetSpec, Widget>({
+    adapterFor: () => cloud.kind(),
+    accounts,
+    store: api.store,
+    writer: api.writer,
+    settings: {
+      pollIntervalMs: 10,
+      refreshMinIntervalMs: 0,
+      detailsCallsPerSecond: 100,
+      detailsIntervalMs: 60_000,
+      creation: { graceMs: 30, skewMs: 1_000 },
+    },
+    mayAct: () => true,
+    wake: () => {},
+    wakeKey: () => {},
+    log,
+  });
+  const reconciler = new ManagedReconciler<WidgetSpec, Widget>({
+    kind: 'Widget',
+    parseSpec: (raw) => widgetSpec.parse(raw),
+    store: api.store,
+    writer: api.writer,
+    events: {
+      event: (obj, type, reason, message) =>
+        void recorded.events.push({ key: keyOf(obj), type, reason, message }),
+    },
+    connections,
+    fleet,
+    verifyAfterMs: 20,
+    log,
+  });
+  connections.start();
+  return {
+    cloud,
+    api,
+    recorded,
+    reconciler,
+    /** Reconciles `key` as the work queue would, until it asks for nothing more (or `turns` run out). */
+    async settle(objKey: string, turns = 12): Promise<{ errors: Error[] }> {
+      const errors: Error[] = [];
+      const [namespace = '', name = ''] = objKey.split('/');
+      for (let turn = 0; turn < turns; turn++) {
+        try {
+          const result = await reconciler.reconcile({ namespace, name });
+          if (!result.requeue && result.requeueAfterMs === undefined) return { errors };
+          await new Promise((resolve) => setTimeout(resolve, Math.min(result.requeueAfterMs ?? 0, 40)));
+        } catch (error) {
+          errors.push(error instanceof Error ? error : new Error(String(error)));
+          if (error instanceof Error && error.name === 'TerminalError') return { errors };
+          await new Promise((resolve) => setTimeout(resolve, 15));
+        }
+      }
+      return { errors };
+    },
+    reasonsOf(objKey: string): string[] {
+      return recorded.events.filter((event) => event.key === objKey).map((event) => event.reason);
+    },
+    async close(): Promise<void> {
+      connections.stop();
+      await accounts.close();
+    },
+  };
+}
+
+export type WidgetWorld = ReturnType<typeof widgetWorld>;
+
+/** The Synced or Ready condition of a stored object. */
+export function conditionOf(obj: Stored | undefined, type: string) {
+  return obj?.status?.conditions?.find((condition) => condition.type === type);
+}
