@@ -137,9 +137,9 @@ export class KubeClient {
   }
 
   /**
-   * Drops every pooled connection, so the next request dials afresh. Called when a connection may
-   * have gone silent (a stalled watch, a timed-out request): requests are multiplexed over one
-   * HTTP/2 connection, and a dead one would otherwise swallow every retry too.
+   * Drops every pooled connection, so the next request dials afresh; requests still in flight on them
+   * fail. Called when a connection may have gone silent (a stalled watch, a timed-out request): requests
+   * are multiplexed over one HTTP/2 connection, and a dead one would otherwise swallow every retry too.
    */
   resetConnections(): void {
     const dispatcher = this.#dispatcher;
@@ -150,7 +150,12 @@ export class KubeClient {
   async #send(request: KubeRequest, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
     const auth = await this.#connection.auth();
     if (auth.tls !== this.#tls) {
-      this.resetConnections();
+      // New TLS material (an exec plugin's new client certificate): new requests dial with it, while the
+      // old pool is closed gracefully, so the requests and watches in flight on it finish there. The
+      // connection is healthy; nothing here calls for `resetConnections`, which fails them all.
+      const previous = this.#dispatcher;
+      this.#dispatcher = undefined;
+      previous?.close().catch(() => {});
       this.#tls = auth.tls;
     }
     // Created again after `resetConnections`, with the same TLS settings, so the next request dials afresh.

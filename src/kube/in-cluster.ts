@@ -42,6 +42,7 @@ export async function inClusterConnection(options: InClusterOptions = {}): Promi
   const tokens = new FileToken(source, join(dir, 'token'), options.tokenRereadMs ?? TOKEN_REREAD_MS);
   // A missing token should stop the operator at startup, not fail every request later.
   await tokens.token();
+  // One object for the connection's life: its clients never see new TLS material, so never rebuild their pool.
   const tls: KubeTls = { ca, rejectUnauthorized: true };
   return {
     server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
@@ -57,6 +58,8 @@ class FileToken {
   readonly #rereadMs: number;
   #token: string | undefined;
   #readAt = 0;
+  // The read under way: concurrent callers share it rather than each reading the file.
+  #reading: Promise<string> | undefined;
 
   constructor(source: string, path: string, rereadMs: number) {
     this.#source = source;
@@ -66,6 +69,13 @@ class FileToken {
 
   async token(): Promise<string> {
     if (this.#token !== undefined && Date.now() - this.#readAt < this.#rereadMs) return this.#token;
+    this.#reading ??= this.#read().finally(() => {
+      this.#reading = undefined;
+    });
+    return this.#reading;
+  }
+
+  async #read(): Promise<string> {
     let token: string;
     try {
       token = (await readFile(this.#path, 'utf8')).trim();

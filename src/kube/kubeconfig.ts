@@ -60,11 +60,20 @@ export function kubeConfigConnection(config: KubeConfig, source: string): KubeCo
     );
   }
   let cached: { auth: KubeAuth; at: number } | undefined;
+  // One load at a time: the requests of a starting operator all ask at once, and each load of its own would
+  // run an exec plugin again and hand out a TLS object of its own, which a client takes for new TLS material.
+  let loading: Promise<KubeAuth> | undefined;
   const auth = async (): Promise<KubeAuth> => {
     if (cached && Date.now() - cached.at < AUTH_TTL_MS) return cached.auth;
-    const fresh = await authOf(config, source, cached?.auth.tls);
-    cached = { auth: fresh, at: Date.now() };
-    return fresh;
+    loading ??= authOf(config, source, cached?.auth.tls)
+      .then((fresh) => {
+        cached = { auth: fresh, at: Date.now() };
+        return fresh;
+      })
+      .finally(() => {
+        loading = undefined;
+      });
+    return loading;
   };
   return {
     server: cluster.server,

@@ -15,7 +15,9 @@ import { KubeConfigError, type KubeConnection, loadKubeConnection } from '../../
 import { inClusterConnection, SERVICE_ACCOUNT_DIR_ENV } from '../../src/kube/in-cluster.ts';
 import { kubeconfigConnection } from '../../src/kube/kubeconfig.ts';
 import { kubeObjectSchema } from '../../src/kube/object.ts';
+import { collectionPath, configMaps } from '../../src/kube/resource-type.ts';
 import { useControlPlane } from '../support/control-plane.ts';
+import { createConfigMap, createNamespace } from '../support/kube.ts';
 
 const plane = useControlPlane();
 
@@ -24,6 +26,8 @@ const adminKubeconfigSchema = z.object({
   clusters: z.tuple([z.object({ cluster: z.object({ 'certificate-authority-data': z.string() }) })]),
   users: z.tuple([z.object({ user: z.object({ token: z.string() }) })]),
 });
+
+const watchEventSchema = z.object({ type: z.string(), object: kubeObjectSchema });
 
 const reviewSchema = z.object({ status: z.object({ userInfo: z.object({ username: z.string() }) }) });
 
@@ -248,6 +252,71 @@ describe('connections to a real apiserver', () => {
       inClusterConnection({ env: { KUBERNETES_SERVICE_PORT: admin.port } }),
       (err: unknown) => err instanceof KubeConfigError && /KUBERNETES_SERVICE_HOST/.test(err.message),
     );
+  });
+
+  test('a starting client: its concurrent first requests all succeed on one credential load', async () => {
+    // The exec plugin counts its runs: each load of the credentials is one run.
+    const runs = join(dir, 'exec-runs');
+    const command = await script(
+      'exec-counted.sh',
+      `echo run >> "${runs}"\nprintf '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"%s"}}' "$TOKEN"`,
+    );
+    const user = {
+      exec: {
+        apiVersion: 'client.authentication.k8s.io/v1beta1',
+        command,
+        env: [{ name: 'TOKEN', value: admin.token }],
+      },
+    };
+    const client = new KubeClient(kubeconfigConnection(await single('exec-counted', {}, user)), {
+      requestTimeoutMs: 10_000,
+    });
+    try {
+      // As an operator starts: every informer lists at once, before any credentials are cached.
+      const names = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          client
+            .request(kubeObjectSchema, { method: 'GET', path: '/api/v1/namespaces/default' })
+            .then((namespace) => namespace.metadata.name),
+        ),
+      );
+      assert.deepEqual(new Set(names), new Set(['default']));
+      assert.equal((await readFile(runs, 'utf8')).split('\n').filter(Boolean).length, 1, 'one plugin run');
+    } finally {
+      client.resetConnections();
+    }
+  });
+
+  test('new TLS material: new requests use it, and a watch open on the old one goes on', async () => {
+    const base = plane().connection;
+    let tls = (await base.auth()).tls;
+    const connection: KubeConnection = {
+      server: base.server,
+      source: base.source,
+      auth: async () => ({ ...(await base.auth()), tls }),
+    };
+    const client = new KubeClient(connection, { requestTimeoutMs: 10_000 });
+    const namespace = await createNamespace(client, 'tls-change');
+    const controller = new AbortController();
+    try {
+      await createConfigMap(client, namespace, 'before');
+      const events = client.watch(
+        collectionPath(configMaps, namespace),
+        { timeoutSeconds: 60 },
+        controller.signal,
+      );
+      const named = async () => {
+        const { value } = await events.next();
+        return watchEventSchema.parse(value).object.metadata.name;
+      };
+      assert.equal(await named(), 'before', 'the watch is open');
+      tls = { ...tls }; // the same content in a new object: what a rotated client certificate looks like
+      await createConfigMap(client, namespace, 'after');
+      assert.equal(await named(), 'after', 'the watch opened before the change still delivers');
+    } finally {
+      controller.abort();
+      client.resetConnections();
+    }
   });
 
   test('a kubeconfig that cannot be read is an error that quotes none of it', async () => {
