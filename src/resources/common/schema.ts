@@ -126,8 +126,8 @@ export const writeConnectionSecretToRefSchema = z
   .optional()
   .describe(
     'A Secret of this namespace to write what a workload needs to reach the resource into (SSH command, ' +
-      'addresses, URLs; see docs/reference). The Secret is created, owned by this resource and updated as ' +
-      'those change; an existing Secret this resource does not control is never overwritten.',
+      'addresses, URLs; the keys of each kind are in docs/design.md §3). The Secret is created, owned by this ' +
+      'resource and updated as those change; an existing Secret this resource does not control is never overwritten.',
   );
 
 /** Said of every field the operator fills from the cloud when a user leaves it out. */
