@@ -1,0 +1,87 @@
+// Runs the tests in two tiers, the unit tier first so that a broken core fails in seconds:
+//   unit         no process of ours beyond the test itself: no apiserver, no operator process, no build
+//   integration  the real parts: the local apiserver (and controller-manager), operator processes,
+//                helm, promtool, the chaos suite
+// A file's tier follows from what it imports, transitively within the repository: reaching one of
+// INTEGRATION_MODULES makes it an integration test. Usage: node tools/run-tests.ts [unit|integration|all]
+// [-- node --test options]; `all` (the default) runs the unit tier and, if it passes, the integration tier.
+import { spawnSync } from 'node:child_process';
+import { existsSync, globSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+/** Modules that start or build a real part: importing one, directly or not, makes a test an integration test. */
+const INTEGRATION_MODULES = [
+  'src/local/controlplane.ts',
+  'src/local/stack.ts',
+  'test/support/operator-process.ts',
+  'test/support/controller-manager.ts',
+  'test/support/chart.ts',
+  'chaos/run-context.ts',
+  'tools/helm/ensure.ts',
+  'tools/prometheus/ensure.ts',
+  'tools/argocd-health/ensure.ts',
+].map((path) => resolve(ROOT, path));
+
+/** Tests that build or pack the project itself (tsc, npm pack): seconds of CPU, not a unit's milliseconds. */
+const BUILDS = ['test/api/package.test.ts'];
+
+const IMPORT =
+  /(?:import|export)\s[^'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(IMPORT)]
+    .map((match) => resolve(dirname(file), match[1] ?? match[2] ?? ''))
+    .filter((path) => existsSync(path));
+}
+
+const verdicts = new Map<string, boolean>();
+
+function reachesIntegration(file: string, visiting = new Set<string>()): boolean {
+  const known = verdicts.get(file);
+  if (known !== undefined) return known;
+  if (INTEGRATION_MODULES.includes(file)) return true;
+  if (visiting.has(file)) return false;
+  visiting.add(file);
+  const verdict = importsOf(file).some((path) => reachesIntegration(path, visiting));
+  verdicts.set(file, verdict);
+  return verdict;
+}
+
+export function tiers(): { unit: string[]; integration: string[] } {
+  const files = globSync('test/**/*.test.ts', { cwd: ROOT }).sort();
+  const unit: string[] = [];
+  const integration: string[] = [];
+  for (const file of files) {
+    (BUILDS.includes(file) || reachesIntegration(resolve(ROOT, file)) ? integration : unit).push(file);
+  }
+  return { unit, integration };
+}
+
+function run(name: string, files: readonly string[], options: readonly string[]): number {
+  console.log(`\n=== ${name} tier: ${files.length} files ===`);
+  const result = spawnSync(process.execPath, ['--test', ...options, ...files], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+  return result.status ?? 1;
+}
+
+if (import.meta.main) {
+  const [which = 'all', ...rest] = process.argv.slice(2).filter((arg) => arg !== '--');
+  const { unit, integration } = tiers();
+  // Unit tests share nothing but the CPU: both cores. Integration tests each start a control plane.
+  const unitOptions = ['--test-concurrency=2', ...rest];
+  const integrationOptions = ['--test-concurrency=1', ...rest];
+  let status = 0;
+  if (which === 'unit' || which === 'all') status = run('unit', unit, unitOptions);
+  if (status === 0 && (which === 'integration' || which === 'all')) {
+    status = run('integration', integration, integrationOptions);
+  }
+  if (which === 'list') {
+    console.log(JSON.stringify({ unit, integration }, null, 2));
+  }
+  process.exit(status);
+}
