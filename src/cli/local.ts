@@ -17,7 +17,7 @@ gpucloud-operator local stack is up.
   metrics           ${stack.metricsUrl}   (fleet: gpucloud_gpus_running, gpucloud_spend_rate_dollars_per_hour, ...)
 
 Try, in another terminal:
-  ${kubectl} get gpucloud                      # every GpuPod, GpuVm, ServerlessEndpoint and ServerlessTask
+  ${kubectl} get gpucloud                      # every GpuPod, GpuVm, ServerlessEndpoint, ServerlessTask and ProviderConfig
   curl -s ${stack.metricsUrl} | grep '^gpucloud_gpus_running'
   ${kubectl} wait gpupod/jupyter --for=condition=Ready --timeout=60s
   ${kubectl} patch gpupod jupyter --type merge -p '{"spec":{"paused":true}}'
