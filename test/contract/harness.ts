@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { setTimeout as delay } from 'node:timers/promises';
 import { Counter, Registry } from 'prom-client';
 import type { ClientOptions } from '../../src/api/call.ts';
 import { GpuCloudClient } from '../../src/api/client.ts';
@@ -221,20 +220,4 @@ export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const all: T[] = [];
   for await (const item of items) all.push(item);
   return all;
-}
-
-/**
- * Retries `check` until it passes, for what happens outside simulated time (webhook deliveries over
- * real HTTP). Fails with the last assertion once `deadlineMs` has passed.
- */
-export async function eventually(check: () => Promise<void>, deadlineMs = 5_000): Promise<void> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await delay(20);
-    }
-  }
 }

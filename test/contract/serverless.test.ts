@@ -5,9 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { ApiCode } from '../../src/api/codes.ts';
 import type { EndpointCreateRequest } from '../../src/api/schemas/index.ts';
+import { eventually } from '../support/eventually.ts';
 import {
   collect,
-  eventually,
   itExercisedEveryOperation,
   MISSING_ID,
   rejectsLocally,

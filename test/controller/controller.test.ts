@@ -8,6 +8,7 @@ import { ItemExponentialFailureRateLimiter } from '../../src/controller/queue-ra
 import type { EventSource } from '../../src/controller/source.ts';
 import { keyToString, type ObjectKey } from '../../src/kube/object.ts';
 import { captureLogs } from '../support/log-capture.ts';
+import { until } from '../support/until.ts';
 
 /** A source the test fires by hand: the controller under test sees ordinary keys. */
 function manualSource() {
@@ -22,14 +23,6 @@ function manualSource() {
     hasSynced: () => true,
   };
   return { source, fire: (namespace: string, name: string) => enqueue?.({ namespace, name }) };
-}
-
-async function until(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
 }
 
 function setUp(reconcile: Reconciler, maxConcurrentReconciles = 1) {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';
-import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import {
   ApiException,
@@ -16,6 +15,7 @@ import {
 } from '@kubernetes/client-node';
 import { kubernetesVersion } from '../../src/local/controlplane/binary.ts';
 import { useControlPlane } from '../support/control-plane.ts';
+import { eventually } from '../support/eventually.ts';
 
 const plane = useControlPlane();
 const execFileAsync = promisify(execFile);
@@ -134,7 +134,9 @@ test('a CRD enforces its CEL validation rule', async () => {
       plural: 'widgets',
       body: { apiVersion: 'test.gpucloud.dev/v1', kind: 'Widget', metadata: { name }, spec },
     });
-  await eventually(() => createWidget('valid', { min: 1, max: 2 }));
+  // A CRD serves its kind only once established: creation is tried again while it answers 404.
+  const notServedYet = (error: unknown) => error instanceof ApiException && error.code === 404;
+  await eventually(() => createWidget('valid', { min: 1, max: 2 }), { retrying: notServedYet });
   await assert.rejects(
     createWidget('invalid', { min: 3, max: 2 }),
     (error: unknown) =>
@@ -160,17 +162,3 @@ test('watches deliver bookmarks (the initial-events-end bookmark of a streaming 
     controller.abort();
   }
 });
-
-/** A CRD serves its kind only once established; retry creation until it is, within a bound. */
-async function eventually<T>(attempt: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (error) {
-      const notServedYet = error instanceof ApiException && error.code === 404;
-      if (!notServedYet || Date.now() >= deadline) throw error;
-      await delay(100);
-    }
-  }
-}

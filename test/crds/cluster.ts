@@ -98,16 +98,3 @@ export async function kubectl(cluster: Cluster, ...args: string[]): Promise<stri
   ]);
   return stdout;
 }
-
-/** Retries `check` until it stops throwing, for state the apiserver publishes asynchronously. */
-export async function eventually<T>(check: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-}

@@ -4,7 +4,8 @@ import { ApiextensionsV1Api, CoreV1Api, KubernetesObjectApi } from '@kubernetes/
 import { API_VERSION, kinds } from '../../src/resources/kinds.ts';
 import { useControlPlane } from '../support/control-plane.ts';
 import { installCrds } from '../support/crds.ts';
-import { CustomResources, createNamespace, eventually, kubectl } from './cluster.ts';
+import { eventually } from '../support/eventually.ts';
+import { CustomResources, createNamespace, kubectl } from './cluster.ts';
 import { readExamples } from './examples.ts';
 
 // The CRDs as a user meets them: installed, the examples applied, read back through kubectl.

@@ -129,19 +129,6 @@ export function endpointRequest(name: string, extra: Record<string, unknown> = {
   };
 }
 
-/** Polls `check` until it stops throwing, for at most `timeoutMs`; rethrows its last failure. */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-}
-
 export interface Received {
   readonly path: string;
   readonly headers: IncomingHttpHeaders;

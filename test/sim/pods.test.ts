@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiCode } from '../../src/api/codes.ts';
-import { eventually, podRequest, STEP, startReceiver, useSimulator } from './helpers.ts';
+import { eventually } from '../support/eventually.ts';
+import { podRequest, STEP, startReceiver, useSimulator } from './helpers.ts';
 
 const RETENTION = 10 * STEP;
 const sim = useSimulator({ retentionMs: RETENTION });

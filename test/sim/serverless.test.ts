@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiCode } from '../../src/api/codes.ts';
-import { endpointRequest, eventually, startReceiver, useSimulator } from './helpers.ts';
+import { eventually } from '../support/eventually.ts';
+import { endpointRequest, startReceiver, useSimulator } from './helpers.ts';
 
 const sim = useSimulator({ delivery: { retryBaseMs: 1000 } });
 

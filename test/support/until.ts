@@ -1,12 +1,18 @@
-/** Polls `condition` until it holds; fails with `what` after `timeoutMs` (a bound, not a measurement). */
+import { eventually, NotYet, notYet } from './eventually.ts';
+
+/**
+ * Polls `condition` until it holds; fails naming `what` after `timeoutMs` (a bound, not a measurement).
+ * `eventually` for a condition that answers true or false rather than asserting; one that throws fails at once.
+ */
 export async function until(
   condition: () => boolean | Promise<boolean>,
   what: string,
   timeoutMs = 30_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await eventually(
+    async () => {
+      if (!(await condition())) throw new NotYet(`waiting for ${what}`);
+    },
+    { timeoutMs, retrying: notYet },
+  );
 }
