@@ -218,3 +218,25 @@ export function irremovable(fields: Readonly<Record<string, string>>): CelRule[]
     fieldPath: `.${field}`,
   }));
 }
+
+/**
+ * The spec fields that are the operator's business, never the cloud's: every kind of cloud object has
+ * them, and none may reach a cloud request (create requests are strict). A field added here is in every
+ * kind's schema and stripped from every request by `cloudFieldsOf`.
+ */
+export const managedSpecShape = {
+  writeConnectionSecretToRef: writeConnectionSecretToRefSchema,
+  managementPolicies: managementPoliciesSchema,
+  deletionPolicy: deletionPolicySchema,
+  providerConfigRef: providerConfigRefSchema,
+};
+
+export type ManagedSpecField = keyof typeof managedSpecShape;
+
+export const MANAGED_SPEC_FIELDS = Object.keys(managedSpecShape) as ManagedSpecField[];
+
+/** The spec without the operator's own fields: what a cloud request may be built from. */
+export function cloudFieldsOf<S extends object>(spec: S): Omit<S, ManagedSpecField> {
+  const fields = Object.entries(spec).filter(([field]) => !(MANAGED_SPEC_FIELDS as string[]).includes(field));
+  return Object.fromEntries(fields) as Omit<S, ManagedSpecField>;
+}

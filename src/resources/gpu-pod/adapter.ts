@@ -17,7 +17,7 @@ import {
   unlessNotFound,
 } from '../common/cloud.ts';
 import type { AdapterOptions } from '../common/registration.ts';
-import { presentStrings, sshEndpoint } from '../common/schema.ts';
+import { cloudFieldsOf, presentStrings, sshEndpoint } from '../common/schema.ts';
 import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView } from './details.ts';
 import type { GpuPodSpec } from './schema.ts';
 
@@ -140,15 +140,11 @@ async function createRequest(
   const {
     paused: _paused,
     recoveryPolicy: _recovery,
-    managementPolicies: _management,
-    writeConnectionSecretToRef: _secret,
-    deletionPolicy: _policy,
     name: _name,
-    providerConfigRef: _account,
     environmentVars,
     containerRegistryAuthId,
     ...fields
-  } = mr.spec;
+  } = cloudFieldsOf(mr.spec);
   const env = await ctx.resolveEnv(environmentVars);
   return {
     ...fields,

@@ -5,7 +5,6 @@ import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import {
   cloudIdSchema,
-  deletionPolicySchema,
   environmentVariablesSchema,
   exposedPortSchema,
   gpuTypeSchema,
@@ -13,16 +12,15 @@ import {
   imageSchema,
   initializationCommandSchema,
   LATE_INITIALIZED,
-  managementPoliciesSchema,
+  MANAGED_SPEC_FIELDS,
+  managedSpecShape,
   mountPathSchema,
   providerConfigRefRule,
-  providerConfigRefSchema,
   recoveryNeedsCreateAndDeleteRule,
   recoveryNeedsSpotRule,
   recoveryPolicySchema,
   regionSchema,
   sizeSchema,
-  writeConnectionSecretToRefSchema,
 } from '../common/schema.ts';
 
 const KIND = 'GpuPod';
@@ -113,19 +111,9 @@ const { shape, rules: immutabilityRules } = immutableExcept(
           `starts running. ${LATE_INITIALIZED} Removing it afterwards resumes the pod.`,
       ),
     recoveryPolicy: recoveryPolicySchema,
-    writeConnectionSecretToRef: writeConnectionSecretToRefSchema,
-    managementPolicies: managementPoliciesSchema,
-    deletionPolicy: deletionPolicySchema,
-    providerConfigRef: providerConfigRefSchema,
+    ...managedSpecShape,
   },
-  [
-    'paused',
-    'recoveryPolicy',
-    'writeConnectionSecretToRef',
-    'managementPolicies',
-    'deletionPolicy',
-    'providerConfigRef',
-  ],
+  ['paused', 'recoveryPolicy', ...MANAGED_SPEC_FIELDS],
   ['name', 'isSpot'],
 );
 

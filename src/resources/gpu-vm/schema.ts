@@ -4,17 +4,15 @@ import { baseStatusShape, spotStatusShape } from '../../managed/status-schema.ts
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import {
-  deletionPolicySchema,
   LATE_INITIALIZED,
-  managementPoliciesSchema,
+  MANAGED_SPEC_FIELDS,
+  managedSpecShape,
   mountPathSchema,
   providerConfigRefRule,
-  providerConfigRefSchema,
   recoveryNeedsCreateAndDeleteRule,
   recoveryNeedsSpotRule,
   recoveryPolicySchema,
   regionSchema,
-  writeConnectionSecretToRefSchema,
 } from '../common/schema.ts';
 
 const KIND = 'GpuVm';
@@ -50,19 +48,9 @@ const { shape, rules } = immutableExcept(
         'Mount path of each volume, keyed by volume id. The cloud uses a default path for a volume not listed.',
       ),
     recoveryPolicy: recoveryPolicySchema,
-    writeConnectionSecretToRef: writeConnectionSecretToRefSchema,
-    managementPolicies: managementPoliciesSchema,
-    deletionPolicy: deletionPolicySchema,
-    providerConfigRef: providerConfigRefSchema,
+    ...managedSpecShape,
   },
-  [
-    'name',
-    'recoveryPolicy',
-    'writeConnectionSecretToRef',
-    'managementPolicies',
-    'deletionPolicy',
-    'providerConfigRef',
-  ],
+  ['name', 'recoveryPolicy', ...MANAGED_SPEC_FIELDS],
   ['isSpot'],
 );
 

@@ -17,7 +17,7 @@ import {
 } from '../../managed/external-kind.ts';
 import { hasMarker, ignoreNotFound, markerIn, readinessFrom } from '../common/cloud.ts';
 import type { AdapterContext } from '../common/registration.ts';
-import { presentStrings } from '../common/schema.ts';
+import { cloudFieldsOf, presentStrings } from '../common/schema.ts';
 import { type Decision, QueueAutoscaler } from './autoscaler.ts';
 import type { ServerlessEndpointSpec } from './schema.ts';
 
@@ -142,17 +142,13 @@ export function serverlessEndpointAdapter(
 async function desiredFields(mr: ServerlessEndpoint, ctx: ActContext) {
   const {
     stopped: _s,
-    managementPolicies: _m,
-    writeConnectionSecretToRef: _secret,
-    deletionPolicy: _d,
     workers: _w,
     autoscaling: _a,
     name: _n,
-    providerConfigRef: _account,
     envVars,
     credentialId,
     ...fields
-  } = mr.spec;
+  } = cloudFieldsOf(mr.spec);
   const env = await ctx.resolveEnv(envVars);
   return {
     ...fields,

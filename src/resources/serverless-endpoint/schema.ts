@@ -4,7 +4,6 @@ import { baseStatusShape } from '../../managed/status-schema.ts';
 import { defineKind } from '../common/kind.ts';
 import {
   cloudIdSchema,
-  deletionPolicySchema,
   environmentVariablesSchema,
   exposedPortSchema,
   gpuTypeSchema,
@@ -13,12 +12,10 @@ import {
   initializationCommandSchema,
   irremovable,
   LATE_INITIALIZED,
-  managementPoliciesSchema,
+  managedSpecShape,
   providerConfigRefRule,
-  providerConfigRefSchema,
   regionSchema,
   sizeSchema,
-  writeConnectionSecretToRefSchema,
 } from '../common/schema.ts';
 
 const KIND = 'ServerlessEndpoint';
@@ -149,10 +146,7 @@ const ServerlessEndpointSpecObject = z
         'Stop the endpoint (no workers run) when true; start it when false. A new endpoint starts. ' +
           `${LATE_INITIALIZED} Removing it starts the endpoint.`,
       ),
-    writeConnectionSecretToRef: writeConnectionSecretToRefSchema,
-    managementPolicies: managementPoliciesSchema,
-    deletionPolicy: deletionPolicySchema,
-    providerConfigRef: providerConfigRefSchema,
+    ...managedSpecShape,
   })
   .describe(
     'Desired state of a serverless endpoint: the fields of the cloud create-endpoint request, plus ' +
