@@ -5,11 +5,12 @@ import type { ObjectKey } from '../kube/object.ts';
 import { accountOf, NamespaceNotAllowedError } from './accounts.ts';
 import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
 import { type ClaimVerdict, judgeClaim } from './claims.ts';
-import { type ConditionInput, mergeConditions, statusChanged } from './conditions.ts';
+import type { ConditionInput } from './conditions.ts';
 import { ConnectionSecrets } from './connection-secret.ts';
 import type { Connection, ConnectionPool } from './connections.ts';
 import type { Recorded } from './creation.ts';
 import { isConflict, ReconcileError, toReconcileError, withoutSecrets } from './errors.ts';
+import type { EventSink } from './event-sink.ts';
 import {
   type ActContext,
   type Blocker,
@@ -22,16 +23,15 @@ import {
 import { NotLeaderError } from './fence.ts';
 import type { KindEvents } from './fleet-metrics.ts';
 import { allows } from './policies.ts';
+import { logResource } from './resource-log.ts';
 import { resolveEnv } from './secrets.ts';
 import type { ManagedStatus } from './status-schema.ts';
+import { statusAsIs, writeStatus } from './status-write.ts';
 import type { ManagedStore } from './store.ts';
 import { TerminalFailures } from './terminal-failures.ts';
 import type { ManagedWriter, ObjectPatch } from './writer.ts';
 
-/** Records Kubernetes Events about a resource (the runtime's `EventRecorder` is one). */
-export interface EventSink {
-  event(obj: ManagedObject<unknown>, type: 'Normal' | 'Warning', reason: string, message: string): void;
-}
+export type { EventSink };
 
 export interface ManagedReconcilerOptions<Spec extends CommonSpec, Cloud> {
   /** The kind's name, for messages. */
@@ -223,7 +223,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
 
   /** Not created yet, for a reason that is not this resource's (what it refers to is not ready). */
   async #wait(mr: ManagedObject<Spec>, blocked: Blocker): Promise<Result> {
-    await this.#writeStatus(mr, pickCommon(mr.status), [
+    await writeStatus(this.#o.writer, mr, statusAsIs(mr.status), [
       { type: 'Ready', status: 'False', reason: blocked.reason, message: blocked.message },
       { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' },
     ]);
@@ -237,7 +237,13 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const left = finished + ttl * 1000 - Date.now();
     if (left > 0) return { requeueAfterMs: left };
     await this.#o.writer.deleteObject(mr);
-    this.#log('info', mr, {}, `deleted: finished more than ttlSecondsAfterFinished (${ttl} s) ago`);
+    logResource(
+      this.#o.log,
+      'info',
+      mr,
+      {},
+      `deleted: finished more than ttlSecondsAfterFinished (${ttl} s) ago`,
+    );
     return {};
   }
 
@@ -341,7 +347,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await plan.step.run();
     conn.cache.requestRefresh();
     this.#o.events.event(mr, 'Normal', plan.step.reason, plan.step.describe);
-    this.#log('info', mr, { id, step: plan.step.reason }, plan.step.describe);
+    logResource(this.#o.log, 'info', mr, { id, step: plan.step.reason }, plan.step.describe);
   }
 
   async #observeOrObtain(mr: ManagedObject<Spec>, t: Turn<Spec, Cloud>): Promise<Observation<Cloud>> {
@@ -373,7 +379,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       ? ['Created', `created ${kind} ${newId} in the cloud`]
       : ['Recovered', `found ${kind} ${newId} made by an interrupted create and took it over`];
     this.#o.events.event(mr, 'Normal', reason, message);
-    this.#log('info', mr, { id: newId }, message);
+    logResource(this.#o.log, 'info', mr, { id: newId }, message);
     // A create answers the whole object: only a recovered one, found in a list, needs completing.
     if (obtained.created) conn.cache.rememberComplete(obtained.cloud);
     return {
@@ -526,7 +532,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#forgetCloud(id, conn);
     const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
     this.#o.events.event(mr, 'Warning', 'ExternalResourceGone', message);
-    this.#log('warn', mr, { id }, message);
+    logResource(this.#o.log, 'warn', mr, { id }, message);
     return { requeue: true };
   }
 
@@ -534,9 +540,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   async #lose(mr: ManagedObject<Spec>, id: string): Promise<Result> {
     const message = `${this.#o.kind} ${id} is gone from the cloud before it finished; it is not made again`;
     this.#o.events.event(mr, 'Warning', 'Lost', message);
-    this.#log('warn', mr, { id }, message);
+    logResource(this.#o.log, 'warn', mr, { id }, message);
     const completionTime = new Date().toISOString();
-    await this.#writeStatus(mr, { ...pickCommon(mr.status), completionTime }, [
+    await writeStatus(this.#o.writer, mr, { ...statusAsIs(mr.status), completionTime }, [
       { type: 'Ready', status: 'False', reason: 'Lost', message },
       { type: 'Failed', status: 'True', reason: 'Lost', message },
     ]);
@@ -547,9 +553,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   async #recordPreemption(mr: ManagedObject<Spec>, what: string): Promise<void> {
     const message = `${what}; ${this.#recreates(mr) ? 'creating a replacement (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'}`;
     this.#o.events.event(mr, 'Warning', PREEMPTED, message);
-    this.#log('warn', mr, {}, message);
+    logResource(this.#o.log, 'warn', mr, {}, message);
     this.#o.fleet.preempted();
-    await this.#writeStatus(mr, { ...pickCommon(mr.status), ...counted(mr.status) }, [
+    await writeStatus(this.#o.writer, mr, { ...statusAsIs(mr.status), ...counted(mr.status) }, [
       { type: 'Ready', status: 'False', reason: PREEMPTED, message },
     ]);
   }
@@ -644,7 +650,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       conn.details?.untrack(keyOf(mr));
     }
     this.#o.events.event(mr, 'Normal', reason, message);
-    this.#log('info', mr, { id }, message);
+    logResource(this.#o.log, 'info', mr, { id }, message);
   }
 
   async #ensureFinalizer(mr: ManagedObject<Spec>, { conn }: Turn<Spec, Cloud>): Promise<ManagedObject<Spec>> {
@@ -702,7 +708,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const completionTime = outcome && new Date().toISOString();
     // The list's view leaves out what only a get shows: the status, written from the same state, has it.
     const own = view.partial
-      ? { ...pickCommon(mr.status), ...definedOnly(adapter.statusOf(cloud, mr)) }
+      ? { ...statusAsIs(mr.status), ...definedOnly(adapter.statusOf(cloud, mr)) }
       : adapter.statusOf(cloud, mr);
     const fields = {
       ...own,
@@ -723,7 +729,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       conditions[1] = { type: 'Synced', status: 'False', reason: refused.reason, message: refused.message };
       this.#o.events.event(mr, 'Warning', refused.reason, refused.message);
     }
-    await this.#writeStatus(mr, fields, conditions);
+    await writeStatus(this.#o.writer, mr, fields, conditions);
     // The status holds it now; a copy older than this write is a matter of milliseconds, not a minute.
     this.#forgetInitializedBefore(Date.now() - INITIALIZED_MEMORY_MS);
     return {
@@ -806,27 +812,16 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       values = (await conn.adapter.details?.fetch(cloud)) ?? {};
     } catch (error) {
       // Details are a nicety: a failure keeps the last values and never fails the reconcile.
-      this.#log('warn', mr, { err: error }, 'fetching details failed; keeping the last values');
+      logResource(
+        this.#o.log,
+        'warn',
+        mr,
+        { err: error },
+        'fetching details failed; keeping the last values',
+      );
     } finally {
       conn.details?.fetched(key, values);
     }
-  }
-
-  async #writeStatus(
-    mr: ManagedObject<unknown>,
-    fields: Record<string, unknown>,
-    conditions: ConditionInput[],
-  ) {
-    const now = new Date();
-    const current = mr.status;
-    const next: ManagedStatus = {
-      ...fields,
-      observedGeneration: mr.metadata.generation,
-      conditions: mergeConditions(current?.conditions, conditions, mr.metadata.generation, now),
-      lastSyncTime: current?.lastSyncTime,
-    };
-    if (!statusChanged(current, next)) return;
-    await this.#o.writer.patchStatus(mr, { ...next, lastSyncTime: now.toISOString() });
   }
 
   async #fail(mr: ManagedObject<unknown>, error: unknown, revealed: ReadonlySet<string>): Promise<Result> {
@@ -834,11 +829,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (isConflict(error)) return { requeue: true };
     // A deposed leader leaves the resource to its successor: no status, no event, no retry.
     if (error instanceof NotLeaderError) {
-      this.#log('warn', mr, {}, error.message);
+      logResource(this.#o.log, 'warn', mr, {}, error.message);
       return {};
     }
     const failure = withoutSecrets(toReconcileError(error), revealed);
-    this.#log(
+    logResource(
+      this.#o.log,
       'warn',
       mr,
       { reason: failure.reason, terminal: failure.terminal, err: failure.cause ?? failure },
@@ -852,8 +848,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       message: failure.message,
     };
     const current = mr.status;
-    await this.#writeStatus(mr, pickCommon(current), [synced]).catch((writeError: unknown) => {
-      this.#log('warn', mr, { err: writeError }, 'could not record the failure in status');
+    await writeStatus(this.#o.writer, mr, statusAsIs(current), [synced]).catch((writeError: unknown) => {
+      logResource(this.#o.log, 'warn', mr, { err: writeError }, 'could not record the failure in status');
     });
     if (!failure.terminal) throw failure;
     this.#o.fleet.refused(failure.reason);
@@ -878,20 +874,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     conn.actedAt.delete(id);
     conn.cache.forget(id);
   }
-
-  /**
-   * The resource goes on the line itself, not into a child logger: a child serialises its bindings when
-   * made, even for a line its level then drops, and a burst of creates logs one line per resource.
-   */
-  #log(level: 'info' | 'warn', mr: { metadata: ObjectKey }, fields: object, message: string): void {
-    this.#o.log[level]({ resource: keyOf(mr), ...fields }, message);
-  }
-}
-
-/** The status as it stands, minus the generic fields `#writeStatus` recomputes. */
-function pickCommon(status: ManagedStatus | undefined): Record<string, unknown> {
-  const { observedGeneration: _g, conditions: _c, lastSyncTime: _s, ...rest } = status ?? {};
-  return rest;
 }
 
 function carryOver(

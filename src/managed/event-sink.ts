@@ -1,0 +1,6 @@
+import type { ManagedObject } from './external-kind.ts';
+
+/** Records Kubernetes Events about a resource (the runtime's `EventRecorder` is one). */
+export interface EventSink {
+  event(obj: ManagedObject<unknown>, type: 'Normal' | 'Warning', reason: string, message: string): void;
+}

@@ -1,0 +1,32 @@
+import { type ConditionInput, mergeConditions, statusChanged } from './conditions.ts';
+import type { ManagedObject } from './external-kind.ts';
+import type { ManagedStatus } from './status-schema.ts';
+import type { ManagedWriter } from './writer.ts';
+
+/**
+ * Writes the status: `fields`, the conditions merged into those it has, and the generation observed.
+ * Nothing is written when that changes nothing; `lastSyncTime` moves only with a write.
+ */
+export async function writeStatus(
+  writer: ManagedWriter,
+  mr: ManagedObject<unknown>,
+  fields: Record<string, unknown>,
+  conditions: ConditionInput[],
+): Promise<void> {
+  const now = new Date();
+  const current = mr.status;
+  const next: ManagedStatus = {
+    ...fields,
+    observedGeneration: mr.metadata.generation,
+    conditions: mergeConditions(current?.conditions, conditions, mr.metadata.generation, now),
+    lastSyncTime: current?.lastSyncTime,
+  };
+  if (!statusChanged(current, next)) return;
+  await writer.patchStatus(mr, { ...next, lastSyncTime: now.toISOString() });
+}
+
+/** The status as it stands, minus the generic fields `writeStatus` recomputes. */
+export function statusAsIs(status: ManagedStatus | undefined): Record<string, unknown> {
+  const { observedGeneration: _g, conditions: _c, lastSyncTime: _s, ...rest } = status ?? {};
+  return rest;
+}
