@@ -1,10 +1,17 @@
-import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { type Result, TerminalError } from '../controller/controller.ts';
 import type { ObjectKey } from '../kube/object.ts';
 import { accountOf, NamespaceNotAllowedError } from './accounts.ts';
 import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
 import { type ClaimVerdict, judgeClaim } from './claims.ts';
+import {
+  type CloudView,
+  cloudObjectOf,
+  fingerprintDigest,
+  forgetCloud,
+  isLive,
+  viewOf,
+} from './cloud-view.ts';
 import type { ConditionInput } from './conditions.ts';
 import { ConnectionSecrets } from './connection-secret.ts';
 import type { Connection, ConnectionPool } from './connections.ts';
@@ -56,14 +63,8 @@ interface Turn<Spec extends CommonSpec, Cloud> {
   conn: Connection<Spec, Cloud>;
 }
 
-/** A view of the cloud object; `partial` when it is the list's view, trusted with the status for the rest. */
-interface View<Cloud> {
-  cloud: Cloud;
-  partial: boolean;
-}
-
 type Observation<Cloud> =
-  | (View<Cloud> & {
+  | (CloudView<Cloud> & {
       kind: 'seen';
       /** Just created or recovered: what recording its id wrote. */
       obtained?: Recorded;
@@ -358,7 +359,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       this.#refuseAdoption(mr, id, t);
       // Claims are judged only on what this account can see, so that an id of another account answers
       // as one that does not exist: a tenant learns nothing of objects outside the accounts it may use.
-      const view = await this.#sight(id, t, mr.status);
+      const view = await viewOf(id, t.conn, mr.status);
       if (!view || conn.adapter.isGone(view.cloud)) return { kind: 'missing', id };
       this.#refuseUnless(this.#judge(mr, id, view.cloud, t));
       return { kind: 'seen', ...view };
@@ -452,7 +453,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     t: Turn<Spec, Cloud>,
   ): Promise<void> {
     const held = mr.status?.id;
-    if (held === undefined || held === id || !(await this.#isLive(held, t))) return;
+    if (held === undefined || held === id || !(await isLive(held, t.conn))) return;
     const change = id === undefined ? 'was removed' : `was changed to ${id}`;
     throw new ReconcileError(
       'ExternalIdChanged',
@@ -460,42 +461,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
         `set it back to ${held}, or delete the resource (its deletionPolicy applies to ${held})`,
       { terminal: true },
     );
-  }
-
-  async #isLive(id: string, t: Turn<Spec, Cloud>): Promise<boolean> {
-    const cloud = await this.#observe(id, t);
-    return cloud !== undefined && !t.conn.adapter.isGone(cloud);
-  }
-
-  async #observe(id: string, t: Turn<Spec, Cloud>): Promise<Cloud | undefined> {
-    return (await this.#sight(id, t))?.cloud;
-  }
-
-  /**
-   * The freshest view of `id` the cache can give without a call, or one get when it cannot. With the
-   * holder's `status`, written from the same watched fields the list shows now, the list's view is enough:
-   * the status already holds what only a get would add, so a restart costs lists, not a get per resource.
-   */
-  async #sight(
-    id: string,
-    { conn }: Turn<Spec, Cloud>,
-    status?: ManagedStatus,
-  ): Promise<View<Cloud> | undefined> {
-    const { adapter, cache } = conn;
-    // Until the first list is in, every observation would cost a get: wait for it instead.
-    if (!cache.hasSynced()) await cache.waitForListAfter(1);
-    const sighting = cache.sight(id, conn.actedAt.get(id) ?? 0);
-    if (sighting.kind === 'seen') {
-      const listed = sighting.cloud;
-      if (status?.id === id && status.cloudFingerprint === digest(adapter.fingerprint(listed))) {
-        return { cloud: listed, partial: adapter.enrich !== undefined };
-      }
-      return { cloud: await cache.complete(listed), partial: false };
-    }
-    const cloud = await adapter.get(id);
-    if (!cloud) return undefined;
-    cache.remember(cloud);
-    return { cloud: await cache.complete(cloud), partial: false };
   }
 
   /** The cloud object is gone although the custom resource lives. */
@@ -529,7 +494,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (spot && !this.#recreates(mr)) return {};
     // It existed and was deleted behind our back: the spec still asks for it, so make a new one.
     await this.#o.writer.patchObject(mr, { annotations: { [EXTERNAL_ID]: null } });
-    this.#forgetCloud(id, conn);
+    forgetCloud(id, conn);
     const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
     this.#o.events.event(mr, 'Warning', 'ExternalResourceGone', message);
     logResource(this.#o.log, 'warn', mr, { id }, message);
@@ -590,7 +555,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     }
     const id = await this.#idForDeletion(mr, t);
     if (id === 'wait') return { requeueAfterMs: this.#o.verifyAfterMs };
-    const cloud = id === undefined ? undefined : await this.#observe(id, t);
+    const cloud = id === undefined ? undefined : await cloudObjectOf(id, t.conn);
     if (id === undefined || !cloud || conn.adapter.isGone(cloud)) {
       await this.#release(
         mr,
@@ -616,11 +581,11 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const { creation, adapter } = t.conn;
     const held = mr.status?.id;
     const recorded = mr.metadata.annotations?.[EXTERNAL_ID];
-    if (held !== undefined && held !== recorded && (await this.#isLive(held, t))) return held;
+    if (held !== undefined && held !== recorded && (await isLive(held, t.conn))) return held;
     if (recorded) {
       if (!this.#mayAdopt(mr, recorded, t) || !this.#judge(mr, recorded, undefined, t).holds)
         return undefined;
-      const cloud = await this.#observe(recorded, t);
+      const cloud = await cloudObjectOf(recorded, t.conn);
       return cloud && !this.#judge(mr, recorded, cloud, t).holds ? undefined : recorded;
     }
     const intentAt = creation.intentAt(mr);
@@ -646,7 +611,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const id = mr.metadata.annotations?.[EXTERNAL_ID];
     if (conn) {
       conn.creation.forget(mr.metadata.uid);
-      if (id) this.#forgetCloud(id, conn);
+      if (id) forgetCloud(id, conn);
       conn.details?.untrack(keyOf(mr));
     }
     this.#o.events.event(mr, 'Normal', reason, message);
@@ -664,7 +629,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
 
   async #report(
     { mr, lateInitialized }: Held<Spec>,
-    view: View<Cloud>,
+    view: CloudView<Cloud>,
     preempted: boolean,
     t: Turn<Spec, Cloud>,
   ): Promise<{ finished: number | undefined; secretRefused: boolean }> {
@@ -716,7 +681,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       ...spot,
       lateInitialized,
       completionTime,
-      cloudFingerprint: digest(adapter.fingerprint(cloud)),
+      cloudFingerprint: fingerprintDigest(adapter.fingerprint(cloud)),
       id: adapter.idOf(cloud),
       phase,
     };
@@ -869,11 +834,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       ownerMarker: { key: OWNER_ENV, value: mr.metadata.uid },
     };
   }
-
-  #forgetCloud(id: string, conn: Connection<Spec, Cloud>): void {
-    conn.actedAt.delete(id);
-    conn.cache.forget(id);
-  }
 }
 
 function carryOver(
@@ -882,11 +842,6 @@ function carryOver(
 ): Record<string, unknown> {
   if (!status) return {};
   return Object.fromEntries(fields.filter((field) => field in status).map((field) => [field, status[field]]));
-}
-
-/** A short digest of a cloud object's watched fields, kept in status to tell whether it still holds. */
-function digest(fingerprint: string): string {
-  return createHash('sha256').update(fingerprint).digest('base64url').slice(0, 22);
 }
 
 function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
