@@ -11,8 +11,8 @@ import {
   DEFAULT_ACCOUNT,
   notAllowed,
   Usage,
-} from '../managed/accounts.ts';
-import { ReconcileError } from '../managed/errors.ts';
+} from './accounts.ts';
+import { ReconcileError } from './errors.ts';
 
 /** How every account's client is made: the operator's timeouts, log and metrics registry. */
 export interface ClientSettings {

@@ -1,10 +1,6 @@
 import { Manager } from '../controller/manager.ts';
 import { loadKubeConnection } from '../kube/connection.ts';
 import type { Logger } from '../lib/logger.ts';
-import { type AccountDirectory, DEFAULT_ACCOUNT } from '../managed/accounts.ts';
-import type { ManagedControllerSettings } from '../managed/controller.ts';
-import { FleetMetrics } from '../managed/fleet-metrics.ts';
-import { gpuPodKind, registrations, resourceOf } from '../resources/kinds.ts';
 import {
   AccountRegistry,
   type ClientSettings,
@@ -13,10 +9,14 @@ import {
   RotatingKey,
   readKeyFile,
   watchKeyFile,
-} from './accounts.ts';
+} from '../managed/account-registry.ts';
+import { type AccountDirectory, DEFAULT_ACCOUNT } from '../managed/accounts.ts';
+import type { ManagedControllerSettings } from '../managed/controller.ts';
+import { FleetMetrics } from '../managed/fleet-metrics.ts';
+import { gpuPodKind, registrations, resourceOf } from '../resources/kinds.ts';
+import { addProviderConfigController } from '../resources/provider-config/controller.ts';
 import { callbackUrl, startCallbackServer } from './callback-server.ts';
 import { insecureApiUrl, type OperatorConfig } from './config.ts';
-import { addProviderConfigController } from './provider-configs.ts';
 
 export const OPERATOR_NAME = 'gpucloud-operator';
 

@@ -12,7 +12,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   kube: ['lib', 'undici.ts'],
   controller: ['kube', 'lib'],
   managed: ['controller', 'kube', 'api', 'lib'],
-  resources: ['managed', 'kube', 'api', 'lib'],
+  resources: ['managed', 'controller', 'kube', 'api', 'lib'],
   sim: ['api', 'lib', 'undici.ts'],
   operator: ['resources', 'managed', 'controller', 'kube', 'api', 'lib', 'undici.ts', 'version.ts'],
   local: ['operator', 'sim', 'resources', 'managed', 'controller', 'kube', 'api', 'lib', 'undici.ts'],

@@ -9,6 +9,7 @@ import { Registry } from 'prom-client';
 import { z } from 'zod';
 import { KubeApiError } from '../../src/kube/client.ts';
 import type { ObjectKey } from '../../src/kube/object.ts';
+import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/account-registry.ts';
 import { type AccountPolicy, accountOf } from '../../src/managed/accounts.ts';
 import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
 import { ConnectionPool } from '../../src/managed/connections.ts';
@@ -24,7 +25,6 @@ import type { KindEvents } from '../../src/managed/fleet-metrics.ts';
 import { ManagedReconciler } from '../../src/managed/reconciler.ts';
 import type { Claim, ManagedStore } from '../../src/managed/store.ts';
 import type { ManagedWriter, Metadata, ObjectPatch } from '../../src/managed/writer.ts';
-import { AccountRegistry, makeAccount, RotatingKey } from '../../src/operator/accounts.ts';
 
 export interface WidgetSpec extends CommonSpec {
   size?: number | undefined;

@@ -1,29 +1,26 @@
 import { z } from 'zod';
-import { CloudApiError } from '../api/errors.ts';
-import type { Result } from '../controller/controller.ts';
-import type { Manager } from '../controller/manager.ts';
-import { objectsOf } from '../controller/source.ts';
-import { KubeApiError } from '../kube/client.ts';
-import { type ObjectKey, objectMetaSchema } from '../kube/object.ts';
-import { namespaces, objectPath, type ResourceType } from '../kube/resource-type.ts';
-import { readSecret } from '../kube/secrets.ts';
-import type { Logger } from '../lib/logger.ts';
-import { type AccountPolicy, accountOf } from '../managed/accounts.ts';
-import { type ConditionInput, mergeConditions } from '../managed/conditions.ts';
-import { ReconcileError } from '../managed/errors.ts';
-import type { Condition } from '../managed/status-schema.ts';
-import {
-  type ProviderConfigSpec,
-  ProviderConfigSpecSchema,
-  providerConfigKind,
-} from '../resources/provider-config/schema.ts';
+import { CloudApiError } from '../../api/errors.ts';
+import type { Result } from '../../controller/controller.ts';
+import type { Manager } from '../../controller/manager.ts';
+import { objectsOf } from '../../controller/source.ts';
+import { KubeApiError } from '../../kube/client.ts';
+import { type ObjectKey, objectMetaSchema } from '../../kube/object.ts';
+import { namespaces, objectPath, type ResourceType } from '../../kube/resource-type.ts';
+import { readSecret } from '../../kube/secrets.ts';
+import type { Logger } from '../../lib/logger.ts';
 import {
   type AccountRegistry,
   type ClientSettings,
   type Entry,
   makeAccount,
   RotatingKey,
-} from './accounts.ts';
+} from '../../managed/account-registry.ts';
+import { type AccountPolicy, accountOf } from '../../managed/accounts.ts';
+import { type ConditionInput, mergeConditions } from '../../managed/conditions.ts';
+import { ReconcileError } from '../../managed/errors.ts';
+import type { Condition } from '../../managed/status-schema.ts';
+import { resourceOf } from '../common/kind.ts';
+import { type ProviderConfigSpec, ProviderConfigSpecSchema, providerConfigKind } from './schema.ts';
 
 /** Held while any managed resource uses the account, so deleting it never strands them. */
 export const CONFIG_FINALIZER = 'gpucloud.io/provider-config-in-use';
@@ -31,13 +28,7 @@ export const CONFIG_FINALIZER = 'gpucloud.io/provider-config-in-use';
 /** How soon a config is read again: a rotated key Secret is picked up within this. */
 const REREAD_MS = 5_000;
 
-const providerConfigs: ResourceType = {
-  group: providerConfigKind.group,
-  version: providerConfigKind.version,
-  plural: providerConfigKind.plural,
-  kind: providerConfigKind.kind,
-  namespaced: false,
-};
+const providerConfigs = resourceOf(providerConfigKind);
 
 const storedConfig = z.looseObject({
   metadata: objectMetaSchema,
