@@ -29,6 +29,7 @@ import {
 } from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
 import type { KindEvents } from './fleet-metrics.ts';
+import { type Holding, LateInitialization, lateInitFill } from './late-initialization.ts';
 import { allows } from './policies.ts';
 import { logResource } from './resource-log.ts';
 import { resolveEnv } from './secrets.ts';
@@ -36,7 +37,7 @@ import type { ManagedStatus } from './status-schema.ts';
 import { statusAsIs, writeStatus } from './status-write.ts';
 import type { ManagedStore } from './store.ts';
 import { TerminalFailures } from './terminal-failures.ts';
-import type { ManagedWriter, ObjectPatch } from './writer.ts';
+import type { ManagedWriter } from './writer.ts';
 
 export type { EventSink };
 
@@ -72,18 +73,10 @@ type Observation<Cloud> =
   | { kind: 'missing'; id: string }
   | { kind: 'wait'; ms: number };
 
-/** The resource once it holds its object: its effective spec, and which fields late initialisation filled. */
-interface Held<Spec> {
-  mr: ManagedObject<Spec>;
-  lateInitialized: string[] | undefined;
-}
-
 /** The Ready reason of a preempted resource: also how a preemption is known to be counted already. */
 const PREEMPTED = 'Preempted';
 /** Backoff before a preempted resource's replacement: doubling from the first, up to the cap. */
 const RECREATE_BACKOFF_MS = { first: 10_000, max: 300_000 };
-/** How long what late initialisation filled is remembered at most (see `#initialized`). */
-const INITIALIZED_MEMORY_MS = 60_000;
 /** A connection Secret refused (not the resource's) is tried again this often, until its name is free. */
 const SECRET_RECHECK_MS = 30_000;
 /** A resource waiting on another looks again this often: a read of the informer caches, no cloud call. */
@@ -98,19 +91,14 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #o: ManagedReconcilerOptions<Spec, Cloud>;
   readonly #refused = new TerminalFailures();
   readonly #secrets: ConnectionSecrets;
-  /**
-   * What late initialisation filled, by uid, until a copy with the status that records it is read, or for
-   * a minute at most: a reconcile reading a copy from before that status write (the spec write's watch
-   * event can wake it first) must not take the filled fields for the user's and record none. In order of
-   * filling, so expired entries are at the front.
-   */
-  readonly #initialized = new Map<string, { fields: Record<string, unknown>; at: number }>();
+  readonly #lateInit: LateInitialization<Spec, Cloud>;
   /** Resources seen Ready by this process, by uid: time to Ready is observed once. */
   readonly #readySeen = new Set<string>();
 
   constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
     this.#o = options;
     this.#secrets = new ConnectionSecrets(options.writer);
+    this.#lateInit = new LateInitialization(options.writer);
   }
 
   async reconcile(key: ObjectKey): Promise<Result> {
@@ -206,7 +194,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const observed = await this.#observeOrObtain(mr, t);
     if (observed.kind === 'wait') return { requeueAfterMs: observed.ms };
     if (observed.kind === 'missing') return this.#onMissing(mr, observed.id, t);
-    const held = await this.#hold(mr, observed, t);
+    const held = await this.#lateInit.takeHold(mr, observed, t.conn);
     const preempted = adapter.spot?.preempted(observed.cloud) ?? false;
     const plan = preempted
       ? this.#recovery(held.mr, observed.cloud, t)
@@ -255,65 +243,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       'ExternalIdRequired',
       `managementPolicies do not include Create: set annotation ${EXTERNAL_ID} to the id of the cloud ${this.#o.kind} to observe`,
       { terminal: true },
-    );
-  }
-
-  /**
-   * Makes the resource hold the object it observes: the finalizer, when a named resource has none yet,
-   * and the late-initialised spec fields, in one write. Answers the resource with its effective spec —
-   * a late-initialised field removed since takes its cleared value — and the fields filled.
-   */
-  async #hold(
-    mr: ManagedObject<Spec>,
-    observed: Extract<Observation<Cloud>, { kind: 'seen' }>,
-    { conn }: Turn<Spec, Cloud>,
-  ): Promise<Held<Spec>> {
-    const { lateInit } = conn.adapter;
-    const { uid } = mr.metadata;
-    const recorded = mr.status?.lateInitialized;
-    if (recorded !== undefined) this.#initialized.delete(uid);
-    // Filled by this process, and the copy read may be older than that write.
-    let filled = recorded === undefined ? this.#initialized.get(uid)?.fields : undefined;
-    if (observed.obtained?.filled) filled = observed.obtained.filled;
-    let metadata = observed.obtained?.metadata ?? mr.metadata;
-    // What was just obtained went through the create intent, which wrote the finalizer.
-    if (!observed.obtained && recorded === undefined && filled === undefined) {
-      const fill = this.#fillFor(mr, observed.cloud, conn);
-      const finalizers = metadata.finalizers ?? [];
-      const patch: ObjectPatch = { ifUnchanged: true };
-      if (!finalizers.includes(FINALIZER)) patch.finalizers = [...finalizers, FINALIZER];
-      if (fill && Object.keys(fill).length > 0) patch.spec = fill;
-      if (patch.finalizers || patch.spec) metadata = await this.#o.writer.patchObject(mr, patch);
-      filled = fill;
-    } else if (!observed.obtained && !metadata.finalizers?.includes(FINALIZER)) {
-      metadata = await this.#o.writer.patchObject(mr, {
-        finalizers: [...(metadata.finalizers ?? []), FINALIZER],
-      });
-    }
-    if (filled !== undefined && recorded === undefined && !this.#initialized.has(uid)) {
-      this.#initialized.set(uid, { fields: filled, at: Date.now() });
-    }
-    const initialized = recorded ?? (filled && Object.keys(filled).sort());
-    const spec: Spec =
-      initialized !== undefined && lateInit
-        ? { ...lateInit.cleared, ...(recorded === undefined ? filled : {}), ...mr.spec }
-        : mr.spec;
-    return { mr: { ...mr, metadata, spec }, lateInitialized: initialized };
-  }
-
-  /** The spec fields late initialisation fills from `cloud`: those `mr` leaves out; none when not allowed. */
-  #fillFor(
-    mr: ManagedObject<Spec>,
-    cloud: Cloud,
-    conn: Connection<Spec, Cloud>,
-  ): Record<string, unknown> | undefined {
-    const { lateInit } = conn.adapter;
-    if (!lateInit || !allows(mr.spec.managementPolicies, 'LateInitialize')) return undefined;
-    const spec = mr.spec as Record<string, unknown>;
-    return Object.fromEntries(
-      Object.entries(lateInit.from(cloud, mr.spec)).filter(
-        ([field, value]) => value !== undefined && spec[field] === undefined,
-      ),
     );
   }
 
@@ -366,7 +295,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     }
     const fill =
       mr.status?.lateInitialized === undefined
-        ? (cloud: Cloud) => this.#fillFor(mr, cloud, conn) ?? {}
+        ? (cloud: Cloud) => lateInitFill(mr, cloud, conn.adapter) ?? {}
         : undefined;
     const obtained = await conn.creation.obtain(mr, t.ctx, fill);
     if (obtained.kind === 'wait') return obtained;
@@ -605,7 +534,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const finalizers = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
     await this.#o.writer.patchObject(mr, { finalizers });
     this.#refused.forget(mr.metadata.uid);
-    this.#initialized.delete(mr.metadata.uid);
+    this.#lateInit.forget(mr.metadata.uid);
     this.#readySeen.delete(mr.metadata.uid);
     this.#secrets.forget(mr.metadata.uid);
     const id = mr.metadata.annotations?.[EXTERNAL_ID];
@@ -628,7 +557,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   }
 
   async #report(
-    { mr, lateInitialized }: Held<Spec>,
+    { mr, lateInitialized }: Holding<Spec>,
     view: CloudView<Cloud>,
     preempted: boolean,
     t: Turn<Spec, Cloud>,
@@ -696,7 +625,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     }
     await writeStatus(this.#o.writer, mr, fields, conditions);
     // The status holds it now; a copy older than this write is a matter of milliseconds, not a minute.
-    this.#forgetInitializedBefore(Date.now() - INITIALIZED_MEMORY_MS);
+    this.#lateInit.forgetExpired();
     return {
       finished: completionTime === undefined ? undefined : Date.parse(completionTime),
       secretRefused: refused !== undefined,
@@ -713,13 +642,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#readySeen.add(uid);
     const before = mr.status?.conditions?.find((condition) => condition.type === 'Ready');
     if (before?.status !== 'True') this.#o.fleet.becameReady(mr);
-  }
-
-  #forgetInitializedBefore(cutoff: number): void {
-    for (const [uid, entry] of this.#initialized) {
-      if (entry.at >= cutoff) return;
-      this.#initialized.delete(uid);
-    }
   }
 
   /** Synced: True, or False with reason Drifted naming the fields the cloud cannot change to match. */
