@@ -1,30 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { CREATE_INTENT, EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import {
-  condition,
-  isReady,
-  manifests,
-  type RunningOperator,
-  resources,
-  startOperator,
-  useStack,
-} from '../support/operator.ts';
+import { condition, isReady, manifests, resources, useOperator, useStack } from '../support/operator.ts';
 
 // Found by the chaos suite (bad-input): hostile annotations that stopped a resource from converging or
 // from being deleted.
 const NS = 'hostile';
 const stack = useStack();
-let operator: RunningOperator;
 
 describe('hostile annotations', () => {
-  before(async () => {
-    await stack.cluster().ensureNamespace(NS);
-    operator = await startOperator(stack.plane(), stack.sim());
-  });
-  after(async () => {
-    await operator.stop();
-  });
+  useOperator(stack, [NS]);
 
   test('a create intent dated in the future is not waited for: the pod is created and deleted', async () => {
     const cluster = stack.cluster();

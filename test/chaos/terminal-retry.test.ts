@@ -1,29 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import {
-  condition,
-  isReady,
-  manifests,
-  type RunningOperator,
-  resources,
-  startOperator,
-  useStack,
-} from '../support/operator.ts';
+import { describe, test } from 'node:test';
+import { condition, isReady, manifests, resources, useOperator, useStack } from '../support/operator.ts';
 
 // Found by the chaos suite (cloud-faults): a create the cloud refused for good was sent a second time,
 // because the operator's own create-intent annotation woke the resource again.
 const NS = 'terminal';
 const stack = useStack();
-let operator: RunningOperator;
 
 describe('a terminal failure', () => {
-  before(async () => {
-    await stack.cluster().ensureNamespace(NS);
-    operator = await startOperator(stack.plane(), stack.sim());
-  });
-  after(async () => {
-    await operator.stop();
-  });
+  const operator = useOperator(stack, [NS]);
 
   test('is not retried: the refused create is sent once', async () => {
     const cluster = stack.cluster();
@@ -68,7 +53,7 @@ describe('a terminal failure', () => {
           .find((line) => line.startsWith(`${series} `))
           ?.split(' ')[1] ?? Number.NaN,
       );
-    const metrics = (await operator.fetchHealth('/metrics')).body;
+    const metrics = (await operator().fetchHealth('/metrics')).body;
     assert.equal(
       sample(metrics, 'controller_runtime_terminal_reconcile_errors_total{controller="gpuvm"}'),
       2,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { parseMetrics, type Sample } from '../../bench/prometheus.ts';
 import { FleetMetrics } from '../../src/managed/fleet-metrics.ts';
@@ -7,10 +7,9 @@ import {
   isReady,
   manifests,
   poll,
-  type RunningOperator,
   resources,
-  startOperator,
   type TestObject,
+  useOperator,
   useStack,
 } from '../support/operator.ts';
 
@@ -19,7 +18,6 @@ import {
 const A = 'fleet-a';
 const B = 'fleet-b';
 const stack = useStack();
-let operator: RunningOperator;
 
 const value = (samples: readonly Sample[], name: string, labels: Record<string, string>) =>
   samples
@@ -28,14 +26,7 @@ const value = (samples: readonly Sample[], name: string, labels: Record<string, 
 const status = (obj: TestObject | undefined) => (obj?.status ?? {}) as Record<string, unknown>;
 
 describe('fleet metrics', () => {
-  before(async () => {
-    await stack.cluster().ensureNamespace(A);
-    await stack.cluster().ensureNamespace(B);
-    operator = await startOperator(stack.plane(), stack.sim());
-  });
-  after(async () => {
-    await operator?.stop();
-  });
+  const operator = useOperator(stack, [A, B]);
 
   test('GPUs, resources by phase, spend, workers and tasks match the fleet', async () => {
     const cluster = stack.cluster();
@@ -73,7 +64,7 @@ describe('fleet metrics', () => {
     await cluster.waitFor(resources.gpuPod, B, 'other', isReady(), 'Ready');
 
     const samples = await poll(
-      async () => parseMetrics((await operator.fetchHealth('/metrics')).body),
+      async () => parseMetrics((await operator().fetchHealth('/metrics')).body),
       (s) =>
         value(s, 'gpucloud_endpoint_workers', { namespace: A, endpoint: 'queue', state: 'running' }) === 2,
       'the gauges',

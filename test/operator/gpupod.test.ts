@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from '../../src/managed/annotations.ts';
 import {
@@ -8,15 +8,13 @@ import {
   condition,
   isReady,
   manifests,
-  type RunningOperator,
   resources,
-  startOperator,
+  useOperator,
   useStack,
 } from '../support/operator.ts';
 
 const NS = 'pods';
 const stack = useStack();
-let operator: RunningOperator;
 
 const gpuPod = (name: string, spec: Record<string, unknown> = {}, annotations: Record<string, string> = {}) =>
   manifests.gpuPod(
@@ -27,13 +25,7 @@ const gpuPod = (name: string, spec: Record<string, unknown> = {}, annotations: R
 const cloudPods = (name: string) => cloudObjects(stack.sim()).pods(name);
 
 describe('GpuPod lifecycle', () => {
-  before(async () => {
-    await stack.cluster().ensureNamespace(NS);
-    operator = await startOperator(stack.plane(), stack.sim());
-  });
-  after(async () => {
-    await operator.stop();
-  });
+  const operator = useOperator(stack, [NS]);
 
   test('creates the pod once, reports it Ready with its cloud details, pauses, resumes and deletes it', async () => {
     const cluster = stack.cluster();
@@ -124,7 +116,7 @@ describe('GpuPod lifecycle', () => {
     assert.equal(cloudPods('with-secret')[0]?.environment.HF_TOKEN, value);
 
     const events = await cluster.events(NS, 'with-secret');
-    const written = JSON.stringify({ status: ready?.status, events, logs: operator.logs });
+    const written = JSON.stringify({ status: ready?.status, events, logs: operator().logs });
     assert.ok(!written.includes(value), 'the Secret value is in no status, event or log line');
     assert.ok(!written.includes(API_KEY), 'the API key is in no status, event or log line');
     await cluster.delete(resources.gpuPod, NS, 'with-secret');

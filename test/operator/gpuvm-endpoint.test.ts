@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { objectPath } from '../../src/kube/resource-type.ts';
@@ -10,15 +10,13 @@ import {
   condition,
   isReady,
   manifests,
-  type RunningOperator,
   resources,
-  startOperator,
+  useOperator,
   useStack,
 } from '../support/operator.ts';
 
 const NS = 'machines';
 const stack = useStack();
-let operator: RunningOperator;
 
 const readyWith = isReady;
 const gpuVm = manifests.gpuVm;
@@ -27,13 +25,7 @@ const cloudVms = (name: string) => cloudObjects(stack.sim()).vms(name);
 const cloudEndpoints = (name: string) => cloudObjects(stack.sim()).endpoints(name);
 
 describe('GpuVm and ServerlessEndpoint lifecycles', () => {
-  before(async () => {
-    await stack.cluster().ensureNamespace(NS);
-    operator = await startOperator(stack.plane(), stack.sim());
-  });
-  after(async () => {
-    await operator.stop();
-  });
+  useOperator(stack, [NS]);
 
   test('a VM is created, renamed in place when spec.name changes, and terminated on deletion', async () => {
     const cluster = stack.cluster();

@@ -1,32 +1,19 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import {
-  API_KEY,
-  isReady,
-  manifests,
-  type RunningOperator,
-  resources,
-  startOperator,
-  useStack,
-} from '../support/operator.ts';
+import { describe, test } from 'node:test';
+import { API_KEY, isReady, manifests, resources, useOperator, useStack } from '../support/operator.ts';
 
 const NS = 'observed';
 const stack = useStack();
-let operator: RunningOperator;
 
 describe('the operator as Kubernetes and Prometheus see it', () => {
-  before(async () => {
-    await stack.cluster().ensureNamespace(NS);
-    operator = await startOperator(stack.plane(), stack.sim());
-  });
-  after(() => operator.stop());
+  const operator = useOperator(stack, [NS]);
 
   test('serves /healthz, /readyz and /metrics with controller-runtime and API client metrics, and no secret', async () => {
     await stack.cluster().create(resources.gpuPod, NS, manifests.gpuPod('measured'));
     await stack.cluster().waitFor(resources.gpuPod, NS, 'measured', isReady('Running'), 'Ready');
-    assert.equal((await operator.fetchHealth('/healthz')).status, 200);
-    assert.equal((await operator.fetchHealth('/readyz')).status, 200);
-    const metrics = (await operator.fetchHealth('/metrics')).body;
+    assert.equal((await operator().fetchHealth('/healthz')).status, 200);
+    assert.equal((await operator().fetchHealth('/readyz')).status, 200);
+    const metrics = (await operator().fetchHealth('/metrics')).body;
     for (const name of [
       'controller_runtime_reconcile_total{controller="gpupod",result="success"}',
       'controller_runtime_reconcile_errors_total{controller="gpupod"}',

@@ -259,6 +259,26 @@ export async function startOperator(
   } satisfies RunningOperator;
 }
 
+/**
+ * The operator for the tests of the `describe` this is called in, with `namespaces` there for them: started
+ * before its first test, stopped after its last. Inside a `describe`, its hooks run once the stack is up.
+ */
+export function useOperator(
+  stack: Stack,
+  namespaces: readonly string[],
+  options: OperatorOptions = {},
+): () => RunningOperator {
+  let operator: RunningOperator | undefined;
+  before(async () => {
+    for (const namespace of namespaces) await stack.cluster().ensureNamespace(namespace);
+    operator = await startOperator(stack.plane(), stack.sim(), options);
+  });
+  after(async () => {
+    await operator?.stop();
+  });
+  return () => required(operator, 'operator');
+}
+
 export interface Stack {
   plane(): ControlPlane;
   sim(): RunningSimulator;
