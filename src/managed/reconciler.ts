@@ -3,19 +3,10 @@ import { type Result, TerminalError } from '../controller/controller.ts';
 import type { ObjectKey } from '../kube/object.ts';
 import { accountOf, NamespaceNotAllowedError } from './accounts.ts';
 import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
-import { type ClaimVerdict, judgeClaim } from './claims.ts';
-import {
-  type CloudView,
-  cloudObjectOf,
-  fingerprintDigest,
-  forgetCloud,
-  isLive,
-  viewOf,
-} from './cloud-view.ts';
+import { type CloudView, cloudObjectOf, fingerprintDigest, forgetCloud, isLive } from './cloud-view.ts';
 import type { ConditionInput } from './conditions.ts';
 import { ConnectionSecrets } from './connection-secret.ts';
 import type { Connection, ConnectionPool } from './connections.ts';
-import type { Recorded } from './creation.ts';
 import { isConflict, ReconcileError, toReconcileError, withoutSecrets } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
 import {
@@ -29,7 +20,8 @@ import {
 } from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
 import type { KindEvents } from './fleet-metrics.ts';
-import { type Holding, LateInitialization, lateInitFill } from './late-initialization.ts';
+import { Identity } from './identity.ts';
+import { type Holding, LateInitialization } from './late-initialization.ts';
 import { allows } from './policies.ts';
 import { logResource } from './resource-log.ts';
 import { resolveEnv } from './secrets.ts';
@@ -64,15 +56,6 @@ interface Turn<Spec extends CommonSpec, Cloud> {
   conn: Connection<Spec, Cloud>;
 }
 
-type Observation<Cloud> =
-  | (CloudView<Cloud> & {
-      kind: 'seen';
-      /** Just created or recovered: what recording its id wrote. */
-      obtained?: Recorded;
-    })
-  | { kind: 'missing'; id: string }
-  | { kind: 'wait'; ms: number };
-
 /** The Ready reason of a preempted resource: also how a preemption is known to be counted already. */
 const PREEMPTED = 'Preempted';
 /** Backoff before a preempted resource's replacement: doubling from the first, up to the cap. */
@@ -91,6 +74,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #o: ManagedReconcilerOptions<Spec, Cloud>;
   readonly #refused = new TerminalFailures();
   readonly #secrets: ConnectionSecrets;
+  readonly #identity: Identity<Spec, Cloud>;
   readonly #lateInit: LateInitialization<Spec, Cloud>;
   /** Resources seen Ready by this process, by uid: time to Ready is observed once. */
   readonly #readySeen = new Set<string>();
@@ -98,6 +82,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
     this.#o = options;
     this.#secrets = new ConnectionSecrets(options.writer);
+    this.#identity = new Identity(options);
     this.#lateInit = new LateInitialization(options.writer);
   }
 
@@ -182,7 +167,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const policies = stored.spec.managementPolicies;
     const named = stored.metadata.annotations?.[EXTERNAL_ID] !== undefined;
     if (!named) {
-      this.#refuseUnlessCreates(stored);
+      this.#identity.refuseUnlessCreates(stored);
       const backoff = recreateBackoff(stored.status);
       if (backoff > 0) return { requeueAfterMs: backoff };
       const blocked = adapter.blocker?.(stored);
@@ -191,7 +176,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     // A named object is observed before anything is written, so that the finalizer goes in the one write
     // that late-initialises the spec; a new one gets it with its create intent.
     const mr = named ? stored : await this.#ensureFinalizer(stored, t);
-    const observed = await this.#observeOrObtain(mr, t);
+    const observed = await this.#identity.observeOrObtain(mr, t.conn, t.ctx);
     if (observed.kind === 'wait') return { requeueAfterMs: observed.ms };
     if (observed.kind === 'missing') return this.#onMissing(mr, observed.id, t);
     const held = await this.#lateInit.takeHold(mr, observed, t.conn);
@@ -236,16 +221,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     return {};
   }
 
-  /** Without Create in its policies, a resource must name the object it observes. */
-  #refuseUnlessCreates(mr: ManagedObject<Spec>): void {
-    if (allows(mr.spec.managementPolicies, 'Create')) return;
-    throw new ReconcileError(
-      'ExternalIdRequired',
-      `managementPolicies do not include Create: set annotation ${EXTERNAL_ID} to the id of the cloud ${this.#o.kind} to observe`,
-      { terminal: true },
-    );
-  }
-
   #recreates(mr: ManagedObject<Spec>): boolean {
     const policies = mr.spec.managementPolicies;
     return mr.spec.recoveryPolicy === 'Recreate' && allows(policies, 'Create') && allows(policies, 'Delete');
@@ -278,118 +253,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     conn.cache.requestRefresh();
     this.#o.events.event(mr, 'Normal', plan.step.reason, plan.step.describe);
     logResource(this.#o.log, 'info', mr, { id, step: plan.step.reason }, plan.step.describe);
-  }
-
-  async #observeOrObtain(mr: ManagedObject<Spec>, t: Turn<Spec, Cloud>): Promise<Observation<Cloud>> {
-    const { conn } = t;
-    const id = mr.metadata.annotations?.[EXTERNAL_ID];
-    await this.#refuseRepointing(mr, id, t);
-    if (id) {
-      this.#refuseAdoption(mr, id, t);
-      // Claims are judged only on what this account can see, so that an id of another account answers
-      // as one that does not exist: a tenant learns nothing of objects outside the accounts it may use.
-      const view = await viewOf(id, t.conn, mr.status);
-      if (!view || conn.adapter.isGone(view.cloud)) return { kind: 'missing', id };
-      this.#refuseUnless(this.#judge(mr, id, view.cloud, t));
-      return { kind: 'seen', ...view };
-    }
-    const fill =
-      mr.status?.lateInitialized === undefined
-        ? (cloud: Cloud) => lateInitFill(mr, cloud, conn.adapter) ?? {}
-        : undefined;
-    const obtained = await conn.creation.obtain(mr, t.ctx, fill);
-    if (obtained.kind === 'wait') return obtained;
-    const newId = conn.adapter.idOf(obtained.cloud);
-    conn.actedAt.set(newId, Date.now());
-    // What made or found the object is as new as this act: a reconcile woken by the id's own write event
-    // (it may come before the write's answer) sees it without a get.
-    conn.cache.remember(obtained.cloud);
-    const { kind } = this.#o;
-    const [reason, message] = obtained.created
-      ? ['Created', `created ${kind} ${newId} in the cloud`]
-      : ['Recovered', `found ${kind} ${newId} made by an interrupted create and took it over`];
-    this.#o.events.event(mr, 'Normal', reason, message);
-    logResource(this.#o.log, 'info', mr, { id: newId }, message);
-    // A create answers the whole object: only a recovered one, found in a list, needs completing.
-    if (obtained.created) conn.cache.rememberComplete(obtained.cloud);
-    return {
-      kind: 'seen',
-      cloud: await conn.cache.complete(obtained.cloud),
-      partial: false,
-      obtained: { metadata: obtained.metadata, filled: obtained.filled },
-    };
-  }
-
-  /**
-   * Naming an object the resource did not make is adoption, which an account shared by several
-   * namespaces refuses unless its owner allows it: a tenant could otherwise reach objects it never owned.
-   */
-  #refuseAdoption(mr: ManagedObject<Spec>, id: string, t: Turn<Spec, Cloud>): void {
-    if (this.#mayAdopt(mr, id, t)) return;
-    const { account } = t.conn;
-    throw new ReconcileError(
-      'AdoptionNotAllowed',
-      `provider config ${account.name} does not allow adopting existing cloud objects; remove annotation ${EXTERNAL_ID} to create a new one`,
-      { terminal: true },
-    );
-  }
-
-  /** Whether naming `id` is allowed: its own object (proved, or recorded by this process), or adoption is. */
-  #mayAdopt(mr: ManagedObject<Spec>, id: string, { conn }: Turn<Spec, Cloud>): boolean {
-    const { policy } = conn.account;
-    return policy.adoption || mr.status?.id === id || conn.creation.recordedHere(mr.metadata.uid, id);
-  }
-
-  /**
-   * Whether `mr` holds cloud object `id`; with `cloud` unknown, only what the informer cache can tell
-   * (another resource proved its claim), so a refusal costs no cloud call.
-   */
-  #judge(
-    mr: ManagedObject<unknown>,
-    id: string,
-    cloud: Cloud | undefined,
-    { conn }: Turn<Spec, Cloud>,
-  ): ClaimVerdict {
-    const { store, connections } = this.#o;
-    return judgeClaim({
-      uid: mr.metadata.uid,
-      id,
-      statusId: mr.status?.id,
-      claims: store.claimsOn(id).filter((claim) => connections.sameScope(conn.account, claim.account)),
-      marker: cloud === undefined ? undefined : conn.adapter.markerOf?.(cloud),
-      isLive: (uid) => store.isLive(uid),
-    });
-  }
-
-  #refuseUnless(verdict: ClaimVerdict): void {
-    if (verdict.holds) return;
-    throw new ReconcileError(
-      'AlreadyManaged',
-      `the ${this.#o.kind} named by annotation ${EXTERNAL_ID} cannot be managed by this resource: ` +
-        `${verdict.reason}. A cloud object is managed by one resource only; remove the annotation to create a new one`,
-      { terminal: true },
-    );
-  }
-
-  /**
-   * The object a resource holds (its status id) stays its own while it lives: pointing the annotation
-   * elsewhere, or removing it, would leave that object running and billed with nobody managing it. Once
-   * it is gone, a new id is how a replacement or another adoption begins.
-   */
-  async #refuseRepointing(
-    mr: ManagedObject<Spec>,
-    id: string | undefined,
-    t: Turn<Spec, Cloud>,
-  ): Promise<void> {
-    const held = mr.status?.id;
-    if (held === undefined || held === id || !(await isLive(held, t.conn))) return;
-    const change = id === undefined ? 'was removed' : `was changed to ${id}`;
-    throw new ReconcileError(
-      'ExternalIdChanged',
-      `annotation ${EXTERNAL_ID} ${change} while this resource still manages ${this.#o.kind} ${held}; ` +
-        `set it back to ${held}, or delete the resource (its deletionPolicy applies to ${held})`,
-      { terminal: true },
-    );
   }
 
   /** The cloud object is gone although the custom resource lives. */
@@ -512,10 +375,13 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const recorded = mr.metadata.annotations?.[EXTERNAL_ID];
     if (held !== undefined && held !== recorded && (await isLive(held, t.conn))) return held;
     if (recorded) {
-      if (!this.#mayAdopt(mr, recorded, t) || !this.#judge(mr, recorded, undefined, t).holds)
+      if (
+        !this.#identity.mayAdopt(mr, recorded, t.conn) ||
+        !this.#identity.claimVerdict(mr, recorded, undefined, t.conn).holds
+      )
         return undefined;
       const cloud = await cloudObjectOf(recorded, t.conn);
-      return cloud && !this.#judge(mr, recorded, cloud, t).holds ? undefined : recorded;
+      return cloud && !this.#identity.claimVerdict(mr, recorded, cloud, t.conn).holds ? undefined : recorded;
     }
     const intentAt = creation.intentAt(mr);
     if (intentAt === undefined) return undefined;
