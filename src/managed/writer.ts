@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { KubeClient } from '../kube/client.ts';
+import { KubeApiError, type KubeClient } from '../kube/client.ts';
 import { collectionPath, objectPath, type ResourceType, secrets } from '../kube/resource-type.ts';
 import { readSecret, readSecretObject } from '../kube/secrets.ts';
 import type { ManagedObject } from './external-kind.ts';
@@ -9,6 +9,22 @@ const MAX_OWN_WRITES = 10_000;
 
 /** The `type` of the Secrets the operator writes connection details into. */
 export const CONNECTION_SECRET_TYPE = 'connection.gpucloud.io/v1';
+
+/** The apiserver refuses a patch whose uid is not the stored object's: metadata.uid is immutable. */
+function isUidMismatch(error: unknown): error is KubeApiError {
+  return error instanceof KubeApiError && error.status === 422 && /metadata\.uid/.test(error.message);
+}
+
+/** A resource replaced by a new one of the same name is gone, as far as a write meant for it goes. */
+function replaced(error: KubeApiError): KubeApiError {
+  return new KubeApiError(
+    error.method,
+    error.path,
+    404,
+    'NotFound',
+    'the resource was deleted and a new one of that name took its place',
+  );
+}
 
 /** The resource as the controller owner of what it makes: garbage-collected with it. */
 function controllerReference(mr: ManagedObject<unknown>) {
@@ -38,13 +54,20 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
     async patchObject(mr: ManagedObject<unknown>, patch: ObjectPatch): Promise<Metadata> {
       // A merge patch replaces the whole finalizer list: make it conditional on what was read.
       const { ifUnchanged, spec, ...fields } = patch;
-      const precondition =
-        fields.finalizers || ifUnchanged ? { resourceVersion: mr.metadata.resourceVersion } : {};
-      const updated = await client.request(managedEnvelope, {
-        method: 'PATCH',
-        path: path(mr),
-        body: { metadata: { ...fields, ...precondition }, ...(spec ? { spec } : {}) },
-      });
+      // The uid always: a write meant for a deleted resource must never land on a new one of that name.
+      const precondition = {
+        uid: mr.metadata.uid,
+        ...(fields.finalizers || ifUnchanged ? { resourceVersion: mr.metadata.resourceVersion } : {}),
+      };
+      const updated = await client
+        .request(managedEnvelope, {
+          method: 'PATCH',
+          path: path(mr),
+          body: { metadata: { ...fields, ...precondition }, ...(spec ? { spec } : {}) },
+        })
+        .catch((error: unknown) => {
+          throw isUidMismatch(error) ? replaced(error) : error;
+        });
       ownWrites.set(updated.metadata.resourceVersion, mr.metadata.resourceVersion ?? '');
       if (ownWrites.size > MAX_OWN_WRITES) ownWrites.delete(ownWrites.keys().next().value ?? '');
       return updated.metadata;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { KubeClient } from '../../src/kube/client.ts';
+import { z } from 'zod';
+import { KubeApiError, KubeClient } from '../../src/kube/client.ts';
 import { collectionPath, objectPath, type ResourceType } from '../../src/kube/resource-type.ts';
 import { managedEnvelope } from '../../src/managed/store.ts';
 import { managedWriter } from '../../src/managed/writer.ts';
@@ -55,6 +56,23 @@ describe('managedWriter against a real apiserver', () => {
     assert.notEqual(patched.resourceVersion, from);
     assert.equal(writer.isOwnWrite(from, patched.resourceVersion), true);
     assert.equal(writer.isOwnWrite(from, patched.resourceVersion), false, 'each version is answered once');
+  });
+
+  test('a patch meant for a deleted resource never lands on a new one of the same name', async () => {
+    const writer = managedWriter(client, gpuPods);
+    const first = await createPod('reborn');
+    await client.request(z.unknown(), { method: 'DELETE', path: objectPath(gpuPods, first.metadata) });
+    const second = await createPod('reborn');
+    await assert.rejects(
+      writer.patchObject(first, { annotations: { 'gpucloud.io/external-id': '42' } }),
+      (error: unknown) => error instanceof KubeApiError && error.status === 404,
+    );
+    const now = await client.request(managedEnvelope, {
+      method: 'GET',
+      path: objectPath(gpuPods, second.metadata),
+    });
+    assert.equal(now.metadata.annotations?.['gpucloud.io/external-id'], undefined);
+    assert.equal(now.metadata.resourceVersion, second.metadata.resourceVersion, 'untouched');
   });
 
   test("an update that also carries someone else's change is not its own", async () => {
