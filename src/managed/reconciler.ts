@@ -7,7 +7,7 @@ import { type CloudView, cloudObjectOf, fingerprintDigest, forgetCloud, isLive }
 import type { ConditionInput } from './conditions.ts';
 import { ConnectionSecrets } from './connection-secret.ts';
 import type { Connection, ConnectionPool } from './connections.ts';
-import { isConflict, ReconcileError, toReconcileError, withoutSecrets } from './errors.ts';
+import { isConflict, toReconcileError, withoutSecrets } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
 import {
   type ActContext,
@@ -15,7 +15,6 @@ import {
   type CommonSpec,
   keyOf,
   type ManagedObject,
-  OUTCOMES,
   type Plan,
 } from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
@@ -23,12 +22,21 @@ import type { KindEvents } from './fleet-metrics.ts';
 import { Identity } from './identity.ts';
 import { type Holding, LateInitialization } from './late-initialization.ts';
 import { allows } from './policies.ts';
+import {
+  countPreemption,
+  PREEMPTED,
+  Recovery,
+  readyReason,
+  recreateBackoff,
+  recreates,
+  spotStatus,
+} from './recovery.ts';
 import { logResource } from './resource-log.ts';
 import { resolveEnv } from './secrets.ts';
-import type { ManagedStatus } from './status-schema.ts';
 import { statusAsIs, writeStatus } from './status-write.ts';
 import type { ManagedStore } from './store.ts';
 import { TerminalFailures } from './terminal-failures.ts';
+import { expireFinished, finishedAt } from './time-to-live.ts';
 import type { ManagedWriter } from './writer.ts';
 
 export type { EventSink };
@@ -56,10 +64,6 @@ interface Turn<Spec extends CommonSpec, Cloud> {
   conn: Connection<Spec, Cloud>;
 }
 
-/** The Ready reason of a preempted resource: also how a preemption is known to be counted already. */
-const PREEMPTED = 'Preempted';
-/** Backoff before a preempted resource's replacement: doubling from the first, up to the cap. */
-const RECREATE_BACKOFF_MS = { first: 10_000, max: 300_000 };
 /** A connection Secret refused (not the resource's) is tried again this often, until its name is free. */
 const SECRET_RECHECK_MS = 30_000;
 /** A resource waiting on another looks again this often: a read of the informer caches, no cloud call. */
@@ -76,6 +80,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #secrets: ConnectionSecrets;
   readonly #identity: Identity<Spec, Cloud>;
   readonly #lateInit: LateInitialization<Spec, Cloud>;
+  readonly #recovery: Recovery<Spec, Cloud>;
   /** Resources seen Ready by this process, by uid: time to Ready is observed once. */
   readonly #readySeen = new Set<string>();
 
@@ -84,6 +89,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#secrets = new ConnectionSecrets(options.writer);
     this.#identity = new Identity(options);
     this.#lateInit = new LateInitialization(options.writer);
+    this.#recovery = new Recovery(options);
   }
 
   async reconcile(key: ObjectKey): Promise<Result> {
@@ -96,7 +102,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       const mr: ManagedObject<Spec> = { ...stored, spec: this.#o.parseSpec(stored.spec) };
       // A finished object is never read again: only its time to live is left to keep.
       const finished = finishedAt(mr.status);
-      if (finished !== undefined && !mr.metadata.deletionTimestamp) return await this.#expire(mr, finished);
+      if (finished !== undefined && !mr.metadata.deletionTimestamp)
+        return await expireFinished(this.#o, mr, finished);
       const deleting = mr.metadata.deletionTimestamp !== undefined;
       const conn = this.#connect(mr, deleting);
       if (!conn) return await this.#releaseRefused(mr);
@@ -178,17 +185,17 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const mr = named ? stored : await this.#ensureFinalizer(stored, t);
     const observed = await this.#identity.observeOrObtain(mr, t.conn, t.ctx);
     if (observed.kind === 'wait') return { requeueAfterMs: observed.ms };
-    if (observed.kind === 'missing') return this.#onMissing(mr, observed.id, t);
+    if (observed.kind === 'missing') return this.#recovery.onMissing(mr, observed.id, t.conn);
     const held = await this.#lateInit.takeHold(mr, observed, t.conn);
     const preempted = adapter.spot?.preempted(observed.cloud) ?? false;
     const plan = preempted
-      ? this.#recovery(held.mr, observed.cloud, t)
+      ? this.#recovery.planAfterPreemption(held.mr, observed.cloud, t.conn)
       : allows(policies, 'Update')
         ? await adapter.plan(held.mr, observed.cloud, t.ctx)
         : ({ kind: 'in-sync' } as const);
     if (plan.kind === 'act') await this.#act(held.mr, observed.cloud, plan, t);
     const { finished, secretRefused } = await this.#report(held, observed, preempted, t);
-    if (finished !== undefined) return this.#expire(held.mr, finished);
+    if (finished !== undefined) return expireFinished(this.#o, held.mr, finished);
     if (plan.kind === 'act') return { requeueAfterMs: this.#o.verifyAfterMs };
     if (secretRefused) return { requeueAfterMs: SECRET_RECHECK_MS };
     const revisit = adapter.revisitAfterMs?.(held.mr);
@@ -204,43 +211,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     return { requeueAfterMs: BLOCKED_RECHECK_MS };
   }
 
-  /** A finished resource past its `ttlSecondsAfterFinished` is deleted; until then, looked at when it is. */
-  async #expire(mr: ManagedObject<Spec>, finished: number): Promise<Result> {
-    const ttl = mr.spec.ttlSecondsAfterFinished;
-    if (ttl === undefined) return {};
-    const left = finished + ttl * 1000 - Date.now();
-    if (left > 0) return { requeueAfterMs: left };
-    await this.#o.writer.deleteObject(mr);
-    logResource(
-      this.#o.log,
-      'info',
-      mr,
-      {},
-      `deleted: finished more than ttlSecondsAfterFinished (${ttl} s) ago`,
-    );
-    return {};
-  }
-
-  #recreates(mr: ManagedObject<Spec>): boolean {
-    const policies = mr.spec.managementPolicies;
-    return mr.spec.recoveryPolicy === 'Recreate' && allows(policies, 'Create') && allows(policies, 'Delete');
-  }
-
-  /** A preempted object: deleted first when it is to be replaced, so two never live for one resource. */
-  #recovery(mr: ManagedObject<Spec>, cloud: Cloud, { conn }: Turn<Spec, Cloud>): Plan {
-    const remove = conn.adapter.delete;
-    if (!remove || !this.#recreates(mr)) return { kind: 'in-sync' };
-    const id = conn.adapter.idOf(cloud);
-    return {
-      kind: 'act',
-      step: {
-        reason: 'Recovering',
-        describe: `deleting preempted ${this.#o.kind} ${id} before creating its replacement`,
-        run: () => remove(id),
-      },
-    };
-  }
-
   async #act(
     mr: ManagedObject<Spec>,
     cloud: Cloud,
@@ -253,68 +223,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     conn.cache.requestRefresh();
     this.#o.events.event(mr, 'Normal', plan.step.reason, plan.step.describe);
     logResource(this.#o.log, 'info', mr, { id, step: plan.step.reason }, plan.step.describe);
-  }
-
-  /** The cloud object is gone although the custom resource lives. */
-  async #onMissing(mr: ManagedObject<Spec>, id: string, t: Turn<Spec, Cloud>): Promise<Result> {
-    const { conn } = t;
-    const { kind } = this.#o;
-    if (mr.status?.id !== id) {
-      throw new ReconcileError(
-        'ExternalResourceNotFound',
-        `the cloud has no live ${kind} with id ${id}, named by annotation ${EXTERNAL_ID}; fix or remove the annotation`,
-        { terminal: true },
-      );
-    }
-    if (conn.adapter.finite) return this.#lose(mr, id);
-    // A spot object gone without the operator asking was taken back, unless that was already seen (it
-    // FAILED first, and recovery deleted it).
-    const spot = conn.adapter.spot?.requested(mr.spec) === true;
-    if (spot && readyReason(mr.status) !== PREEMPTED) {
-      await this.#recordPreemption(
-        mr,
-        `spot ${kind} ${id} is gone from the cloud without the operator asking`,
-      );
-    }
-    if (!allows(mr.spec.managementPolicies, 'Create')) {
-      throw new ReconcileError(
-        'ExternalResourceGone',
-        `${kind} ${id} is gone from the cloud; managementPolicies do not include Create, so no replacement is made`,
-        { terminal: true },
-      );
-    }
-    if (spot && !this.#recreates(mr)) return {};
-    // It existed and was deleted behind our back: the spec still asks for it, so make a new one.
-    await this.#o.writer.patchObject(mr, { annotations: { [EXTERNAL_ID]: null } });
-    forgetCloud(id, conn);
-    const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
-    this.#o.events.event(mr, 'Warning', 'ExternalResourceGone', message);
-    logResource(this.#o.log, 'warn', mr, { id }, message);
-    return { requeue: true };
-  }
-
-  /** A finite object gone before it finished (its endpoint deleted): failed, and never made again. */
-  async #lose(mr: ManagedObject<Spec>, id: string): Promise<Result> {
-    const message = `${this.#o.kind} ${id} is gone from the cloud before it finished; it is not made again`;
-    this.#o.events.event(mr, 'Warning', 'Lost', message);
-    logResource(this.#o.log, 'warn', mr, { id }, message);
-    const completionTime = new Date().toISOString();
-    await writeStatus(this.#o.writer, mr, { ...statusAsIs(mr.status), completionTime }, [
-      { type: 'Ready', status: 'False', reason: 'Lost', message },
-      { type: 'Failed', status: 'True', reason: 'Lost', message },
-    ]);
-    return this.#expire(mr, Date.parse(completionTime));
-  }
-
-  /** Counts a preemption in status, with its Warning event; the Ready reason marks it counted. */
-  async #recordPreemption(mr: ManagedObject<Spec>, what: string): Promise<void> {
-    const message = `${what}; ${this.#recreates(mr) ? 'creating a replacement (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'}`;
-    this.#o.events.event(mr, 'Warning', PREEMPTED, message);
-    logResource(this.#o.log, 'warn', mr, {}, message);
-    this.#o.fleet.preempted();
-    await writeStatus(this.#o.writer, mr, { ...statusAsIs(mr.status), ...counted(mr.status) }, [
-      { type: 'Ready', status: 'False', reason: PREEMPTED, message },
-    ]);
   }
 
   async #finalize(mr: ManagedObject<Spec>, t: Turn<Spec, Cloud>): Promise<Result> {
@@ -432,13 +340,13 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const { cloud } = view;
     const phase = adapter.phaseOf(cloud);
     let readiness = adapter.readiness(mr, cloud);
-    let spot = pickSpot(mr.status);
+    let spot = spotStatus(mr.status);
     if (preempted) {
       const message = `the cloud took the spot capacity back (${phase}); ${
-        this.#recreates(mr) ? 'replacing it (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'
+        recreates(mr) ? 'replacing it (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'
       }`;
       if (readyReason(mr.status) !== PREEMPTED) {
-        spot = counted(mr.status);
+        spot = countPreemption(mr.status);
         this.#o.fleet.preempted();
         this.#o.events.event(mr, 'Warning', PREEMPTED, `${this.#o.kind} ${adapter.idOf(cloud)}: ${message}`);
       }
@@ -634,40 +542,4 @@ function carryOver(
 
 function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
-}
-
-/** When the status says the object finished (a Complete or Failed condition), in epoch ms. */
-function finishedAt(status: ManagedStatus | undefined): number | undefined {
-  const done = status?.conditions?.some(
-    (condition) => condition.status === 'True' && OUTCOMES.some((type) => type === condition.type),
-  );
-  if (!done) return undefined;
-  const at = Date.parse(String(status?.completionTime ?? ''));
-  return Number.isNaN(at) ? Date.now() : at;
-}
-
-function readyReason(status: ManagedStatus | undefined): string | undefined {
-  return status?.conditions?.find((condition) => condition.type === 'Ready')?.reason;
-}
-
-function pickSpot(status: ManagedStatus | undefined): Record<string, unknown> {
-  return { preemptions: status?.preemptions, lastPreemptionTime: status?.lastPreemptionTime };
-}
-
-/** The spot status with one more preemption, seen now. */
-function counted(status: ManagedStatus | undefined): Record<string, unknown> {
-  const preemptions = typeof status?.preemptions === 'number' ? status.preemptions : 0;
-  return { preemptions: preemptions + 1, lastPreemptionTime: new Date().toISOString() };
-}
-
-/** How long a preempted resource still waits before its replacement is created: 0 when it need not. */
-function recreateBackoff(status: ManagedStatus | undefined): number {
-  const last = Date.parse(String(status?.lastPreemptionTime ?? ''));
-  if (Number.isNaN(last) || readyReason(status) !== PREEMPTED) return 0;
-  const preemptions = typeof status?.preemptions === 'number' ? status.preemptions : 1;
-  const delay = Math.min(
-    RECREATE_BACKOFF_MS.max,
-    RECREATE_BACKOFF_MS.first * 2 ** Math.max(0, preemptions - 1),
-  );
-  return Math.max(0, last + delay - Date.now());
 }

@@ -1,0 +1,151 @@
+import type { Logger } from 'pino';
+import type { Result } from '../controller/controller.ts';
+import { EXTERNAL_ID } from './annotations.ts';
+import { forgetCloud } from './cloud-view.ts';
+import type { Connection } from './connections.ts';
+import { ReconcileError } from './errors.ts';
+import type { EventSink } from './event-sink.ts';
+import type { CommonSpec, ManagedObject, Plan } from './external-kind.ts';
+import type { KindEvents } from './fleet-metrics.ts';
+import { allows } from './policies.ts';
+import { logResource } from './resource-log.ts';
+import type { ManagedStatus } from './status-schema.ts';
+import { statusAsIs, writeStatus } from './status-write.ts';
+import { expireFinished } from './time-to-live.ts';
+import type { ManagedWriter } from './writer.ts';
+
+/** The Ready reason of a preempted resource: also how a preemption is known to be counted already. */
+export const PREEMPTED = 'Preempted';
+/** Backoff before a preempted resource's replacement: doubling from the first, up to the cap. */
+const RECREATE_BACKOFF_MS = { first: 10_000, max: 300_000 };
+
+export interface RecoveryOptions {
+  /** The kind's name, for messages. */
+  kind: string;
+  writer: ManagedWriter;
+  events: EventSink;
+  fleet: Pick<KindEvents, 'preempted'>;
+  log: Logger;
+}
+
+/**
+ * What happens when the object a resource holds is lost while the resource lives: preempted (spot), so
+ * replaced after a backoff or left down; deleted behind the operator's back, so made again; or, for a
+ * finite kind, gone before it finished, so failed for good. Crash-safe creation itself is `Creation`.
+ */
+export class Recovery<Spec extends CommonSpec, Cloud> {
+  readonly #o: RecoveryOptions;
+
+  constructor(options: RecoveryOptions) {
+    this.#o = options;
+  }
+
+  /** A preempted object: deleted first when it is to be replaced, so two never live for one resource. */
+  planAfterPreemption(mr: ManagedObject<Spec>, cloud: Cloud, conn: Connection<Spec, Cloud>): Plan {
+    const remove = conn.adapter.delete;
+    if (!remove || !recreates(mr)) return { kind: 'in-sync' };
+    const id = conn.adapter.idOf(cloud);
+    return {
+      kind: 'act',
+      step: {
+        reason: 'Recovering',
+        describe: `deleting preempted ${this.#o.kind} ${id} before creating its replacement`,
+        run: () => remove(id),
+      },
+    };
+  }
+
+  /** The cloud object is gone although the custom resource lives. */
+  async onMissing(mr: ManagedObject<Spec>, id: string, conn: Connection<Spec, Cloud>): Promise<Result> {
+    const { kind } = this.#o;
+    if (mr.status?.id !== id) {
+      throw new ReconcileError(
+        'ExternalResourceNotFound',
+        `the cloud has no live ${kind} with id ${id}, named by annotation ${EXTERNAL_ID}; fix or remove the annotation`,
+        { terminal: true },
+      );
+    }
+    if (conn.adapter.finite) return this.#lose(mr, id);
+    // A spot object gone without the operator asking was taken back, unless that was already seen (it
+    // FAILED first, and recovery deleted it).
+    const spot = conn.adapter.spot?.requested(mr.spec) === true;
+    if (spot && readyReason(mr.status) !== PREEMPTED) {
+      await this.#recordPreemption(
+        mr,
+        `spot ${kind} ${id} is gone from the cloud without the operator asking`,
+      );
+    }
+    if (!allows(mr.spec.managementPolicies, 'Create')) {
+      throw new ReconcileError(
+        'ExternalResourceGone',
+        `${kind} ${id} is gone from the cloud; managementPolicies do not include Create, so no replacement is made`,
+        { terminal: true },
+      );
+    }
+    if (spot && !recreates(mr)) return {};
+    // It existed and was deleted behind our back: the spec still asks for it, so make a new one.
+    await this.#o.writer.patchObject(mr, { annotations: { [EXTERNAL_ID]: null } });
+    forgetCloud(id, conn);
+    const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
+    this.#o.events.event(mr, 'Warning', 'ExternalResourceGone', message);
+    logResource(this.#o.log, 'warn', mr, { id }, message);
+    return { requeue: true };
+  }
+
+  /** A finite object gone before it finished (its endpoint deleted): failed, and never made again. */
+  async #lose(mr: ManagedObject<Spec>, id: string): Promise<Result> {
+    const message = `${this.#o.kind} ${id} is gone from the cloud before it finished; it is not made again`;
+    this.#o.events.event(mr, 'Warning', 'Lost', message);
+    logResource(this.#o.log, 'warn', mr, { id }, message);
+    const completionTime = new Date().toISOString();
+    await writeStatus(this.#o.writer, mr, { ...statusAsIs(mr.status), completionTime }, [
+      { type: 'Ready', status: 'False', reason: 'Lost', message },
+      { type: 'Failed', status: 'True', reason: 'Lost', message },
+    ]);
+    return expireFinished(this.#o, mr, Date.parse(completionTime));
+  }
+
+  /** Counts a preemption in status, with its Warning event; the Ready reason marks it counted. */
+  async #recordPreemption(mr: ManagedObject<Spec>, what: string): Promise<void> {
+    const message = `${what}; ${recreates(mr) ? 'creating a replacement (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'}`;
+    this.#o.events.event(mr, 'Warning', PREEMPTED, message);
+    logResource(this.#o.log, 'warn', mr, {}, message);
+    this.#o.fleet.preempted();
+    await writeStatus(this.#o.writer, mr, { ...statusAsIs(mr.status), ...countPreemption(mr.status) }, [
+      { type: 'Ready', status: 'False', reason: PREEMPTED, message },
+    ]);
+  }
+}
+
+/** Whether a preempted object is replaced: recoveryPolicy Recreate, with the policies to delete and create. */
+export function recreates(mr: ManagedObject<CommonSpec>): boolean {
+  const policies = mr.spec.managementPolicies;
+  return mr.spec.recoveryPolicy === 'Recreate' && allows(policies, 'Create') && allows(policies, 'Delete');
+}
+
+/** How long a preempted resource still waits before its replacement is created: 0 when it need not. */
+export function recreateBackoff(status: ManagedStatus | undefined): number {
+  const last = Date.parse(String(status?.lastPreemptionTime ?? ''));
+  if (Number.isNaN(last) || readyReason(status) !== PREEMPTED) return 0;
+  const preemptions = typeof status?.preemptions === 'number' ? status.preemptions : 1;
+  const delay = Math.min(
+    RECREATE_BACKOFF_MS.max,
+    RECREATE_BACKOFF_MS.first * 2 ** Math.max(0, preemptions - 1),
+  );
+  return Math.max(0, last + delay - Date.now());
+}
+
+export function readyReason(status: ManagedStatus | undefined): string | undefined {
+  return status?.conditions?.find((condition) => condition.type === 'Ready')?.reason;
+}
+
+/** The spot status as it stands: the preemptions counted, and the last one's time. */
+export function spotStatus(status: ManagedStatus | undefined): Record<string, unknown> {
+  return { preemptions: status?.preemptions, lastPreemptionTime: status?.lastPreemptionTime };
+}
+
+/** The spot status with one more preemption, seen now. */
+export function countPreemption(status: ManagedStatus | undefined): Record<string, unknown> {
+  const preemptions = typeof status?.preemptions === 'number' ? status.preemptions : 0;
+  return { preemptions: preemptions + 1, lastPreemptionTime: new Date().toISOString() };
+}
