@@ -1,39 +1,21 @@
 import type { Logger } from 'pino';
-import { type Result, TerminalError } from '../controller/controller.ts';
+import type { Result } from '../controller/controller.ts';
 import type { ObjectKey } from '../kube/object.ts';
 import { accountOf, NamespaceNotAllowedError } from './accounts.ts';
 import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
-import { type CloudView, cloudObjectOf, fingerprintDigest, forgetCloud, isLive } from './cloud-view.ts';
-import type { ConditionInput } from './conditions.ts';
-import { ConnectionSecrets } from './connection-secret.ts';
+import { cloudObjectOf, forgetCloud, isLive } from './cloud-view.ts';
 import type { Connection, ConnectionPool } from './connections.ts';
-import { isConflict, toReconcileError, withoutSecrets } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
-import {
-  type ActContext,
-  type Blocker,
-  type CommonSpec,
-  keyOf,
-  type ManagedObject,
-  type Plan,
-} from './external-kind.ts';
-import { NotLeaderError } from './fence.ts';
+import { type ActContext, type CommonSpec, keyOf, type ManagedObject, type Plan } from './external-kind.ts';
+import { FailureReport } from './failure-report.ts';
 import type { KindEvents } from './fleet-metrics.ts';
 import { Identity } from './identity.ts';
-import { type Holding, LateInitialization } from './late-initialization.ts';
+import { LateInitialization } from './late-initialization.ts';
 import { allows } from './policies.ts';
-import {
-  countPreemption,
-  PREEMPTED,
-  Recovery,
-  readyReason,
-  recreateBackoff,
-  recreates,
-  spotStatus,
-} from './recovery.ts';
+import { Recovery, recreateBackoff } from './recovery.ts';
 import { logResource } from './resource-log.ts';
 import { resolveEnv } from './secrets.ts';
-import { statusAsIs, writeStatus } from './status-write.ts';
+import { StatusReport } from './status-report.ts';
 import type { ManagedStore } from './store.ts';
 import { TerminalFailures } from './terminal-failures.ts';
 import { expireFinished, finishedAt } from './time-to-live.ts';
@@ -77,19 +59,19 @@ const BLOCKED_RECHECK_MS = 10_000;
 export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #o: ManagedReconcilerOptions<Spec, Cloud>;
   readonly #refused = new TerminalFailures();
-  readonly #secrets: ConnectionSecrets;
   readonly #identity: Identity<Spec, Cloud>;
   readonly #lateInit: LateInitialization<Spec, Cloud>;
   readonly #recovery: Recovery<Spec, Cloud>;
-  /** Resources seen Ready by this process, by uid: time to Ready is observed once. */
-  readonly #readySeen = new Set<string>();
+  readonly #status: StatusReport<Spec, Cloud>;
+  readonly #failures: FailureReport;
 
   constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
     this.#o = options;
-    this.#secrets = new ConnectionSecrets(options.writer);
     this.#identity = new Identity(options);
     this.#lateInit = new LateInitialization(options.writer);
     this.#recovery = new Recovery(options);
+    this.#status = new StatusReport(options);
+    this.#failures = new FailureReport(options, this.#refused);
   }
 
   async reconcile(key: ObjectKey): Promise<Result> {
@@ -110,7 +92,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       const turn = { ctx: this.#context(mr, revealed), conn };
       return deleting ? await this.#finalize(mr, turn) : await this.#converge(mr, turn);
     } catch (error) {
-      return this.#fail(stored, error, revealed);
+      return this.#failures.report(stored, error, revealed);
     }
   }
 
@@ -142,7 +124,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       );
       return {};
     } catch (error) {
-      return this.#fail(mr, error, new Set());
+      return this.#failures.report(mr, error, new Set());
     }
   }
 
@@ -178,7 +160,10 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       const backoff = recreateBackoff(stored.status);
       if (backoff > 0) return { requeueAfterMs: backoff };
       const blocked = adapter.blocker?.(stored);
-      if (blocked) return this.#wait(stored, blocked);
+      if (blocked) {
+        await this.#status.reportBlocked(stored, blocked);
+        return { requeueAfterMs: BLOCKED_RECHECK_MS };
+      }
     }
     // A named object is observed before anything is written, so that the finalizer goes in the one write
     // that late-initialises the spec; a new one gets it with its create intent.
@@ -194,21 +179,14 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
         ? await adapter.plan(held.mr, observed.cloud, t.ctx)
         : ({ kind: 'in-sync' } as const);
     if (plan.kind === 'act') await this.#act(held.mr, observed.cloud, plan, t);
-    const { finished, secretRefused } = await this.#report(held, observed, preempted, t);
+    const { finished, secretRefused } = await this.#status.report(held, observed, preempted, t.conn);
+    // The status holds it now; a copy older than this write is a matter of milliseconds, not a minute.
+    this.#lateInit.forgetExpired();
     if (finished !== undefined) return expireFinished(this.#o, held.mr, finished);
     if (plan.kind === 'act') return { requeueAfterMs: this.#o.verifyAfterMs };
     if (secretRefused) return { requeueAfterMs: SECRET_RECHECK_MS };
     const revisit = adapter.revisitAfterMs?.(held.mr);
     return revisit === undefined ? {} : { requeueAfterMs: revisit };
-  }
-
-  /** Not created yet, for a reason that is not this resource's (what it refers to is not ready). */
-  async #wait(mr: ManagedObject<Spec>, blocked: Blocker): Promise<Result> {
-    await writeStatus(this.#o.writer, mr, statusAsIs(mr.status), [
-      { type: 'Ready', status: 'False', reason: blocked.reason, message: blocked.message },
-      { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' },
-    ]);
-    return { requeueAfterMs: BLOCKED_RECHECK_MS };
   }
 
   async #act(
@@ -309,8 +287,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await this.#o.writer.patchObject(mr, { finalizers });
     this.#refused.forget(mr.metadata.uid);
     this.#lateInit.forget(mr.metadata.uid);
-    this.#readySeen.delete(mr.metadata.uid);
-    this.#secrets.forget(mr.metadata.uid);
+    this.#status.forget(mr.metadata.uid);
     const id = mr.metadata.annotations?.[EXTERNAL_ID];
     if (conn) {
       conn.creation.forget(mr.metadata.uid);
@@ -330,194 +307,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     return { ...mr, metadata };
   }
 
-  async #report(
-    { mr, lateInitialized }: Holding<Spec>,
-    view: CloudView<Cloud>,
-    preempted: boolean,
-    t: Turn<Spec, Cloud>,
-  ): Promise<{ finished: number | undefined; secretRefused: boolean }> {
-    const { adapter } = t.conn;
-    const { cloud } = view;
-    const phase = adapter.phaseOf(cloud);
-    let readiness = adapter.readiness(mr, cloud);
-    let spot = spotStatus(mr.status);
-    if (preempted) {
-      const message = `the cloud took the spot capacity back (${phase}); ${
-        recreates(mr) ? 'replacing it (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'
-      }`;
-      if (readyReason(mr.status) !== PREEMPTED) {
-        spot = countPreemption(mr.status);
-        this.#o.fleet.preempted();
-        this.#o.events.event(mr, 'Warning', PREEMPTED, `${this.#o.kind} ${adapter.idOf(cloud)}: ${message}`);
-      }
-      readiness = { ready: false, reason: PREEMPTED, message };
-    } else if (readiness.broken && mr.status?.phase !== phase) {
-      this.#o.events.event(mr, 'Warning', readiness.reason, readiness.message);
-    }
-    this.#noteReady(mr, readiness.ready);
-    const conditions: ConditionInput[] = [
-      {
-        type: 'Ready',
-        status: readiness.ready ? 'True' : 'False',
-        reason: readiness.reason,
-        message: readiness.message,
-      },
-      this.#synced(mr, cloud, preempted, t),
-    ];
-    const outcome = adapter.finite?.outcomeOf(phase);
-    if (outcome) {
-      conditions.push({
-        type: outcome,
-        status: 'True',
-        reason: readiness.reason,
-        message: readiness.message,
-      });
-    }
-    const completionTime = outcome && new Date().toISOString();
-    // The list's view leaves out what only a get shows: the status, written from the same state, has it.
-    const own = view.partial
-      ? { ...statusAsIs(mr.status), ...definedOnly(adapter.statusOf(cloud, mr)) }
-      : adapter.statusOf(cloud, mr);
-    const fields = {
-      ...own,
-      ...(await this.#detailsFor(mr, cloud, t)),
-      ...spot,
-      lateInitialized,
-      completionTime,
-      cloudFingerprint: fingerprintDigest(adapter.fingerprint(cloud)),
-      id: adapter.idOf(cloud),
-      phase,
-    };
-    const ref = mr.spec.writeConnectionSecretToRef;
-    const refused =
-      ref && adapter.connectionDetails
-        ? await this.#secrets.publish(mr, ref.name, adapter.connectionDetails(fields))
-        : undefined;
-    if (refused) {
-      conditions[1] = { type: 'Synced', status: 'False', reason: refused.reason, message: refused.message };
-      this.#o.events.event(mr, 'Warning', refused.reason, refused.message);
-    }
-    await writeStatus(this.#o.writer, mr, fields, conditions);
-    // The status holds it now; a copy older than this write is a matter of milliseconds, not a minute.
-    this.#lateInit.forgetExpired();
-    return {
-      finished: completionTime === undefined ? undefined : Date.parse(completionTime),
-      secretRefused: refused !== undefined,
-    };
-  }
-
-  /**
-   * The first Ready=True this process sees of a resource that was not Ready when it first saw it: the
-   * time from creation to Ready. A resource already Ready (a restart) is only remembered.
-   */
-  #noteReady(mr: ManagedObject<Spec>, ready: boolean): void {
-    const { uid } = mr.metadata;
-    if (!ready || this.#readySeen.has(uid)) return;
-    this.#readySeen.add(uid);
-    const before = mr.status?.conditions?.find((condition) => condition.type === 'Ready');
-    if (before?.status !== 'True') this.#o.fleet.becameReady(mr);
-  }
-
-  /** Synced: True, or False with reason Drifted naming the fields the cloud cannot change to match. */
-  #synced(
-    mr: ManagedObject<Spec>,
-    cloud: Cloud,
-    preempted: boolean,
-    { conn }: Turn<Spec, Cloud>,
-  ): ConditionInput {
-    const managed = allows(mr.spec.managementPolicies, 'Update') && !preempted;
-    const drifted = managed ? (conn.adapter.drift?.(mr, cloud) ?? []) : [];
-    if (drifted.length === 0)
-      return { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' };
-    const message =
-      `the cloud ${this.#o.kind} differs in ${drifted.join(', ')}, which the cloud cannot change: set ` +
-      "them to the cloud's values, or delete and recreate the resource to get what the spec asks";
-    const before = mr.status?.conditions?.find((condition) => condition.type === 'Synced');
-    if (before?.reason !== 'Drifted' || before.message !== message) {
-      this.#o.events.event(mr, 'Warning', 'Drifted', message);
-      this.#o.fleet.drifted();
-    }
-    return { type: 'Synced', status: 'False', reason: 'Drifted', message };
-  }
-
-  async #detailsFor(
-    mr: ManagedObject<Spec>,
-    cloud: Cloud,
-    { conn }: Turn<Spec, Cloud>,
-  ): Promise<Record<string, unknown>> {
-    const { adapter, details: schedule } = conn;
-    const details = adapter.details;
-    if (!details || !schedule) return {};
-    const key = keyOf(mr);
-    if (!details.applies(cloud)) {
-      schedule.untrack(key);
-    } else {
-      // Details already in status (a restart) are refreshed in their turn, not all at once.
-      schedule.track(
-        key,
-        details.fields.some((field) => mr.status?.[field] !== undefined),
-      );
-      if (schedule.isDue(key)) await this.#fetchDetails(mr, cloud, key, conn);
-    }
-    return schedule.last(key) ?? carryOver(mr.status, details.fields);
-  }
-
-  async #fetchDetails(
-    mr: ManagedObject<Spec>,
-    cloud: Cloud,
-    key: string,
-    conn: Connection<Spec, Cloud>,
-  ): Promise<void> {
-    let values: Record<string, unknown> | undefined;
-    try {
-      values = (await conn.adapter.details?.fetch(cloud)) ?? {};
-    } catch (error) {
-      // Details are a nicety: a failure keeps the last values and never fails the reconcile.
-      logResource(
-        this.#o.log,
-        'warn',
-        mr,
-        { err: error },
-        'fetching details failed; keeping the last values',
-      );
-    } finally {
-      conn.details?.fetched(key, values);
-    }
-  }
-
-  async #fail(mr: ManagedObject<unknown>, error: unknown, revealed: ReadonlySet<string>): Promise<Result> {
-    // Someone wrote the resource since it was read: look again with the newer copy.
-    if (isConflict(error)) return { requeue: true };
-    // A deposed leader leaves the resource to its successor: no status, no event, no retry.
-    if (error instanceof NotLeaderError) {
-      logResource(this.#o.log, 'warn', mr, {}, error.message);
-      return {};
-    }
-    const failure = withoutSecrets(toReconcileError(error), revealed);
-    logResource(
-      this.#o.log,
-      'warn',
-      mr,
-      { reason: failure.reason, terminal: failure.terminal, err: failure.cause ?? failure },
-      failure.message,
-    );
-    this.#o.events.event(mr, 'Warning', failure.reason, failure.message);
-    const synced: ConditionInput = {
-      type: 'Synced',
-      status: 'False',
-      reason: failure.reason,
-      message: failure.message,
-    };
-    const current = mr.status;
-    await writeStatus(this.#o.writer, mr, statusAsIs(current), [synced]).catch((writeError: unknown) => {
-      logResource(this.#o.log, 'warn', mr, { err: writeError }, 'could not record the failure in status');
-    });
-    if (!failure.terminal) throw failure;
-    this.#o.fleet.refused(failure.reason);
-    this.#refused.record(mr);
-    throw new TerminalError(failure.message, { cause: failure });
-  }
-
   #context(mr: ManagedObject<Spec>, revealed: Set<string>): ActContext {
     return {
       resolveEnv: (items) =>
@@ -530,16 +319,4 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       ownerMarker: { key: OWNER_ENV, value: mr.metadata.uid },
     };
   }
-}
-
-function carryOver(
-  status: Record<string, unknown> | undefined,
-  fields: readonly string[],
-): Record<string, unknown> {
-  if (!status) return {};
-  return Object.fromEntries(fields.filter((field) => field in status).map((field) => [field, status[field]]));
-}
-
-function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
 }

@@ -1,0 +1,68 @@
+import type { Logger } from 'pino';
+import { type Result, TerminalError } from '../controller/controller.ts';
+import type { ConditionInput } from './conditions.ts';
+import { isConflict, toReconcileError, withoutSecrets } from './errors.ts';
+import type { EventSink } from './event-sink.ts';
+import type { ManagedObject } from './external-kind.ts';
+import { NotLeaderError } from './fence.ts';
+import type { KindEvents } from './fleet-metrics.ts';
+import { logResource } from './resource-log.ts';
+import { statusAsIs, writeStatus } from './status-write.ts';
+import type { TerminalFailures } from './terminal-failures.ts';
+import type { ManagedWriter } from './writer.ts';
+
+export interface FailureReportOptions {
+  writer: ManagedWriter;
+  events: EventSink;
+  fleet: Pick<KindEvents, 'refused'>;
+  log: Logger;
+}
+
+/**
+ * Reports a failed reconcile: a Warning event and Synced=False with the failure's reason, its message
+ * scrubbed of the Secret values the reconcile revealed; a terminal one is remembered and not retried
+ * until the resource changes.
+ */
+export class FailureReport {
+  readonly #o: FailureReportOptions;
+  readonly #refused: TerminalFailures;
+
+  constructor(options: FailureReportOptions, refused: TerminalFailures) {
+    this.#o = options;
+    this.#refused = refused;
+  }
+
+  /** Answers what the work queue should do, or throws the failure for it to back off or give up on. */
+  async report(mr: ManagedObject<unknown>, error: unknown, revealed: ReadonlySet<string>): Promise<Result> {
+    // Someone wrote the resource since it was read: look again with the newer copy.
+    if (isConflict(error)) return { requeue: true };
+    // A deposed leader leaves the resource to its successor: no status, no event, no retry.
+    if (error instanceof NotLeaderError) {
+      logResource(this.#o.log, 'warn', mr, {}, error.message);
+      return {};
+    }
+    const failure = withoutSecrets(toReconcileError(error), revealed);
+    logResource(
+      this.#o.log,
+      'warn',
+      mr,
+      { reason: failure.reason, terminal: failure.terminal, err: failure.cause ?? failure },
+      failure.message,
+    );
+    this.#o.events.event(mr, 'Warning', failure.reason, failure.message);
+    const synced: ConditionInput = {
+      type: 'Synced',
+      status: 'False',
+      reason: failure.reason,
+      message: failure.message,
+    };
+    const current = mr.status;
+    await writeStatus(this.#o.writer, mr, statusAsIs(current), [synced]).catch((writeError: unknown) => {
+      logResource(this.#o.log, 'warn', mr, { err: writeError }, 'could not record the failure in status');
+    });
+    if (!failure.terminal) throw failure;
+    this.#o.fleet.refused(failure.reason);
+    this.#refused.record(mr);
+    throw new TerminalError(failure.message, { cause: failure });
+  }
+}

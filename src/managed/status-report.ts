@@ -1,0 +1,225 @@
+import type { Logger } from 'pino';
+import { type CloudView, fingerprintDigest } from './cloud-view.ts';
+import type { ConditionInput } from './conditions.ts';
+import { ConnectionSecrets } from './connection-secret.ts';
+import type { Connection } from './connections.ts';
+import type { EventSink } from './event-sink.ts';
+import { type Blocker, type CommonSpec, keyOf, type ManagedObject } from './external-kind.ts';
+import type { KindEvents } from './fleet-metrics.ts';
+import type { Holding } from './late-initialization.ts';
+import { allows } from './policies.ts';
+import { countPreemption, PREEMPTED, readyReason, recreates, spotStatus } from './recovery.ts';
+import { logResource } from './resource-log.ts';
+import { statusAsIs, writeStatus } from './status-write.ts';
+import type { ManagedWriter } from './writer.ts';
+
+export interface StatusReportOptions {
+  /** The kind's name, for messages. */
+  kind: string;
+  writer: ManagedWriter;
+  events: EventSink;
+  fleet: Pick<KindEvents, 'preempted' | 'becameReady' | 'drifted'>;
+  log: Logger;
+}
+
+/** What a report tells the reconciler: when the object finished, and whether its Secret was refused. */
+export interface Reported {
+  finished: number | undefined;
+  secretRefused: boolean;
+}
+
+/**
+ * Reports what the cloud object is: the status fields, the conditions (Ready, Synced, a finite object's
+ * outcome), the details on their schedule, the connection Secret, and the Warning events and fleet
+ * metrics that go with a change of those.
+ */
+export class StatusReport<Spec extends CommonSpec, Cloud> {
+  readonly #o: StatusReportOptions;
+  readonly #secrets: ConnectionSecrets;
+  /** Resources seen Ready by this process, by uid: time to Ready is observed once. */
+  readonly #readySeen = new Set<string>();
+
+  constructor(options: StatusReportOptions) {
+    this.#o = options;
+    this.#secrets = new ConnectionSecrets(options.writer);
+  }
+
+  async report(
+    { mr, lateInitialized }: Holding<Spec>,
+    view: CloudView<Cloud>,
+    preempted: boolean,
+    conn: Connection<Spec, Cloud>,
+  ): Promise<Reported> {
+    const { adapter } = conn;
+    const { cloud } = view;
+    const phase = adapter.phaseOf(cloud);
+    let readiness = adapter.readiness(mr, cloud);
+    let spot = spotStatus(mr.status);
+    if (preempted) {
+      const message = `the cloud took the spot capacity back (${phase}); ${
+        recreates(mr) ? 'replacing it (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'
+      }`;
+      if (readyReason(mr.status) !== PREEMPTED) {
+        spot = countPreemption(mr.status);
+        this.#o.fleet.preempted();
+        this.#o.events.event(mr, 'Warning', PREEMPTED, `${this.#o.kind} ${adapter.idOf(cloud)}: ${message}`);
+      }
+      readiness = { ready: false, reason: PREEMPTED, message };
+    } else if (readiness.broken && mr.status?.phase !== phase) {
+      this.#o.events.event(mr, 'Warning', readiness.reason, readiness.message);
+    }
+    this.#noteReady(mr, readiness.ready);
+    const conditions: ConditionInput[] = [
+      {
+        type: 'Ready',
+        status: readiness.ready ? 'True' : 'False',
+        reason: readiness.reason,
+        message: readiness.message,
+      },
+      this.#synced(mr, cloud, preempted, conn),
+    ];
+    const outcome = adapter.finite?.outcomeOf(phase);
+    if (outcome) {
+      conditions.push({
+        type: outcome,
+        status: 'True',
+        reason: readiness.reason,
+        message: readiness.message,
+      });
+    }
+    const completionTime = outcome && new Date().toISOString();
+    // The list's view leaves out what only a get shows: the status, written from the same state, has it.
+    const own = view.partial
+      ? { ...statusAsIs(mr.status), ...definedOnly(adapter.statusOf(cloud, mr)) }
+      : adapter.statusOf(cloud, mr);
+    const fields = {
+      ...own,
+      ...(await this.#detailsFor(mr, cloud, conn)),
+      ...spot,
+      lateInitialized,
+      completionTime,
+      cloudFingerprint: fingerprintDigest(adapter.fingerprint(cloud)),
+      id: adapter.idOf(cloud),
+      phase,
+    };
+    const ref = mr.spec.writeConnectionSecretToRef;
+    const refused =
+      ref && adapter.connectionDetails
+        ? await this.#secrets.publish(mr, ref.name, adapter.connectionDetails(fields))
+        : undefined;
+    if (refused) {
+      conditions[1] = { type: 'Synced', status: 'False', reason: refused.reason, message: refused.message };
+      this.#o.events.event(mr, 'Warning', refused.reason, refused.message);
+    }
+    await writeStatus(this.#o.writer, mr, fields, conditions);
+    return {
+      finished: completionTime === undefined ? undefined : Date.parse(completionTime),
+      secretRefused: refused !== undefined,
+    };
+  }
+
+  /** Not created yet, for a reason that is not this resource's (what it refers to is not ready). */
+  async reportBlocked(mr: ManagedObject<Spec>, blocked: Blocker): Promise<void> {
+    await writeStatus(this.#o.writer, mr, statusAsIs(mr.status), [
+      { type: 'Ready', status: 'False', reason: blocked.reason, message: blocked.message },
+      { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' },
+    ]);
+  }
+
+  forget(uid: string): void {
+    this.#readySeen.delete(uid);
+    this.#secrets.forget(uid);
+  }
+
+  /**
+   * The first Ready=True this process sees of a resource that was not Ready when it first saw it: the
+   * time from creation to Ready. A resource already Ready (a restart) is only remembered.
+   */
+  #noteReady(mr: ManagedObject<Spec>, ready: boolean): void {
+    const { uid } = mr.metadata;
+    if (!ready || this.#readySeen.has(uid)) return;
+    this.#readySeen.add(uid);
+    const before = mr.status?.conditions?.find((condition) => condition.type === 'Ready');
+    if (before?.status !== 'True') this.#o.fleet.becameReady(mr);
+  }
+
+  /** Synced: True, or False with reason Drifted naming the fields the cloud cannot change to match. */
+  #synced(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    preempted: boolean,
+    conn: Connection<Spec, Cloud>,
+  ): ConditionInput {
+    const managed = allows(mr.spec.managementPolicies, 'Update') && !preempted;
+    const drifted = managed ? (conn.adapter.drift?.(mr, cloud) ?? []) : [];
+    if (drifted.length === 0)
+      return { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' };
+    const message =
+      `the cloud ${this.#o.kind} differs in ${drifted.join(', ')}, which the cloud cannot change: set ` +
+      "them to the cloud's values, or delete and recreate the resource to get what the spec asks";
+    const before = mr.status?.conditions?.find((condition) => condition.type === 'Synced');
+    if (before?.reason !== 'Drifted' || before.message !== message) {
+      this.#o.events.event(mr, 'Warning', 'Drifted', message);
+      this.#o.fleet.drifted();
+    }
+    return { type: 'Synced', status: 'False', reason: 'Drifted', message };
+  }
+
+  /** The details fields (runtime, metrics, task counts): fetched when due, else the last values. */
+  async #detailsFor(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    conn: Connection<Spec, Cloud>,
+  ): Promise<Record<string, unknown>> {
+    const { adapter, details: schedule } = conn;
+    const details = adapter.details;
+    if (!details || !schedule) return {};
+    const key = keyOf(mr);
+    if (!details.applies(cloud)) {
+      schedule.untrack(key);
+    } else {
+      // Details already in status (a restart) are refreshed in their turn, not all at once.
+      schedule.track(
+        key,
+        details.fields.some((field) => mr.status?.[field] !== undefined),
+      );
+      if (schedule.isDue(key)) await this.#fetchDetails(mr, cloud, key, conn);
+    }
+    return schedule.last(key) ?? carryOver(mr.status, details.fields);
+  }
+
+  async #fetchDetails(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    key: string,
+    conn: Connection<Spec, Cloud>,
+  ): Promise<void> {
+    let values: Record<string, unknown> | undefined;
+    try {
+      values = (await conn.adapter.details?.fetch(cloud)) ?? {};
+    } catch (error) {
+      // Details are a nicety: a failure keeps the last values and never fails the reconcile.
+      logResource(
+        this.#o.log,
+        'warn',
+        mr,
+        { err: error },
+        'fetching details failed; keeping the last values',
+      );
+    } finally {
+      conn.details?.fetched(key, values);
+    }
+  }
+}
+
+function carryOver(
+  status: Record<string, unknown> | undefined,
+  fields: readonly string[],
+): Record<string, unknown> {
+  if (!status) return {};
+  return Object.fromEntries(fields.filter((field) => field in status).map((field) => [field, status[field]]));
+}
+
+function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
