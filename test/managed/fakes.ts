@@ -354,7 +354,14 @@ export interface Recorded {
 }
 
 /** The reconciler of widgets on the fakes, with the real connection pool and account registry. */
-export function widgetWorld(options: { policy?: Partial<AccountPolicy>; signingKey?: string } = {}) {
+export function widgetWorld(
+  options: {
+    policy?: Partial<AccountPolicy>;
+    signingKey?: string;
+    /** More accounts on the same API URL, each an organisation of its own (its key sees only its objects). */
+    others?: ReadonlyArray<{ name: string; org: string; policy?: Partial<AccountPolicy> }>;
+  } = {},
+) {
   const cloud = new FakeCloud();
   const api = new FakeApi();
   const recorded: Recorded = { events: [], fleet: [] };
@@ -368,6 +375,19 @@ export function widgetWorld(options: { policy?: Partial<AccountPolicy>; signingK
     registry: new Registry(),
   });
   const accounts = new AccountRegistry({ account, key });
+  const orgs = new Map([[account.client, 'org-1']]);
+  for (const other of options.others ?? []) {
+    const otherKey = new RotatingKey(`${other.name}-key`, async () => `${other.name}-key`);
+    const made = makeAccount(
+      other.name,
+      'http://127.0.0.1:9/',
+      otherKey,
+      { allowsNamespace: () => true, adoption: true, ...other.policy },
+      { requestTimeoutMs: 1000, requestsPerSecond: 100, logger: log, registry: new Registry() },
+    );
+    accounts.set(other.name, { account: made, key: otherKey });
+    orgs.set(made.client, other.org);
+  }
   const fleet: KindEvents = {
     becameReady: () => void recorded.fleet.push('ready'),
     drifted: () => void recorded.fleet.push('drifted'),
@@ -375,7 +395,7 @@ export function widgetWorld(options: { policy?: Partial<AccountPolicy>; signingK
     refused: (reason) => void recorded.fleet.push(`refused ${reason}`),
   };
   const connections = new ConnectionPool<WidgetSpec, Widget>({
-    adapterFor: () => cloud.kind(),
+    adapterFor: (client) => cloud.kind(orgs.get(client)),
     accounts,
     store: api.store,
     writer: api.writer,

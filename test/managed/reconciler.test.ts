@@ -182,6 +182,20 @@ describe('adoption and claims', () => {
     );
   });
 
+  test('an id managed in another account on the same API URL is not revealed as managed', async () => {
+    const w = open({ others: [{ name: 'team-b', org: 'org-2' }] });
+    w.api.create('victim', {}, {}, 'ns-a');
+    await w.settle('ns-a/victim');
+    const id = String(w.api.get('ns-a/victim')?.status?.id);
+    const probe = { providerConfigRef: { name: 'team-b' } };
+    w.api.create('probe', probe, { annotations: { [EXTERNAL_ID]: id } }, 'ns-b');
+    w.api.create('blank', probe, { annotations: { [EXTERNAL_ID]: '999999' } }, 'ns-b');
+    await w.settle('ns-b/probe');
+    await w.settle('ns-b/blank');
+    assert.equal(synced(w, 'ns-b/probe')?.reason, 'ExternalResourceNotFound');
+    assert.equal(synced(w, 'ns-b/blank')?.reason, 'ExternalResourceNotFound');
+  });
+
   test('re-pointing the id of a live resource is refused, and its object is not orphaned', async () => {
     const w = open();
     w.api.create('w', {});
