@@ -30,11 +30,11 @@ function run(command: string, args: string[], cwd: string) {
 }
 
 test('npm ci on the system Node prints no warning about engines', async (t) => {
+  // The README asks for a system Node 20+ with npm: a machine without one cannot run its first command.
   const version = await run('node', ['--version'], ROOT);
-  if (version.code !== 0) return t.skip('no system Node on the PATH');
-  const [major = 0, minor = 0] = version.output.trim().slice(1).split('.').map(Number);
-  // undici needs 22.19+: on a newer system Node nothing here would warn, so nothing would be tested.
-  if (major > 22 || (major === 22 && minor >= 19)) return t.skip(`system Node ${version.output.trim()}`);
+  assert.equal(version.code, 0, `no system Node on the PATH: ${version.output}`);
+  const [major = 0] = version.output.trim().slice(1).split('.').map(Number);
+  assert.ok(major >= 20, `the system Node is ${version.output.trim()}; the README asks for 20+`);
   const scratch = await mkdtemp(join(tmpdir(), 'gpucloud-npm-ci-'));
   t.after(() => rm(scratch, { recursive: true, force: true }));
   for (const file of ['package.json', 'package-lock.json', '.npmrc']) {
