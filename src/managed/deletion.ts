@@ -1,0 +1,167 @@
+import type { Logger } from 'pino';
+import type { Result } from '../controller/controller.ts';
+import { accountOf } from './accounts.ts';
+import { EXTERNAL_ID, FINALIZER, SKIP_RECONCILE } from './annotations.ts';
+import { cloudObjectOf, forgetCloud, isLive } from './cloud-view.ts';
+import type { Connection } from './connections.ts';
+import type { EventSink } from './event-sink.ts';
+import { type ActContext, type CommonSpec, keyOf, type ManagedObject } from './external-kind.ts';
+import type { Identity } from './identity.ts';
+import { allows } from './policies.ts';
+import { logResource } from './resource-log.ts';
+import type { ManagedWriter } from './writer.ts';
+
+export interface DeletionOptions {
+  /** The kind's name, for messages. */
+  kind: string;
+  writer: ManagedWriter;
+  events: EventSink;
+  /** After a delete call, look again this soon even if the cloud cache reports no change. */
+  verifyAfterMs: number;
+  log: Logger;
+}
+
+/** Something this process remembers of a resource by uid, forgotten when the resource is let go. */
+export interface Memory {
+  forget(uid: string): void;
+}
+
+/**
+ * Deletion and release: a deleted resource's cloud object is deleted, as its deletion policy and
+ * management policies allow, and only if the resource can show it is its own; then, or at once when
+ * nothing is to be deleted, the finalizer goes and everything remembered of the resource with it.
+ */
+export class Deletion<Spec extends CommonSpec, Cloud> {
+  readonly #o: DeletionOptions;
+  readonly #claims: Pick<Identity<Spec, Cloud>, 'mayAdopt' | 'claimVerdict'>;
+  readonly #memories: readonly Memory[];
+
+  constructor(
+    options: DeletionOptions,
+    claims: Pick<Identity<Spec, Cloud>, 'mayAdopt' | 'claimVerdict'>,
+    memories: readonly Memory[],
+  ) {
+    this.#o = options;
+    this.#claims = claims;
+    this.#memories = memories;
+  }
+
+  async finalize(mr: ManagedObject<Spec>, conn: Connection<Spec, Cloud>, ctx: ActContext): Promise<Result> {
+    if (!mr.metadata.finalizers?.includes(FINALIZER)) return {};
+    const { kind, events } = this.#o;
+    // Reconciles of one resource never overlap, so no create of its own is in flight here.
+    const remove = conn.adapter.delete;
+    if (!remove) {
+      await this.#release(mr, 'Released', `a ${kind} leaves nothing in the cloud to delete`, conn);
+      return {};
+    }
+    if (mr.spec.deletionPolicy === 'Orphan') {
+      await this.#release(
+        mr,
+        'Orphaned',
+        'deletionPolicy is Orphan: the cloud resource is left running',
+        conn,
+      );
+      return {};
+    }
+    if (!allows(mr.spec.managementPolicies, 'Delete')) {
+      await this.#release(
+        mr,
+        'Orphaned',
+        'managementPolicies do not include Delete: the cloud resource is left as it is',
+        conn,
+      );
+      return {};
+    }
+    const id = await this.#idForDeletion(mr, conn, ctx);
+    if (id === 'wait') return { requeueAfterMs: this.#o.verifyAfterMs };
+    const cloud = id === undefined ? undefined : await cloudObjectOf(id, conn);
+    if (id === undefined || !cloud || conn.adapter.isGone(cloud)) {
+      await this.#release(
+        mr,
+        'Deleted',
+        id ? `${kind} ${id} is deleted in the cloud` : 'nothing to delete',
+        conn,
+      );
+      return {};
+    }
+    conn.actedAt.set(id, Date.now());
+    await remove(id);
+    conn.cache.requestRefresh();
+    events.event(mr, 'Normal', 'Deleting', `deleting ${kind} ${id} in the cloud`);
+    return { requeueAfterMs: this.#o.verifyAfterMs };
+  }
+
+  /**
+   * A skipped resource gets no cloud call and no status write, and its deletion is not held up: the
+   * finalizer goes and the cloud resource is left as it is, as the user asked.
+   */
+  async releaseSkipped(mr: ManagedObject<unknown>): Promise<Result> {
+    if (!mr.metadata.deletionTimestamp || !mr.metadata.finalizers?.includes(FINALIZER)) return {};
+    await this.#release(
+      mr,
+      'Skipped',
+      `${SKIP_RECONCILE} is set: the cloud resource is left as it is`,
+      undefined,
+    );
+    return {};
+  }
+
+  /** Lets go of a deleted resource whose namespace may not use its account: no cloud call at all. */
+  async releaseRefused(mr: ManagedObject<Spec>): Promise<Result> {
+    if (!mr.metadata.finalizers?.includes(FINALIZER)) return {};
+    const message =
+      `namespace ${mr.metadata.namespace} may not use provider config ${accountOf(mr.spec)}: nothing in ` +
+      'that account was touched for this resource, and nothing is deleted';
+    await this.#release(mr, 'ProviderConfigNotAllowed', message, undefined);
+    return {};
+  }
+
+  /**
+   * The id to delete: the object this resource holds — the one its status records while that lives, else
+   * the annotated one if the claim on it holds — or what an interrupted create may have made. Deleting a
+   * resource never deletes an object it could not show was its own.
+   */
+  async #idForDeletion(
+    mr: ManagedObject<Spec>,
+    conn: Connection<Spec, Cloud>,
+    ctx: ActContext,
+  ): Promise<string | undefined | 'wait'> {
+    const { creation, adapter } = conn;
+    const held = mr.status?.id;
+    const recorded = mr.metadata.annotations?.[EXTERNAL_ID];
+    if (held !== undefined && held !== recorded && (await isLive(held, conn))) return held;
+    if (recorded) {
+      const claims = this.#claims;
+      if (!claims.mayAdopt(mr, recorded, conn) || !claims.claimVerdict(mr, recorded, undefined, conn).holds)
+        return undefined;
+      const cloud = await cloudObjectOf(recorded, conn);
+      return cloud && !claims.claimVerdict(mr, recorded, cloud, conn).holds ? undefined : recorded;
+    }
+    const intentAt = creation.intentAt(mr);
+    if (intentAt === undefined) return undefined;
+    const found = await creation.find(mr, intentAt, ctx);
+    if (found.kind === 'wait') return 'wait';
+    return found.cloud && adapter.idOf(found.cloud);
+  }
+
+  /** Lets the resource go; `conn` undefined when it was never connected to an account (skipped). */
+  async #release(
+    mr: ManagedObject<unknown>,
+    reason: string,
+    message: string,
+    conn: Connection<Spec, Cloud> | undefined,
+  ): Promise<void> {
+    const finalizers = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
+    await this.#o.writer.patchObject(mr, { finalizers });
+    for (const memory of this.#memories) memory.forget(mr.metadata.uid);
+    const id = mr.metadata.annotations?.[EXTERNAL_ID];
+    if (conn) {
+      conn.creation.forget(mr.metadata.uid);
+      if (id) forgetCloud(id, conn);
+      conn.details?.untrack(keyOf(mr));
+    }
+    this.#o.events.event(mr, 'Normal', reason, message);
+    logResource(this.#o.log, 'info', mr, { id }, message);
+  }
+}
