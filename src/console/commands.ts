@@ -104,7 +104,12 @@ export interface LogOptions {
   signal: AbortSignal;
 }
 
-/** Prints the pod's log lines; with `follow`, keeps reading from the cursor until interrupted. */
+/**
+ * Prints the pod's log lines; with `follow`, keeps reading new ones until interrupted. A page ends with
+ * the cursor of the next, or with none at the end of the log (docs/design.md §4.3): from there the log is
+ * read again from the time of the last line printed, leaving out the lines of that millisecond already
+ * printed, so no line is printed twice.
+ */
 export async function logs(
   target: Target,
   options: LogOptions,
@@ -113,17 +118,30 @@ export async function logs(
   const { client, id } = target;
   let cursor: string | undefined;
   let printed = 0;
+  /** The time of the last line printed, and how many printed lines have it. */
+  let last: { ms: number; lines: number } | undefined;
   const startTime = options.sinceMs === undefined ? undefined : Date.now() - options.sinceMs;
   for (;;) {
+    const from = cursor === undefined ? (last?.ms ?? startTime) : undefined;
+    const repeated = cursor === undefined ? (last?.lines ?? 0) : 0;
     const page = await client.pods.logs(id, {
-      ...(cursor === undefined ? { startTime } : { cursor }),
-      ...(options.limit === undefined ? {} : { limit: options.limit - printed }),
+      ...(cursor !== undefined ? { cursor } : from !== undefined ? { startTime: from } : {}),
+      ...(options.limit === undefined ? {} : { limit: options.limit - printed + repeated }),
     });
-    for (const line of page.items) print(`${line.timestamp} ${line.content}`);
-    printed += page.items.length;
+    let skipped = 0;
+    for (const line of page.items) {
+      const ms = Date.parse(line.timestamp);
+      if (skipped < repeated && ms === last?.ms) {
+        skipped++;
+        continue;
+      }
+      print(`${line.timestamp} ${line.content}`);
+      printed++;
+      if (Number.isFinite(ms)) last = ms === last?.ms ? { ms, lines: last.lines + 1 } : { ms, lines: 1 };
+    }
     if (options.limit !== undefined && printed >= options.limit) return;
-    cursor = page.nextCursor ?? cursor;
-    if (page.nextCursor && page.items.length > 0) continue;
+    cursor = page.nextCursor ?? undefined;
+    if (cursor !== undefined && page.items.length > 0) continue;
     if (!options.follow) return;
     await new Promise((resolve) => setTimeout(resolve, options.pollMs));
     if (options.signal.aborted) return;
