@@ -22,90 +22,336 @@ import { progressOn } from '../console/progress.ts';
 import { type Connections, explicitCredentials, resolveTarget, type Target } from '../console/target.ts';
 import { splitId } from '../resources/serverless-task/adapter.ts';
 
+type Flag = {
+  readonly type: 'string' | 'boolean';
+  readonly short?: string;
+  readonly multiple?: boolean;
+  /** The value's placeholder in help, for a string flag. */
+  readonly value?: string;
+  readonly help: string;
+};
+
+interface Command {
+  /** Its arguments and flags, as `gpucloud --help` lists it and `gpucloud <command> --help` starts. */
+  readonly synopsis: string;
+  readonly summary: string;
+  /** Flags of this command only; every command takes GLOBAL_FLAGS too. */
+  readonly flags: Readonly<Record<string, Flag>>;
+  /** More to say in `gpucloud <command> --help`. */
+  readonly notes?: string;
+}
+
+// A short flag means one thing in a command, as in kubectl: -f is the input file of `tasks submit`
+// (kubectl apply -f) and --follow of `logs` (kubectl logs -f); no command takes both.
+const COMMANDS: Readonly<Record<string, Command>> = {
+  logs: {
+    synopsis: 'logs POD [-f] [--since 10m] [--limit N]',
+    summary: "a pod's log; -f (--follow) keeps reading it",
+    flags: {
+      follow: {
+        type: 'boolean',
+        short: 'f',
+        help: "keep reading new lines from the log's cursor until Ctrl-C (as kubectl logs -f)",
+      },
+      since: { type: 'string', value: 'DURATION', help: 'only lines newer than this: 90s, 10m, 2h or 1d' },
+      limit: { type: 'string', value: 'N', help: 'at most N lines' },
+    },
+  },
+  metrics: {
+    synopsis: 'metrics POD [--window 1h] [--step 30s]',
+    summary: 'CPU, GPU, memory, GPU memory and storage, with sparklines',
+    flags: {
+      window: {
+        type: 'string',
+        value: 'DURATION',
+        help: 'how far back from now: 1h by default (90s, 10m, 2h, 1d)',
+      },
+      step: {
+        type: 'string',
+        value: 'STEP',
+        help: 'one sample per 30s, 5m, 15m, 1h, 4h or 1d: 30s for a window up to 1h, else 5m',
+      },
+    },
+    notes:
+      'The cloud samples a pod once per step, the first up to one step after the pod starts: until then\n' +
+      'there is nothing to show, and metrics says so and exits 3, as for a resource not found yet.',
+  },
+  offers: {
+    synopsis:
+      'offers [--gpu T]... [--region R]... [--count N]... [--spot | --on-demand] [--min-vram GB] [--all]',
+    summary: 'GPUs to rent, cheapest per GPU-hour first',
+    flags: {
+      gpu: { type: 'string', multiple: true, value: 'TYPE', help: 'this GPU type only (repeat for more)' },
+      region: { type: 'string', multiple: true, value: 'REGION', help: 'this region only (repeat for more)' },
+      count: { type: 'string', multiple: true, value: 'N', help: 'this many GPUs only (repeat for more)' },
+      spot: { type: 'boolean', help: 'spot offers only' },
+      'on-demand': { type: 'boolean', help: 'on-demand offers only' },
+      'min-vram': { type: 'string', value: 'GB', help: 'GPUs with at least this much memory' },
+      all: { type: 'boolean', help: 'unavailable offers too' },
+    },
+  },
+  'vm-types': {
+    synopsis: 'vm-types',
+    summary: 'VM types with prices and availability',
+    flags: {},
+  },
+  'tasks submit': {
+    synopsis:
+      'tasks submit ENDPOINT [-f FILE | -f -] [--task-id ID] [--webhook URL] [--process-uri /p] [--worker-port N]',
+    summary: 'submit a task to a QUEUE endpoint; prints its id',
+    flags: {
+      file: {
+        type: 'string',
+        short: 'f',
+        value: 'FILE',
+        help:
+          'the task input, a JSON file (as kubectl apply -f);\n' +
+          '"-f -" reads it from standard input, as does no -f with a pipe',
+      },
+      'task-id': {
+        type: 'string',
+        value: 'ID',
+        help: 'the task id (A-Z a-z 0-9 _); the cloud picks one without it',
+      },
+      webhook: { type: 'string', value: 'URL', help: "where the cloud posts the task's result" },
+      'process-uri': {
+        type: 'string',
+        value: '/PATH',
+        help: 'the path on the worker that processes the task',
+      },
+      'worker-port': { type: 'string', value: 'N', help: "the worker's port" },
+    },
+  },
+  'tasks list': {
+    synopsis: 'tasks list ENDPOINT [--status S]',
+    summary: "an endpoint's tasks",
+    flags: {
+      status: {
+        type: 'string',
+        value: 'S',
+        help: 'only tasks in this status: PROCESSING, DELIVERED, SUCCESS or FAILED',
+      },
+    },
+  },
+  'tasks get': {
+    synopsis: 'tasks get ENDPOINT TASK | tasks get serverlesstask/NAME',
+    summary: 'a task, with its whole input and output',
+    flags: {},
+  },
+  'tasks count': {
+    synopsis: 'tasks count ENDPOINT',
+    summary: "an endpoint's tasks per status",
+    flags: {},
+  },
+  'tasks watch': {
+    synopsis: 'tasks watch ENDPOINT TASK | tasks watch serverlesstask/NAME',
+    summary: 'wait for a task to end; exits 5 if it FAILED',
+    flags: {},
+  },
+  ssh: {
+    synopsis: 'ssh POD|VM [--exec [-- ssh arguments]]',
+    summary: 'print the SSH command, or run it (no shell involved)',
+    flags: {
+      exec: { type: 'boolean', help: 'run ssh, with the arguments after --, instead of printing it' },
+    },
+  },
+  cost: {
+    synopsis: 'cost [-A]',
+    summary: 'spend per hour and so far, per resource and namespace',
+    flags: {},
+  },
+};
+
+const TASK_ACTIONS = ['submit', 'list', 'get', 'count', 'watch'] as const;
+
+const GLOBAL_FLAGS: Readonly<Record<string, Flag>> = {
+  namespace: { type: 'string', short: 'n', value: 'NAMESPACE', help: 'the namespace of a named resource' },
+  'all-namespaces': { type: 'boolean', short: 'A', help: 'every namespace (cost)' },
+  kubeconfig: { type: 'string', value: 'FILE', help: 'the kubeconfig' },
+  context: { type: 'string', value: 'NAME', help: 'the kubeconfig context' },
+  output: { type: 'string', short: 'o', value: 'FORMAT', help: 'table, json or yaml' },
+  id: { type: 'string', value: 'ID', help: 'a raw cloud id instead of a resource' },
+  'api-key': { type: 'string', value: 'KEY', help: 'the API key (or GPUCLOUD_API_KEY)' },
+  'api-url': { type: 'string', value: 'URL', help: 'the API URL (or GPUCLOUD_API_URL)' },
+  help: { type: 'boolean', short: 'h', help: 'this help' },
+  // How often logs -f and tasks watch read again; for tests, so left out of the help.
+  'poll-ms': { type: 'string', value: 'MS', help: '' },
+};
+
+const GLOBAL_HELP = `Flags of every command: -n NAMESPACE  -A (all namespaces)  --kubeconfig FILE  --context NAME
+       -o table|json|yaml  --id ID  --api-key KEY (or GPUCLOUD_API_KEY)  --api-url URL (or GPUCLOUD_API_URL)`;
+
+const EXIT_HELP = `Exit codes: 0 ok, 1 the cloud failed or refused, 2 bad command line, 3 not found (or no status.id
+or no metric samples yet), 4 no key or a refused key, 5 a watched task FAILED.`;
+
+function commandLine({ synopsis, summary }: Command): string {
+  const column = 52;
+  return synopsis.length + 2 < column - 1
+    ? `  ${synopsis.padEnd(column - 2)}${summary}`
+    : `  ${synopsis}\n${' '.repeat(column)}${summary}`;
+}
+
 const USAGE = `usage: gpucloud <command> [arguments] [flags]     (as a kubectl plugin: kubectl gpucloud ...)
 
 Resources are named as kubectl names them (gpupod/NAME, gpuvm/NAME, sle/NAME) in the kubeconfig's
-cluster, or by a raw cloud id with --id.
+cluster, or by a raw cloud id with --id. gpucloud <command> --help lists a command's flags.
 
-  logs POD [--follow] [--since 10m] [--limit N]     a pod's log, following its cursor with --follow
-  metrics POD [--window 1h] [--step 5m]             cpu, gpu, memory, gpu memory and storage, with sparklines
-  offers [--gpu T]... [--region R]... [--count N]... [--spot | --on-demand] [--min-vram GB] [--all]
-                                                    GPUs to rent, cheapest per GPU-hour first
-  vm-types                                          VM types with prices and availability
-  tasks submit ENDPOINT [-f FILE | -f -] [--task-id ID] [--webhook URL] [--process-uri /p] [--worker-port N]
-  tasks list ENDPOINT [--status S] | tasks get ENDPOINT TASK | tasks count ENDPOINT | tasks watch ENDPOINT TASK
-  tasks get|watch serverlesstask/NAME    (the task a ServerlessTask submitted, with its whole output)
-  ssh POD|VM [--exec [-- ssh arguments]]            print the SSH command, or run it (no shell involved)
-  cost [-A]                                         spend per hour and so far, per resource and namespace
+${Object.values(COMMANDS).map(commandLine).join('\n')}
 
-Flags: -n NAMESPACE  -A (all namespaces)  --kubeconfig FILE  --context NAME  -o table|json|yaml
-       --id ID  --api-key KEY (or GPUCLOUD_API_KEY)  --api-url URL (or GPUCLOUD_API_URL)
+${GLOBAL_HELP}
 
 A resource's key is read from its ProviderConfig's Secret when your own RBAC lets you read it; else
 --api-key or GPUCLOUD_API_KEY. Tenants of a shared account get no key from the cluster.
-Exit codes: 0 ok, 1 the cloud failed or refused, 2 bad command line, 3 not found (or no status.id yet),
-4 no key or a refused key, 5 a watched task FAILED.`;
+${EXIT_HELP}`;
 
-const OPTIONS = {
-  namespace: { type: 'string', short: 'n' },
-  'all-namespaces': { type: 'boolean', short: 'A' },
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-  output: { type: 'string', short: 'o' },
-  id: { type: 'string' },
-  'api-key': { type: 'string' },
-  'api-url': { type: 'string' },
-  follow: { type: 'boolean', short: 'f' },
-  since: { type: 'string' },
-  limit: { type: 'string' },
-  window: { type: 'string' },
-  step: { type: 'string' },
-  gpu: { type: 'string', multiple: true },
-  region: { type: 'string', multiple: true },
-  count: { type: 'string', multiple: true },
-  spot: { type: 'boolean' },
-  'on-demand': { type: 'boolean' },
-  'min-vram': { type: 'string' },
-  all: { type: 'boolean' },
-  file: { type: 'string' },
-  'task-id': { type: 'string' },
-  webhook: { type: 'string' },
-  'process-uri': { type: 'string' },
-  'worker-port': { type: 'string' },
-  status: { type: 'string' },
-  exec: { type: 'boolean' },
-  'poll-ms': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-type Values = ReturnType<typeof parse>['values'];
-
-function parse(argv: string[]) {
-  return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+function flagLines(flags: Readonly<Record<string, Flag>>): string {
+  const heads = Object.entries(flags).map(([name, flag]) => {
+    const short = flag.short ? `-${flag.short}, ` : '    ';
+    return `  ${short}--${name}${flag.value ? ` ${flag.value}` : ''}`;
+  });
+  const width = Math.max(...heads.map((head) => head.length)) + 2;
+  return Object.values(flags)
+    .map((flag, index) => {
+      const help = flag.help.replaceAll('\n', `\n${' '.repeat(width)}`);
+      return `${(heads[index] ?? '').padEnd(width)}${help}`;
+    })
+    .join('\n');
 }
+
+/** The command `name` names, or a usage error that says which there are. */
+function lookup(name: string): Command {
+  const command = COMMANDS[name];
+  if (command) return command;
+  if (name === 'tasks' || name.startsWith('tasks ')) {
+    throw usageError(
+      `tasks takes ${TASK_ACTIONS.slice(0, -1).join(', ')} or ${TASK_ACTIONS.at(-1)}${name === 'tasks' ? '' : `, not "${name.slice(6)}"`}`,
+    );
+  }
+  throw usageError(`unknown command "${name}"\n\n${USAGE}`);
+}
+
+/** `gpucloud <command> --help`: its synopsis, its own flags, then those of every command. */
+function commandHelp(name: string): string {
+  if (name === 'tasks') {
+    const actions = TASK_ACTIONS.map((action) => lookup(`tasks ${action}`));
+    return `usage:\n${actions.map(commandLine).join('\n')}\n\ngpucloud tasks <action> --help lists its flags.\n\n${GLOBAL_HELP}\n${EXIT_HELP}`;
+  }
+  const command = lookup(name);
+  const own = Object.keys(command.flags).length ? `Flags:\n${flagLines(command.flags)}\n\n` : '';
+  const notes = command.notes ? `${command.notes}\n\n` : '';
+  const summary = `${command.summary.charAt(0).toUpperCase()}${command.summary.slice(1)}.`;
+  return `usage: gpucloud ${command.synopsis}\n\n${summary}\n\n${own}${notes}${GLOBAL_HELP}\n${EXIT_HELP}`;
+}
+
+type Values = Readonly<Record<string, string | boolean | Array<string | boolean> | undefined>>;
+
+const descriptors = (flags: Readonly<Record<string, Flag>>) =>
+  Object.fromEntries(
+    Object.entries(flags).map(([name, { type, short, multiple }]) => [
+      name,
+      { type, ...(short ? { short } : {}), ...(multiple ? { multiple } : {}) },
+    ]),
+  );
+
+/** The commands that take each flag, by its long and its short name, and the flag's long name there. */
+const COMMAND_FLAGS = new Map<string, Array<{ command: string; long: string }>>();
+for (const [command, { flags }] of Object.entries(COMMANDS)) {
+  for (const [name, { short }] of Object.entries(flags)) {
+    for (const spelling of [`--${name}`, ...(short ? [`-${short}`] : [])]) {
+      COMMAND_FLAGS.set(spelling, [...(COMMAND_FLAGS.get(spelling) ?? []), { command, long: `--${name}` }]);
+    }
+  }
+}
+
+/** What `flag` is to the commands that take it: `-f is --follow of "logs", --file of "tasks submit"`. */
+function takenBy(flag: string): string | undefined {
+  const uses = COMMAND_FLAGS.get(flag);
+  if (!uses) return undefined;
+  if (flag.startsWith('--'))
+    return `${flag} is a flag of ${uses.map(({ command }) => `"${command}"`).join(', ')}`;
+  return `${flag} is ${uses.map(({ command, long }) => `${long} of "${command}"`).join(', ')}`;
+}
+
+/**
+ * The command (`logs`, `tasks submit`, ...) the words name, read with the flags of every command only: a
+ * command's own flags mean what that command says (-f is a file to one and --follow to another), so they
+ * come after it. `help COMMAND` is `COMMAND --help`.
+ */
+function commandOf(argv: string[]): { name: string | undefined; help: boolean } {
+  const { tokens, values } = parseArgs({
+    args: argv,
+    options: descriptors(GLOBAL_FLAGS),
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  const words: string[] = [];
+  const named = () => (words[0] === 'help' ? words.slice(1) : words);
+  for (const token of tokens) {
+    if (token.kind === 'positional') {
+      words.push(token.value);
+      const [first] = named();
+      if (first !== undefined && named().length >= (first === 'tasks' ? 2 : 1)) break;
+    } else if (token.kind === 'option' && !(token.name in GLOBAL_FLAGS)) {
+      throw usageError(
+        COMMAND_FLAGS.has(token.rawName)
+          ? `${token.rawName} comes before the command: ${takenBy(token.rawName)}; put it after the command`
+          : `unknown option "${token.rawName}"\n\n${USAGE}`,
+      );
+    }
+  }
+  return { name: named().join(' ') || undefined, help: values.help === true || words[0] === 'help' };
+}
+
+function parse(argv: string[], name: string, command: Command) {
+  try {
+    return parseArgs({
+      args: argv,
+      options: { ...descriptors(GLOBAL_FLAGS), ...descriptors(command.flags) },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    const unknown = /^Unknown option '([^']+)'/.exec((error as Error).message)?.[1];
+    const message = unknown
+      ? `${name} takes no ${unknown}: ${takenBy(unknown) ?? 'no command takes it'}`
+      : (error as Error).message;
+    throw usageError(`${message}\n\n${commandHelp(name)}`);
+  }
+}
+
+const text = (values: Values, name: string) => {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+};
+const flag = (values: Values, name: string) => values[name] === true;
+const texts = (values: Values, name: string) => {
+  const value = values[name];
+  return Array.isArray(value) ? value.filter((each) => typeof each === 'string') : undefined;
+};
 
 async function main(argv: string[]): Promise<number> {
   const dash = argv.indexOf('--');
   const [ours, passed] = dash < 0 ? [argv, []] : [argv.slice(0, dash), argv.slice(dash + 1)];
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(ours);
-  } catch (error) {
-    throw usageError(`${(error as Error).message}\n\n${USAGE}`);
-  }
-  const { values, positionals } = parsed;
-  const [command, ...rest] = positionals;
-  if (values.help || command === undefined || command === 'help') {
+  const { name, help } = commandOf(ours);
+  if (name === undefined) {
     process.stdout.write(`${USAGE}\n`);
-    return command === undefined && !values.help ? EXIT.usage : EXIT.ok;
+    return help ? EXIT.ok : EXIT.usage;
   }
-  const format = outputFormat(values.output);
+  if (help) {
+    process.stdout.write(`${commandHelp(name)}\n`);
+    return EXIT.ok;
+  }
+  const command = lookup(name);
+  const { values, positionals } = parse(ours, name, command);
+  const rest = positionals.slice(name.split(' ').length);
+  const format = outputFormat(text(values, 'output'));
   const connections: Connections = {
-    kubeconfig: values.kubeconfig,
-    context: values.context,
-    namespace: values.namespace,
-    apiKey: values['api-key'],
-    apiUrl: values['api-url'],
+    kubeconfig: text(values, 'kubeconfig'),
+    context: text(values, 'context'),
+    namespace: text(values, 'namespace'),
+    apiKey: text(values, 'api-key'),
+    apiUrl: text(values, 'api-url'),
     env: process.env,
   };
   const print = (printable: Printable): void => {
@@ -114,9 +360,9 @@ async function main(argv: string[]): Promise<number> {
   const abort = new AbortController();
   process.once('SIGINT', () => abort.abort());
   const target = (kinds: Parameters<typeof resolveTarget>[2], ref: string | undefined) =>
-    resolveTarget(ref, values.id, kinds, connections);
-  const pollMs = whole(values['poll-ms'], 'poll-ms') ?? 1000;
-  switch (command) {
+    resolveTarget(ref, text(values, 'id'), kinds, connections);
+  const pollMs = whole(text(values, 'poll-ms'), 'poll-ms') ?? 1000;
+  switch (name) {
     case 'vm-types':
       return withClient(cloud(connections), async (client) => print(await vmTypes(client)));
     case 'offers':
@@ -128,9 +374,9 @@ async function main(argv: string[]): Promise<number> {
         logs(
           t,
           {
-            follow: values.follow === true,
-            sinceMs: duration(values.since, 'since'),
-            limit: whole(values.limit, 'limit'),
+            follow: flag(values, 'follow'),
+            sinceMs: duration(text(values, 'since'), 'since'),
+            limit: whole(text(values, 'limit'), 'limit'),
             pollMs,
             signal: abort.signal,
           },
@@ -138,37 +384,35 @@ async function main(argv: string[]): Promise<number> {
         ),
       );
     case 'metrics': {
-      const windowMs = duration(values.window, 'window') ?? 3_600_000;
-      const step = stepOf(values.step ?? (windowMs <= 3_600_000 ? '30s' : '5m'));
+      const windowMs = duration(text(values, 'window'), 'window') ?? 3_600_000;
+      const step = stepOf(text(values, 'step') ?? (windowMs <= 3_600_000 ? '30s' : '5m'));
       const end = Date.now();
       return withTarget(await target(['GpuPod'], rest[0]), async (t) =>
         print(await metrics(t, { start: end - windowMs, end, step })),
       );
     }
-    case 'tasks':
-      return tasks(rest, values, target, print, pollMs, abort.signal);
     case 'ssh':
       return withTarget(await target(['GpuPod', 'GpuVm'], rest[0]), async (t) => {
         const args = sshArguments(t);
-        process.stdout.write(values.exec ? await execSsh(args, passed) : `${args.join(' ')}\n`);
+        process.stdout.write(flag(values, 'exec') ? await execSsh(args, passed) : `${args.join(' ')}\n`);
       });
     case 'cost':
-      print(await cost(connections, values['all-namespaces'] === true));
+      print(await cost(connections, flag(values, 'all-namespaces')));
       return EXIT.ok;
     default:
-      throw usageError(`unknown command "${command}"\n\n${USAGE}`);
+      return tasks(name.slice('tasks '.length), rest, values, target, print, pollMs, abort.signal);
   }
 }
 
 async function tasks(
-  rest: string[],
+  action: string,
+  [endpoint, taskId]: string[],
   values: Values,
   target: (kinds: Parameters<typeof resolveTarget>[2], ref: string | undefined) => Promise<Target>,
   print: (printable: Printable) => void,
   pollMs: number,
   signal: AbortSignal,
 ): Promise<number> {
-  const [action, endpoint, taskId] = rest;
   const needTask = () => {
     if (!taskId) throw usageError(`tasks ${action} takes ENDPOINT TASK_ID`);
     return taskId;
@@ -183,21 +427,25 @@ async function tasks(
   };
   switch (action) {
     case 'submit': {
-      const input = await readInput(values.file);
+      const input = await readInput(text(values, 'file'));
+      const id = text(values, 'task-id');
+      const webhook = text(values, 'webhook');
+      const processUri = text(values, 'process-uri');
+      const workerPort = whole(text(values, 'worker-port'), 'worker-port');
       return withTarget(await resolved(), async (t) =>
         print(
           await submitTask(t, {
             input,
-            ...(values['task-id'] ? { taskId: values['task-id'] } : {}),
-            ...(values.webhook ? { webhook: values.webhook } : {}),
-            ...(values['process-uri'] ? { processUri: values['process-uri'] } : {}),
-            ...(values['worker-port'] ? { workerPort: whole(values['worker-port'], 'worker-port') } : {}),
+            ...(id ? { taskId: id } : {}),
+            ...(webhook ? { webhook } : {}),
+            ...(processUri ? { processUri } : {}),
+            ...(workerPort === undefined ? {} : { workerPort }),
           }),
         ),
       );
     }
     case 'list':
-      return withTarget(await resolved(), async (t) => print(await listTasks(t, values.status)));
+      return withTarget(await resolved(), async (t) => print(await listTasks(t, text(values, 'status'))));
     case 'get': {
       const [t, id] = await taskTarget();
       return withTarget(t, async () => print(await getTask(t, id)));
@@ -215,7 +463,7 @@ async function tasks(
   }
 }
 
-/** The task input: JSON from a file, or from standard input with `-f -` (or no -f and a pipe). */
+/** The task input: JSON from the file of -f (--file), or from standard input with `-f -` (or no -f and a pipe). */
 async function readInput(file: string | undefined): Promise<unknown> {
   let text: string;
   if (file === undefined || file === '-') {
@@ -225,7 +473,11 @@ async function readInput(file: string | undefined): Promise<unknown> {
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
     text = Buffer.concat(chunks).toString('utf8');
   } else {
-    text = await readFile(file, 'utf8');
+    text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw usageError(
+        `cannot read the task input ${file} (${error.code ?? error.message}): give -f FILE or -f -`,
+      );
+    });
   }
   try {
     return JSON.parse(text);
@@ -253,14 +505,20 @@ async function withTarget(target: Target, work: (target: Target) => Promise<void
 }
 
 function offerFilters(values: Values) {
-  if (values.spot && values['on-demand']) throw usageError('--spot and --on-demand exclude each other');
+  const gpus = texts(values, 'gpu');
+  const regions = texts(values, 'region');
+  const counts = texts(values, 'count');
+  const minVram = text(values, 'min-vram');
+  if (flag(values, 'spot') && flag(values, 'on-demand')) {
+    throw usageError('--spot and --on-demand exclude each other');
+  }
   return {
-    ...(values.gpu ? { gpuTypes: values.gpu } : {}),
-    ...(values.region ? { regions: values.region } : {}),
-    ...(values.count ? { gpuCounts: values.count.map((count) => whole(count, 'count') ?? 1) } : {}),
-    ...(values.spot ? { isSpot: true } : values['on-demand'] ? { isSpot: false } : {}),
-    ...(values['min-vram'] ? { minGpuMemoryInGb: whole(values['min-vram'], 'min-vram') } : {}),
-    ...(values.all ? { includeUnavailable: true } : {}),
+    ...(gpus ? { gpuTypes: gpus } : {}),
+    ...(regions ? { regions } : {}),
+    ...(counts ? { gpuCounts: counts.map((count) => whole(count, 'count') ?? 1) } : {}),
+    ...(flag(values, 'spot') ? { isSpot: true } : flag(values, 'on-demand') ? { isSpot: false } : {}),
+    ...(minVram ? { minGpuMemoryInGb: whole(minVram, 'min-vram') } : {}),
+    ...(flag(values, 'all') ? { includeUnavailable: true } : {}),
   };
 }
 

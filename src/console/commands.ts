@@ -150,7 +150,11 @@ export async function logs(
 
 const METRICS = ['cpu', 'gpu', 'memory', 'gpuMemory'] as const;
 
-/** Each series of the pod's metrics over the window: latest, minimum, maximum, and a sparkline. */
+/**
+ * Each series of the pod's metrics over the window: latest, minimum, maximum, and a sparkline. A window
+ * with no sample in any series is not an empty table but "not there yet" (exit 3): the cloud samples a pod
+ * once per step from when it starts, so for up to a step after it is Ready there is nothing to show.
+ */
 export async function metrics(
   target: Target,
   window: { start: number; end: number; step: '30s' | '5m' | '15m' | '1h' | '4h' | '1d' },
@@ -173,6 +177,15 @@ export async function metrics(
       });
     }
   }
+  if (series.every((each) => each.points.length === 0)) {
+    const pod = target.resource === undefined ? `pod ${id}` : `GpuPod ${target.resource}`;
+    throw new CommandError(
+      `the cloud has no metric samples for ${pod} in the last ${span(window.end - window.start)} yet: ` +
+        `it samples a pod once every ${window.step}, the first up to ${window.step} after the pod starts ` +
+        'running, so a pod that has just become Ready has none; try again shortly',
+      EXIT.notFound,
+    );
+  }
   const storage = await client.metrics.storage(id);
   return {
     value: { series: series.map(({ spark: _spark, ...rest }) => rest), storage: storage.ephemeral_storage },
@@ -189,6 +202,18 @@ export async function metrics(
       ],
     ],
   };
+}
+
+/** A duration as the CLI takes it: `1h`, `10m`, `90s`. */
+function span(ms: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+  ] as const) {
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${Math.round(ms / 1000)}s`;
 }
 
 function round(value: number | undefined): number | undefined {

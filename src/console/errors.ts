@@ -7,7 +7,7 @@ export const EXIT = {
   cloud: 1,
   /** The command line was wrong. */
   usage: 2,
-  /** The resource, the cloud object or its id does not exist (yet). */
+  /** The resource, the cloud object or its id does not exist (yet), or the pod has no metric samples yet. */
   notFound: 3,
   /** No key, or the cloud refused the key. */
   credentials: 4,

@@ -4,6 +4,7 @@ import { chmod, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { dump, load } from 'js-yaml';
 import { z } from 'zod';
@@ -36,9 +37,16 @@ interface Ran {
   code: number;
   stdout: string;
   stderr: string;
+  /** Still running after `timeoutMs`, and stopped. */
+  killed: boolean;
 }
 
-function kubectl(args: string[], env: Record<string, string | undefined> = {}, stdin?: string): Promise<Ran> {
+function kubectl(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  stdin?: string,
+  timeoutMs = 0,
+): Promise<Ran> {
   const base = {
     PATH: [join(ROOT, 'bin'), dirname(process.execPath), dir, process.env.PATH].join(delimiter),
     HOME: dir,
@@ -50,10 +58,10 @@ function kubectl(args: string[], env: Record<string, string | undefined> = {}, s
     const child = execFile(
       '/usr/bin/kubectl',
       ['gpucloud', ...args],
-      { env: { ...base, ...env } as NodeJS.ProcessEnv },
+      { env: { ...base, ...env } as NodeJS.ProcessEnv, timeout: timeoutMs },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
+        resolve({ code, stdout, stderr, killed: error?.killed === true });
       },
     );
     if (stdin !== undefined) child.stdin?.end(stdin);
@@ -128,14 +136,45 @@ describe('the gpucloud CLI as a kubectl plugin', () => {
     assert.match(lines[0] ?? '', /^\d{4}-\d{2}-\d{2}T/);
   });
 
+  test('metrics of a pod the cloud has no sample of yet say so and exit 3, until its first sample', async () => {
+    // The simulator samples a pod at whole steps (30 s) after its creation, as the cloud does: create the
+    // pod early in a step, so that it is Ready and read before the step ends, with no sample in the cloud.
+    const STEP = 30_000;
+    if (Date.now() % STEP > 10_000) await sleep(STEP - (Date.now() % STEP) + 200);
+    const stepEnds = Math.ceil(Date.now() / STEP) * STEP;
+    const cluster = stack.cluster();
+    await cluster.create(resources.gpuPod, NS, manifests.gpuPod('fresh'));
+    await cluster.waitFor(resources.gpuPod, NS, 'fresh', isReady(), 'Ready');
+    const early = await kubectl(['metrics', 'gpupod/fresh', '-n', NS]);
+    const asJson = await kubectl(['metrics', 'gpupod/fresh', '-n', NS, '-o', 'json']);
+    assert.ok(Date.now() < stepEnds, 'read within the step the pod was created in');
+    for (const ran of [early, asJson]) {
+      assert.equal(ran.code, 3, `${ran.stdout}${ran.stderr}`);
+      assert.equal(ran.stdout, '', 'no table of empty series');
+      assert.match(
+        ran.stderr,
+        /^error: the cloud has no metric samples for GpuPod cli\/fresh in the last 1h yet: it samples a pod once every 30s, the first up to 30s after the pod starts running, .*try again shortly\n$/,
+      );
+    }
+    const later = await poll(
+      () => kubectl(['metrics', 'gpupod/fresh', '-n', NS, '-o', 'json']),
+      (ran) => ran.code !== 3,
+      'the first metric sample',
+      STEP + 15_000,
+    );
+    const data = json(later) as { series: Array<{ points: unknown[] }> };
+    assert.ok(data.series.some((series) => series.points.length > 0));
+  });
+
   test('metrics of a pod: every series with a sparkline, and storage', async () => {
     // The simulator samples every 30 s from the pod's start: wait for two samples in the window.
     await poll(
-      async () =>
-        json(await kubectl(['metrics', 'gpod/notebook', '-n', NS, '-o', 'json'])) as {
-          series: Array<{ metric: string; points: unknown[] }>;
-        },
-      (data) => data.series.some((series) => series.metric === 'memory_usage' && series.points.length >= 2),
+      () => kubectl(['metrics', 'gpod/notebook', '-n', NS, '-o', 'json']),
+      (ran) =>
+        ran.code === 0 &&
+        (JSON.parse(ran.stdout) as { series: Array<{ metric: string; points: unknown[] }> }).series.some(
+          (series) => series.metric === 'memory_usage' && series.points.length >= 2,
+        ),
       'two metric samples',
       90_000,
     );
@@ -193,6 +232,47 @@ describe('the gpucloud CLI as a kubectl plugin', () => {
     const refused = await kubectl(['tasks', 'submit', 'sle/queue', '-n', NS, '-f', '-'], {}, 'not json');
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /not JSON/);
+  });
+
+  test('tasks submit -f FILE (--file) reads the input from the file, not standard input', async () => {
+    const file = join(dir, 'input.json');
+    await writeFile(file, '{"prompt":"from a file"}');
+    for (const [flag, id] of [
+      ['-f', 'cli_file_short'],
+      ['--file', 'cli_file_long'],
+    ] as const) {
+      const submitted = json(
+        await kubectl(
+          ['tasks', 'submit', 'sle/queue', '-n', NS, flag, file, '--task-id', id, '-o', 'json'],
+          {},
+          '{"prompt":"from stdin"}',
+        ),
+      ) as { taskId: string };
+      assert.equal(submitted.taskId, id);
+      const got = json(await kubectl(['tasks', 'get', 'sle/queue', id, '-n', NS, '-o', 'json'])) as {
+        input: unknown;
+      };
+      assert.deepEqual(got.input, { prompt: 'from a file' }, flag);
+    }
+    const missing = await kubectl(['tasks', 'submit', 'sle/queue', '-n', NS, '-f', join(dir, 'nope.json')]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /cannot read the task input \S*nope\.json \(ENOENT\)/);
+  });
+
+  test('logs -f (--follow) keeps following the log; without it, logs prints it and exits', async () => {
+    const printed = await kubectl(['logs', 'gpupod/notebook', '-n', NS]);
+    assert.equal(printed.code, 0, printed.stderr);
+    const lines = printed.stdout.trim().split('\n');
+    for (const flag of ['-f', '--follow']) {
+      const followed = await kubectl(
+        ['logs', 'gpupod/notebook', '-n', NS, flag, '--poll-ms', '100'],
+        {},
+        '',
+        3000,
+      );
+      assert.ok(followed.killed, `${flag}: still following after 3 s (${followed.stderr})`);
+      assert.deepEqual(followed.stdout.trim().split('\n'), lines, flag);
+    }
   });
 
   test('tasks get and watch take a ServerlessTask, and print the output its status may leave out', async () => {
