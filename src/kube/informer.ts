@@ -45,8 +45,12 @@ export interface InformerOptions {
 export interface InformerEventHandler<T> {
   onAdd?(obj: DeepReadonly<T>): void;
   onUpdate?(oldObj: DeepReadonly<T>, newObj: DeepReadonly<T>): void;
-  /** The last state known; after a relist that found the object gone, possibly an older one. */
-  onDelete?(obj: DeepReadonly<T>): void;
+  /**
+   * The state the object was deleted in (`finalState`, from the watch's DELETED event), or, after a relist
+   * that found it gone, only the last state seen, possibly an older one (client-go's
+   * DeletedFinalStateUnknown).
+   */
+  onDelete?(obj: DeepReadonly<T>, finalState: boolean): void;
   /** Periodic re-delivery of an unchanged object (see `resyncPeriodMs`). */
   onResync?(obj: DeepReadonly<T>): void;
 }
@@ -242,7 +246,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       { objects: fresh.size, added: added.length, updated: updated.length, deleted: deleted.length },
       'listed',
     );
-    for (const obj of deleted) this.#emit('onDelete', obj);
+    for (const obj of deleted) this.#emitDelete(obj, false);
     for (const obj of added) this.#emit('onAdd', obj);
     for (const [old, obj] of updated) this.#emitUpdate(old, obj);
     if (!this.#synced) {
@@ -311,8 +315,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.#resourceVersion = obj.metadata.resourceVersion ?? this.#resourceVersion;
     const key = keyToString(keyOf(obj));
     if (type === 'DELETED') {
-      const old = this.#cache.delete(key);
-      this.#emit('onDelete', old ?? obj);
+      this.#cache.delete(key);
+      this.#emitDelete(obj, true);
       return;
     }
     const old = this.#cache.set(key, obj);
@@ -359,8 +363,12 @@ export class Informer<T extends KubeObject = KubeObject> {
     for (const obj of this.#cache.values()) this.#emit('onResync', obj);
   }
 
-  #emit(kind: 'onAdd' | 'onDelete' | 'onResync', obj: DeepReadonly<T>): void {
+  #emit(kind: 'onAdd' | 'onResync', obj: DeepReadonly<T>): void {
     for (const handler of this.#handlers) this.#call(() => handler[kind]?.(obj));
+  }
+
+  #emitDelete(obj: DeepReadonly<T>, finalState: boolean): void {
+    for (const handler of this.#handlers) this.#call(() => handler.onDelete?.(obj, finalState));
   }
 
   #emitUpdate(old: DeepReadonly<T>, obj: DeepReadonly<T>): void {

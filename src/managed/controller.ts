@@ -124,6 +124,15 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     verifyAfterMs: settings.verifyAfterMs,
     log,
   });
+  // Before the sources' handlers (which enqueue the key): the reconcile then finds the vanished state.
+  for (const informer of informers) {
+    informer.addEventHandler({
+      onDelete: (obj, finalState) => {
+        const mr = parseManagedOrUndefined(obj);
+        if (mr) reconciler.vanished(mr, finalState);
+      },
+    });
+  }
   const relevantChange = anyOf(generationChanged, annotationsChanged(BOOKKEEPING), deletionChanged);
   const cloudSource: EventSource = {
     hasSynced: () => true,
@@ -154,4 +163,15 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     maxConcurrentReconciles: settings.concurrency,
   });
   return { hint: (id, phase) => connections.hint(id, phase) };
+}
+
+/** A deleted object's last state as a managed resource; a malformed one is nothing to finalize. */
+function parseManagedOrUndefined(
+  obj: Parameters<typeof parseManaged>[0],
+): ManagedObject<unknown> | undefined {
+  try {
+    return parseManaged(obj);
+  } catch {
+    return undefined;
+  }
 }

@@ -46,30 +46,33 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
     this.#memories = memories;
   }
 
-  async finalize(mr: ManagedObject<Spec>, conn: Connection<Spec, Cloud>, ctx: ActContext): Promise<Result> {
+  /**
+   * `vanished`: the apiserver has already removed the resource (see `ManagedReconciler.vanished`), so its
+   * cloud object is dealt with as its deletion would, and there is no finalizer left to remove.
+   */
+  async finalize(
+    mr: ManagedObject<Spec>,
+    conn: Connection<Spec, Cloud>,
+    ctx: ActContext,
+    { vanished = false } = {},
+  ): Promise<Result> {
     if (!mr.metadata.finalizers?.includes(FINALIZER)) return {};
+    const release = (reason: string, message: string) => this.#release(mr, reason, message, conn, vanished);
     const { kind, events } = this.#o;
     // Reconciles of one resource never overlap, so no create of its own is in flight here.
     const remove = conn.adapter.delete;
     if (!remove) {
-      await this.#release(mr, 'Released', `a ${kind} leaves nothing in the cloud to delete`, conn);
+      await release('Released', `a ${kind} leaves nothing in the cloud to delete`);
       return {};
     }
     if (mr.spec.deletionPolicy === 'Orphan') {
-      await this.#release(
-        mr,
-        'Orphaned',
-        'deletionPolicy is Orphan: the cloud resource is left running',
-        conn,
-      );
+      await release('Orphaned', 'deletionPolicy is Orphan: the cloud resource is left running');
       return {};
     }
     if (!allows(mr.spec.managementPolicies, 'Delete')) {
-      await this.#release(
-        mr,
+      await release(
         'Orphaned',
         'managementPolicies do not include Delete: the cloud resource is left as it is',
-        conn,
       );
       return {};
     }
@@ -77,12 +80,7 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
     if (id === 'wait') return { requeueAfterMs: this.#o.verifyAfterMs };
     const cloud = id === undefined ? undefined : await cloudObjectOf(id, conn);
     if (id === undefined || !cloud || conn.adapter.isGone(cloud)) {
-      await this.#release(
-        mr,
-        'Deleted',
-        id ? `${kind} ${id} is deleted in the cloud` : 'nothing to delete',
-        conn,
-      );
+      await release('Deleted', id ? `${kind} ${id} is deleted in the cloud` : 'nothing to delete');
       return {};
     }
     conn.actedAt.set(id, Date.now());
@@ -145,15 +143,19 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
     return found.cloud && adapter.idOf(found.cloud);
   }
 
-  /** Lets the resource go; `conn` undefined when it was never connected to an account (skipped). */
+  /**
+   * Lets the resource go; `conn` undefined when it was never connected to an account (skipped), `vanished`
+   * when the apiserver has removed it already.
+   */
   async #release(
     mr: ManagedObject<unknown>,
     reason: string,
     message: string,
     conn: Connection<Spec, Cloud> | undefined,
+    vanished = false,
   ): Promise<void> {
     const finalizers = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
-    await this.#o.writer.patchObject(mr, { finalizers });
+    if (!vanished) await this.#o.writer.patchObject(mr, { finalizers });
     for (const memory of this.#memories) memory.forget(mr.metadata.uid);
     const id = mr.metadata.annotations?.[EXTERNAL_ID];
     if (conn) {

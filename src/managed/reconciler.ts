@@ -5,8 +5,9 @@ import { NamespaceNotAllowedError } from './accounts.ts';
 import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
 import type { Connection, ConnectionPool } from './connections.ts';
 import { Deletion } from './deletion.ts';
+import { toReconcileError } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
-import type { ActContext, CommonSpec, ManagedObject, Plan } from './external-kind.ts';
+import { type ActContext, type CommonSpec, keyOf, type ManagedObject, type Plan } from './external-kind.ts';
 import { FailureReport } from './failure-report.ts';
 import type { KindEvents } from './fleet-metrics.ts';
 import { Identity } from './identity.ts';
@@ -61,6 +62,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #status: StatusReport<Spec, Cloud>;
   readonly #failures: FailureReport;
   readonly #deletion: Deletion<Spec, Cloud>;
+  /** Resources the apiserver removed while they held the finalizer, by key, in the state they went in. */
+  readonly #vanished = new Map<string, ManagedObject<unknown>>();
 
   constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
     this.#o = options;
@@ -72,8 +75,24 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#deletion = new Deletion(options, this.#identity, [this.#refused, this.#lateInit, this.#status]);
   }
 
+  /**
+   * The apiserver removed `obj` while it held the operator's finalizer. It does that when a DELETE read the
+   * object before the finalizer was added and committed after (kubernetes/kubernetes#77988): the create
+   * intent write that adds the finalizer can land in between, and the create goes out for a resource that
+   * is already gone. Such a resource is finalized from the state it went in, as if its deletion had waited
+   * for the finalizer. Only the state a watch delivered counts: a relist's last-seen state may predate a
+   * change that matters (deletionPolicy set to Orphan, then released).
+   */
+  vanished(obj: ManagedObject<unknown>, finalState: boolean): void {
+    if (!finalState || !obj.metadata.finalizers?.includes(FINALIZER)) return;
+    const deletionTimestamp = obj.metadata.deletionTimestamp ?? new Date().toISOString();
+    this.#vanished.set(keyOf(obj), { ...obj, metadata: { ...obj.metadata, deletionTimestamp } });
+  }
+
   async reconcile(key: ObjectKey): Promise<Result> {
     const stored = this.#read(key);
+    const gone = this.#vanished.get(keyOf({ metadata: key }));
+    if (gone && gone.metadata.uid !== stored?.metadata.uid) return this.#finalizeVanished(gone, stored);
     if (!stored) return {};
     if (stored.metadata.annotations?.[SKIP_RECONCILE] === 'true') {
       return this.#deletion
@@ -96,6 +115,42 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       return deleting ? await this.#deletion.finalize(mr, conn, ctx) : await this.#converge(mr, conn, ctx);
     } catch (error) {
       return this.#failures.report(stored, error, revealed);
+    }
+  }
+
+  /**
+   * Deletes what a vanished resource held or was being made for, as its deletion would have, with no
+   * write to the resource (there is none). Retried with backoff until done; a resource of that name made
+   * since is reconciled after.
+   */
+  async #finalizeVanished(
+    gone: ManagedObject<unknown>,
+    successor: ManagedObject<unknown> | undefined,
+  ): Promise<Result> {
+    const key = keyOf(gone);
+    try {
+      const mr: ManagedObject<Spec> = { ...gone, spec: this.#o.parseSpec(gone.spec) };
+      const conn = this.#connect(mr, true);
+      const result = conn
+        ? await this.#deletion.finalize(mr, conn, this.#context(mr, new Set()), { vanished: true })
+        : {};
+      if (result.requeueAfterMs !== undefined) return result;
+      this.#vanished.delete(key);
+      return successor ? { requeue: true } : {};
+    } catch (error) {
+      const failure = toReconcileError(error);
+      logResource(
+        this.#o.log,
+        'warn',
+        gone,
+        { reason: failure.reason, err: failure },
+        `the resource is gone; ${failure.message}`,
+      );
+      if (failure.terminal) {
+        this.#vanished.delete(key);
+        return {};
+      }
+      throw failure;
     }
   }
 

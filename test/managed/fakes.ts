@@ -248,6 +248,17 @@ export class FakeApi {
     this.#bump(obj);
   }
 
+  /**
+   * The apiserver removing an object whatever finalizers it holds, as a DELETE that read it before a
+   * finalizer was added and committed after does (kubernetes/kubernetes#77988). Answers the state it
+   * was removed in, as the watch's DELETED event carries it.
+   */
+  vanish(key: string): Stored {
+    const obj = this.#must(key);
+    this.objects.delete(key);
+    return structuredClone(obj);
+  }
+
   /** The user's merge patch of the spec: a new generation. */
   patchSpec(key: string, fields: Record<string, unknown>): void {
     const obj = this.#must(key);

@@ -108,6 +108,45 @@ describe('creation', () => {
     assert.deepEqual(w.cloud.live(), [], 'nothing made for the resource is left running');
   });
 
+  test('a resource the apiserver removes with its finalizer (a DELETE racing the intent write) has its create undone', async () => {
+    // kubernetes/kubernetes#77988, as in chaos seed 3691406898: the DELETE read the resource before the
+    // intent write added the finalizer and removed it after; the watch delivers the state it went in.
+    const w = open();
+    w.api.create('w', {});
+    w.cloud.duringCreate = () => w.reconciler.vanished(w.api.vanish(KEY), true);
+    await w.settle(KEY);
+    assert.equal(w.api.get(KEY), undefined);
+    assert.deepEqual(w.cloud.live(), []);
+  });
+
+  test('a resource removed with its finalizer after its id was recorded has its object deleted', async () => {
+    const w = open();
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const id = String(w.api.get(KEY)?.status?.id);
+    w.reconciler.vanished(w.api.vanish(KEY), true);
+    await w.settle(KEY);
+    assert.equal(w.cloud.objects.get(id)?.status, 'TERMINATED');
+    assert.ok(w.reasonsOf(KEY).includes('Deleting'));
+  });
+
+  test('a vanished resource keeps its deletion policy, and a relist that merely misses it deletes nothing', async () => {
+    const w = open();
+    w.api.create('w', { deletionPolicy: 'Orphan' });
+    w.api.create('v', {});
+    await w.settle(KEY);
+    await w.settle('ns-a/v');
+    const orphan = String(w.api.get(KEY)?.status?.id);
+    const listed = String(w.api.get('ns-a/v')?.status?.id);
+    w.reconciler.vanished(w.api.vanish(KEY), true);
+    // A relist finds v gone: its last state seen may predate a change that matters, so it is not acted on.
+    w.reconciler.vanished(w.api.vanish('ns-a/v'), false);
+    await w.settle(KEY);
+    await w.settle('ns-a/v');
+    assert.equal(w.cloud.objects.get(orphan)?.status, 'RUNNING');
+    assert.equal(w.cloud.objects.get(listed)?.status, 'RUNNING');
+  });
+
   test('a transient create failure is retried; a terminal one is reported and not retried', async () => {
     const w = open();
     w.api.create('w', {});
