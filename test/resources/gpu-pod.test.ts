@@ -203,6 +203,12 @@ describe('GpuPod adapter', () => {
       assert.deepEqual(adapter.drift?.(mr, await listed(made.id)), []);
     });
 
+    it('a pod whose spec allows any region (regions: []) is not drifted', async () => {
+      const mr = pod(podSpec({ regions: [] }));
+      const made = await created(mr);
+      assert.deepEqual(adapter.drift?.(mr, made), []);
+    });
+
     it('reports each field the pod cannot change, alone, when the pod differs from the spec', () => {
       const spec = podSpec({
         name: running.name,
@@ -466,6 +472,14 @@ describe('GpuPod adapter', () => {
       const held = adapter.liveGpus({ ...running, status, gpuCount: 4 });
       assert.equal(held, status === 'PAUSED' || status === 'TERMINATED' ? 0 : 4, status);
     }
+  });
+
+  it('a CPU pod holds no GPUs and asks for none', async () => {
+    const mr = pod(podSpec({ resourceType: 'CPU', gpuType: 'CPU', gpuCount: 4 }));
+    const cpu = await created(mr);
+    assert.equal(adapter.liveGpus(cpu), 0);
+    assert.equal((await adapter.demand(mr)).gpus, undefined);
+    assert.equal(adapter.liveGpus({ ...cpu, resourceType: 'GPU' }), 4, 'the same pod on GPUs holds 4');
   });
 
   it('demand: the spec’s GPU type and count, live unless paused, and the registry credential as an id string', async () => {

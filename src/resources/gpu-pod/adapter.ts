@@ -63,13 +63,17 @@ export function gpuPodAdapter(
     },
     create: async (mr, ctx) => client.pods.create(await createRequest(mr, ctx, options.callbackUrl)),
     demand: async ({ spec }) => ({
-      gpus: spec.gpuType === undefined ? undefined : { types: [spec.gpuType], count: spec.gpuCount ?? 0 },
+      // A CPU pod holds no GPU: neither the GPU-type allow-list nor the GPU limits apply to it.
+      gpus:
+        spec.gpuType === undefined || spec.resourceType === 'CPU'
+          ? undefined
+          : { types: [spec.gpuType], count: spec.gpuCount ?? 0 },
       live: !spec.paused,
       containerRegistryAuthId:
         spec.containerRegistryAuthId === undefined ? undefined : String(spec.containerRegistryAuthId),
     }),
     // A paused pod keeps its volume, not its GPUs.
-    liveGpus: (pod) => (RELEASED.has(pod.status) ? 0 : pod.gpuCount),
+    liveGpus: (pod) => (RELEASED.has(pod.status) || pod.resourceType === 'CPU' ? 0 : pod.gpuCount),
     plan: async (mr, pod) => plan(client, mr, pod),
     lateInit: {
       from: (pod) => ({
@@ -186,7 +190,8 @@ function podDrift(mr: GpuPod, pod: PodView): string[] {
       'containerVolumeInGb',
       spec.containerVolumeInGb !== undefined && pod.containerVolumeInGb !== spec.containerVolumeInGb,
     ],
-    ['regions', spec.regions !== undefined && !spec.regions.includes(pod.region)],
+    // An empty list, like none, lets the cloud pick any region.
+    ['regions', spec.regions !== undefined && spec.regions.length > 0 && !spec.regions.includes(pod.region)],
   ];
   return differs.filter(([, differ]) => differ).map(([field]) => field);
 }

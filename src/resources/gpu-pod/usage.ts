@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { amount, usageOf } from '../common/usage.ts';
 
 const view = z.object({
-  spec: z.looseObject({ gpuType: z.string(), gpuCount: z.number() }),
+  spec: z.looseObject({ gpuType: z.string(), gpuCount: z.number(), resourceType: z.string().optional() }),
   status: z
     .looseObject({
       phase: z.string().optional(),
@@ -12,11 +12,11 @@ const view = z.object({
     .optional(),
 });
 
-/** A running pod holds its GPUs and pays its card price for each; a paused one holds none. */
+/** A running pod holds its GPUs and pays its card price for each; a paused one, or a CPU pod, holds none. */
 export const gpuPodUsage = usageOf(view, ({ spec, status }) => {
   const running = status?.phase === 'RUNNING';
   return {
-    gpus: running ? spec.gpuCount : 0,
+    gpus: running && spec.resourceType !== 'CPU' ? spec.gpuCount : 0,
     gpuType: spec.gpuType,
     dollarsPerHour: running ? amount(status?.prices?.singleCard) * spec.gpuCount : 0,
     dollarsSoFar: amount(status?.estimatedCost),
