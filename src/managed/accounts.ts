@@ -41,8 +41,8 @@ export class Usage {
   readonly #meters = new Map<string, () => number>();
 
   /** `kind`'s live GPUs, read when the total is asked for. */
-  meter(kind: string, liveGpus: () => number): void {
-    this.#meters.set(kind, liveGpus);
+  meter(kind: string, heldGpus: () => number): void {
+    this.#meters.set(kind, heldGpus);
   }
 
   total(): number {

@@ -108,7 +108,7 @@ export class ConnectionPool<Spec extends CommonSpec, Cloud> {
       log: log.child({ account: account.name }),
     });
     account.usage.meter(base.kind, () =>
-      cache.objects().reduce((sum, cloud) => sum + base.liveGpus(cloud), 0),
+      cache.objects().reduce((sum, cloud) => sum + base.heldGpus(cloud), 0),
     );
     const details =
       base.details &&

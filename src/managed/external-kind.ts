@@ -181,8 +181,13 @@ export interface ExternalKind<Spec, Cloud> {
   create(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Cloud>;
   /** What the spec asks of its account (GPUs, registry and credential ids): the account's policy checks it. */
   demand(mr: ManagedObject<Spec>): Promise<Demand>;
-  /** GPUs the object holds live now: 0 when paused, stopped or gone. Summed per account for its limit. */
-  liveGpus(cloud: Cloud): number;
+  /**
+   * GPUs the object holds, or may hold at any moment: in every state but the ones that release them
+   * (paused, stopped, gone), so an object on its way up (INITIALIZING) or down, or FAILED, still counts.
+   * Summed per account over every object its lists show, managed or not: what the guardrails count. Not
+   * the fleet gauges' `runningGpus`, which count only what runs and bills now.
+   */
+  heldGpus(cloud: Cloud): number;
   plan(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<Plan>;
 
   /**

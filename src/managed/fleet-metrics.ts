@@ -7,8 +7,11 @@ import { type ManagedObject, OUTCOMES } from './external-kind.ts';
  * quotes prices in US dollars.
  */
 export interface Usage {
-  /** GPUs live now (0 when paused, stopped or not running), and their model. */
-  gpus: number;
+  /**
+   * GPUs running now, and billed (0 unless the phase is RUNNING), and their model: what the fleet gauges
+   * show. The guardrails count more: every GPU an object holds (`ExternalKind.heldGpus`).
+   */
+  runningGpus: number;
   gpuType?: string | undefined;
   /** Spend rate now, in dollars per hour. */
   dollarsPerHour: number;
@@ -105,8 +108,11 @@ export class FleetMetrics {
       ['namespace', 'gpu_type'],
       (set) => {
         for (const { mr, usage } of this.#used()) {
-          if (usage.gpus > 0)
-            set({ namespace: mr.metadata.namespace ?? '', gpu_type: usage.gpuType ?? 'unknown' }, usage.gpus);
+          if (usage.runningGpus > 0)
+            set(
+              { namespace: mr.metadata.namespace ?? '', gpu_type: usage.gpuType ?? 'unknown' },
+              usage.runningGpus,
+            );
         }
       },
     );

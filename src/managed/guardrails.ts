@@ -24,7 +24,7 @@ export function guardedAdapter<Spec, Cloud>(
       const plan = await adapter.plan(mr, cloud, ctx);
       if (plan.kind !== 'act') return plan;
       const demand = await adapter.demand(mr);
-      const adding = (demand.live ? (demand.gpus?.count ?? 0) : 0) - adapter.liveGpus(cloud);
+      const adding = (demand.live ? (demand.gpus?.count ?? 0) : 0) - adapter.heldGpus(cloud);
       return adding > 0 ? beforeStep(plan, () => check(account, demand, adding)) : plan;
     },
   };

@@ -143,7 +143,7 @@ export class FakeCloud {
         gpus: { types: ['W1'], count: spec.size ?? 1 },
         live: spec.paused !== true,
       }),
-      liveGpus: (widget) => (widget.status === 'RUNNING' ? widget.size : 0),
+      heldGpus: (widget) => (widget.status === 'RUNNING' ? widget.size : 0),
       plan: async (mr, widget) => {
         const want = mr.spec.paused;
         if (want === true && widget.status === 'RUNNING') {

@@ -22,7 +22,7 @@ function recordingAdapter(changes: string[]): ExternalKind<unknown, Cloud> {
     isGone: () => false,
     isOwnCreate: async () => false,
     demand: async () => ({ live: true }),
-    liveGpus: () => 0,
+    heldGpus: () => 0,
     create: async () => {
       changes.push('create');
       return { id: 'c-1' };

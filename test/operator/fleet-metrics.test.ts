@@ -113,7 +113,7 @@ test('fleet gauges come only from the leader; a standby exports none', async () 
   fleet.add({
     kind: 'GpuPod',
     resources: () => [{ metadata: { namespace: 'n', name: 'p' }, status: { phase: 'RUNNING' } }],
-    usage: () => ({ gpus: 4, gpuType: 'H100', dollarsPerHour: 2, dollarsSoFar: 1 }),
+    usage: () => ({ runningGpus: 4, gpuType: 'H100', dollarsPerHour: 2, dollarsSoFar: 1 }),
   });
   const gauges = async () =>
     parseMetrics(await registry.metrics()).filter((s) =>

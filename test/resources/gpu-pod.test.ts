@@ -467,9 +467,9 @@ describe('GpuPod adapter', () => {
     });
   });
 
-  it('liveGpus: a pod holds its GPUs unless paused or terminated (docs/crd-reference.md, maxLiveGpus)', () => {
+  it('heldGpus: a pod holds its GPUs unless paused or terminated (docs/crd-reference.md, maxLiveGpus)', () => {
     for (const status of POD_STATUSES) {
-      const held = adapter.liveGpus({ ...running, status, gpuCount: 4 });
+      const held = adapter.heldGpus({ ...running, status, gpuCount: 4 });
       assert.equal(held, status === 'PAUSED' || status === 'TERMINATED' ? 0 : 4, status);
     }
   });
@@ -477,9 +477,9 @@ describe('GpuPod adapter', () => {
   it('a CPU pod holds no GPUs and asks for none', async () => {
     const mr = pod(podSpec({ resourceType: 'CPU', gpuType: 'CPU', gpuCount: 4 }));
     const cpu = await created(mr);
-    assert.equal(adapter.liveGpus(cpu), 0);
+    assert.equal(adapter.heldGpus(cpu), 0);
     assert.equal((await adapter.demand(mr)).gpus, undefined);
-    assert.equal(adapter.liveGpus({ ...cpu, resourceType: 'GPU' }), 4, 'the same pod on GPUs holds 4');
+    assert.equal(adapter.heldGpus({ ...cpu, resourceType: 'GPU' }), 4, 'the same pod on GPUs holds 4');
   });
 
   it('demand: the spec’s GPU type and count, live unless paused, and the registry credential as an id string', async () => {

@@ -251,9 +251,9 @@ describe('GpuVm adapter', () => {
     });
   });
 
-  it('liveGpus: a VM holds its GPUs unless stopped or terminated (docs/crd-reference.md, maxLiveGpus)', () => {
+  it('heldGpus: a VM holds its GPUs unless stopped or terminated (docs/crd-reference.md, maxLiveGpus)', () => {
     for (const status of VM_STATUSES) {
-      const held = adapter.liveGpus({ ...running, status, gpuCount: 8 });
+      const held = adapter.heldGpus({ ...running, status, gpuCount: 8 });
       assert.equal(held, status === 'STOPPED' || status === 'TERMINATED' ? 0 : 8, status);
     }
   });

@@ -602,13 +602,13 @@ describe('ServerlessEndpoint adapter', () => {
     });
   });
 
-  it('liveGpus: a running endpoint’s running workers hold their resource’s GPUs; otherwise none (docs/crd-reference.md)', () => {
+  it('heldGpus: a running endpoint’s running workers hold their resource’s GPUs; otherwise none (docs/crd-reference.md)', () => {
     const resources = [
       { ...running.resources[0], gpuCount: 1 },
       { ...running.resources[0], region: 'ap-southeast-1', gpuCount: 4 },
     ] as Endpoint['resources'];
     for (const status of ENDPOINT_STATUSES) {
-      const held = adapter.liveGpus({ ...running, status, resources, runningWorkers: 3, totalWorkers: 5 });
+      const held = adapter.heldGpus({ ...running, status, resources, runningWorkers: 3, totalWorkers: 5 });
       assert.equal(held, status === 'RUNNING' ? 3 * 4 : 0, status);
     }
   });

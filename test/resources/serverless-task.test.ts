@@ -320,7 +320,7 @@ describe('ServerlessTask adapter', () => {
   });
 
   it('holds no GPUs and asks none of its account: the endpoint’s workers do', async () => {
-    assert.equal(adapter.liveGpus(finished), 0);
+    assert.equal(adapter.heldGpus(finished), 0);
     assert.deepEqual(await adapter.demand(task(taskSpec())), { live: false });
   });
 

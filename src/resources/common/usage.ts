@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { FleetResource, Usage } from '../../managed/fleet-metrics.ts';
 
 /** Nothing live, nothing spent: a resource whose spec or status does not read (yet). */
-export const NO_USAGE: Usage = { gpus: 0, dollarsPerHour: 0, dollarsSoFar: 0 };
+export const NO_USAGE: Usage = { runningGpus: 0, dollarsPerHour: 0, dollarsSoFar: 0 };
 
 /**
  * A kind's usage function over the few fields it reads, parsed leniently: a scrape reads every resource,

@@ -73,7 +73,7 @@ export function gpuPodAdapter(
         spec.containerRegistryAuthId === undefined ? undefined : String(spec.containerRegistryAuthId),
     }),
     // A paused pod keeps its volume, not its GPUs.
-    liveGpus: (pod) => (RELEASED.has(pod.status) || pod.resourceType === 'CPU' ? 0 : pod.gpuCount),
+    heldGpus: (pod) => (RELEASED.has(pod.status) || pod.resourceType === 'CPU' ? 0 : pod.gpuCount),
     plan: async (mr, pod) => plan(client, mr, pod),
     lateInit: {
       from: (pod) => ({

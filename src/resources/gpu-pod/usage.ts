@@ -16,7 +16,7 @@ const view = z.object({
 export const gpuPodUsage = usageOf(view, ({ spec, status }) => {
   const running = status?.phase === 'RUNNING';
   return {
-    gpus: running && spec.resourceType !== 'CPU' ? spec.gpuCount : 0,
+    runningGpus: running && spec.resourceType !== 'CPU' ? spec.gpuCount : 0,
     gpuType: spec.gpuType,
     dollarsPerHour: running ? amount(status?.prices?.singleCard) * spec.gpuCount : 0,
     dollarsSoFar: amount(status?.estimatedCost),

@@ -41,7 +41,7 @@ export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm
       });
     },
     demand: async ({ spec }) => ({ gpus: await types.gpusOf(spec.vmTypeId), live: true }),
-    liveGpus: (vm) => (vm.status === 'STOPPED' || vm.status === 'TERMINATED' ? 0 : vm.gpuCount),
+    heldGpus: (vm) => (vm.status === 'STOPPED' || vm.status === 'TERMINATED' ? 0 : vm.gpuCount),
     plan: async (mr, vm) => {
       const name = cloudName(mr);
       if (vm.name === name) return { kind: 'in-sync' };

@@ -17,7 +17,7 @@ const view = z.object({
 export const gpuVmUsage = usageOf(view, ({ status }) => {
   const running = status?.phase === 'RUNNING';
   return {
-    gpus: running ? (status?.gpuCount ?? 0) : 0,
+    runningGpus: running ? (status?.gpuCount ?? 0) : 0,
     gpuType: status?.gpuType,
     dollarsPerHour: running ? amount(status?.pricePerHour) : 0,
     dollarsSoFar: amount(status?.estimatedCost),

@@ -19,6 +19,7 @@ import { hasMarker, ignoreNotFound, markerIn, readinessFrom } from '../common/cl
 import type { AdapterContext } from '../common/registration.ts';
 import { cloudFieldsOf, presentStrings } from '../common/schema.ts';
 import { type Decision, QueueAutoscaler } from './autoscaler.ts';
+import { gpusPerWorker } from './gpus.ts';
 import type { ServerlessEndpointSpec } from './schema.ts';
 
 type ServerlessEndpoint = ManagedObject<ServerlessEndpointSpec>;
@@ -58,18 +59,14 @@ export function serverlessEndpointAdapter(
     demand: async ({ spec }) => ({
       gpus: {
         types: spec.resources.map((resource) => resource.gpuType),
-        count:
-          (spec.workers ?? spec.autoscaling?.maxWorkers ?? 1) *
-          Math.max(...spec.resources.map((resource) => resource.gpuCount)),
+        count: (spec.workers ?? spec.autoscaling?.maxWorkers ?? 1) * gpusPerWorker(spec.resources),
       },
       live: !spec.stopped,
       credentialId: spec.credentialId === undefined ? undefined : String(spec.credentialId),
     }),
     // Only a running endpoint's workers hold GPUs; each holds its resource's GPUs.
-    liveGpus: (endpoint) =>
-      endpoint.status === 'RUNNING'
-        ? endpoint.runningWorkers * Math.max(0, ...endpoint.resources.map((resource) => resource.gpuCount))
-        : 0,
+    heldGpus: (endpoint) =>
+      endpoint.status === 'RUNNING' ? endpoint.runningWorkers * gpusPerWorker(endpoint.resources) : 0,
     isOwnCreate: async (_mr, endpoint, ctx) => hasMarker(endpoint.environmentVars, ctx.ownerMarker),
     create: async (mr, ctx) => {
       const desired = await desiredFields(mr, ctx);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { amount, usageOf } from '../common/usage.ts';
+import { gpusPerWorker } from './gpus.ts';
 
 const view = z.object({
   spec: z.looseObject({
@@ -24,7 +25,7 @@ export const serverlessEndpointUsage = usageOf(view, ({ spec, status }) => {
   const running = status?.phase === 'RUNNING' ? (status.runningWorkers ?? 0) : 0;
   const [first] = spec.resources;
   return {
-    gpus: running * Math.max(...spec.resources.map((resource) => resource.gpuCount)),
+    runningGpus: running * gpusPerWorker(spec.resources),
     gpuType: first?.gpuType,
     dollarsPerHour: status?.phase === 'RUNNING' ? amount(status.perHourPrice) : 0,
     dollarsSoFar: amount(status?.cost),

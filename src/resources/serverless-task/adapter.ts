@@ -139,7 +139,7 @@ export function serverlessTaskAdapter(
       return submitted;
     },
     demand: async () => ({ live: false }),
-    liveGpus: () => 0,
+    heldGpus: () => 0,
     plan: async () => ({ kind: 'in-sync' }),
     finite: {
       outcomeOf: (phase) => (phase === 'SUCCESS' ? 'Complete' : phase === 'FAILED' ? 'Failed' : undefined),
