@@ -129,7 +129,11 @@ export type Plan =
   | { kind: 'wait'; reason: string }
   | { kind: 'act'; step: Step };
 
-export interface ExternalKind<Spec, Cloud> {
+/**
+ * `Status` is the kind's status as its schema types it (`z.output` of the status schema): `statusOf` must
+ * answer fields of it, and `connectionDetails` reads it typed. The generic layer sees it as a record.
+ */
+export interface ExternalKind<Spec, Cloud, Status extends object = Record<string, unknown>> {
   /** The custom resource's kind, e.g. `GpuPod`. */
   readonly kind: string;
 
@@ -211,7 +215,7 @@ export interface ExternalKind<Spec, Cloud> {
    * What a workload needs to reach the object (SSH command, addresses, URLs), from the status about to be
    * written, as the keys and values of its connection Secret.
    */
-  connectionDetails?(status: Readonly<Record<string, unknown>>): Record<string, string>;
+  connectionDetails?(status: Readonly<Partial<Status>>): Record<string, string>;
   /** Kinds that rent spot capacity: whether the spec asks for it, and whether the cloud took it back. */
   readonly spot?: {
     requested(spec: Spec): boolean;
@@ -232,7 +236,7 @@ export interface ExternalKind<Spec, Cloud> {
   readiness(mr: ManagedObject<Spec>, cloud: Cloud): Readiness;
   phaseOf(cloud: Cloud): string;
   /** The kind's own status fields, from the cloud object and what the resource's last plan decided. */
-  statusOf(cloud: Cloud, mr: ManagedObject<Spec>): Record<string, unknown>;
+  statusOf(cloud: Cloud, mr: ManagedObject<Spec>): Partial<Status>;
   /**
    * How soon to reconcile a resource again when nothing changes: for kinds that act on what the lists do
    * not show (an autoscaled endpoint watches its queue). Undefined: only when something changes.

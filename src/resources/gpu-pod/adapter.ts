@@ -19,7 +19,7 @@ import {
 import type { AdapterOptions } from '../common/registration.ts';
 import { cloudFieldsOf, presentStrings, sshEndpoint } from '../common/schema.ts';
 import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView } from './details.ts';
-import type { GpuPodSpec } from './schema.ts';
+import type { GpuPodSpec, GpuPodStatus } from './schema.ts';
 
 type GpuPod = ManagedObject<GpuPodSpec>;
 
@@ -43,7 +43,7 @@ const TRANSITIONAL = new Set(['INITIALIZING', 'PAUSING', 'TERMINATING']);
 export function gpuPodAdapter(
   client: GpuCloudClient,
   options: Pick<AdapterOptions, 'callbackUrl'> = {},
-): ExternalKind<GpuPodSpec, PodView> {
+): ExternalKind<GpuPodSpec, PodView, GpuPodStatus> {
   return {
     kind: 'GpuPod',
     list: () => client.pods.list(),
@@ -88,7 +88,7 @@ export function gpuPodAdapter(
       ...presentStrings({ sshCommand: status.sshCommand, internalIp: status.internalIp }),
       ...sshEndpoint(status.sshCommand),
       ...Object.fromEntries(
-        ((status.exposedPorts as Array<{ port: number; ingressUrl?: string }> | undefined) ?? [])
+        (status.exposedPorts ?? [])
           .filter((exposed) => exposed.ingressUrl)
           .map((exposed) => [`url-${exposed.port}`, String(exposed.ingressUrl)]),
       ),
@@ -100,7 +100,7 @@ export function gpuPodAdapter(
     delete: (id) => ignoreNotFound(client.pods.delete(id)),
     readiness: (mr, pod) => podReadiness(mr, pod),
     phaseOf: (pod) => pod.status,
-    statusOf: (pod) => ({
+    statusOf: (pod): Partial<GpuPodStatus> => ({
       region: pod.region,
       gpuDisplayName: pod.gpuDisplayName,
       sshCommand: pod.sshCmd ?? undefined,

@@ -4,7 +4,7 @@ import { CREATE_NAME } from '../../managed/annotations.ts';
 import { cloudName, type ExternalKind, type Readiness } from '../../managed/external-kind.ts';
 import { fingerprintOf, ignoreNotFound, readinessFrom, unlessNotFound } from '../common/cloud.ts';
 import { presentStrings, sshEndpoint } from '../common/schema.ts';
-import type { GpuVmSpec } from './schema.ts';
+import type { GpuVmSpec, GpuVmStatus } from './schema.ts';
 
 const readiness: Readonly<Record<string, Readiness>> = {
   INITIALIZING: { ready: false, reason: 'Initializing', message: 'the cloud is starting the VM' },
@@ -16,7 +16,7 @@ const readiness: Readonly<Record<string, Readiness>> = {
   FAILED: { ready: false, reason: 'Failed', message: 'the cloud reports the VM FAILED', broken: true },
 };
 
-export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm> {
+export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm, GpuVmStatus> {
   const types = vmTypeCatalog(client);
   return {
     kind: 'GpuVm',
@@ -80,7 +80,7 @@ export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm
     delete: (id) => ignoreNotFound(client.vms.terminate(id)),
     readiness: (_mr, vm) => readinessFrom(vm.status, readiness),
     phaseOf: (vm) => vm.status,
-    statusOf: (vm) => ({
+    statusOf: (vm): Partial<GpuVmStatus> => ({
       name: vm.name,
       gpuType: vm.gpuType,
       gpuDisplayName: vm.gpuDisplayName,

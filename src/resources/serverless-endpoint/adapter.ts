@@ -20,7 +20,7 @@ import type { AdapterContext } from '../common/registration.ts';
 import { cloudFieldsOf, presentStrings } from '../common/schema.ts';
 import { type Decision, QueueAutoscaler } from './autoscaler.ts';
 import { gpusPerWorker } from './gpus.ts';
-import type { ServerlessEndpointSpec } from './schema.ts';
+import type { ServerlessEndpointSpec, ServerlessEndpointStatus } from './schema.ts';
 
 type ServerlessEndpoint = ManagedObject<ServerlessEndpointSpec>;
 
@@ -37,7 +37,7 @@ const TRANSITIONAL = new Set(['INITIALIZING', 'STOPPING']);
 export function serverlessEndpointAdapter(
   client: GpuCloudClient,
   { queueIntervalMs }: AdapterContext,
-): ExternalKind<ServerlessEndpointSpec, Endpoint> {
+): ExternalKind<ServerlessEndpointSpec, Endpoint, ServerlessEndpointStatus> {
   // The get-by-id answer is a reduced object; the list carries everything, in one call for all.
   const get = async (id: string) => (await client.serverless.list()).find((endpoint) => endpoint.id === id);
   const autoscaling = new Autoscaling(client, queueIntervalMs);
@@ -111,7 +111,7 @@ export function serverlessEndpointAdapter(
     },
     readiness: (mr, endpoint) => endpointReadiness(mr, endpoint),
     phaseOf: (endpoint) => endpoint.status,
-    statusOf: (endpoint, mr) => ({
+    statusOf: (endpoint, mr): Partial<ServerlessEndpointStatus> => ({
       name: endpoint.name,
       domain: endpoint.domain ?? undefined,
       totalWorkers: endpoint.totalWorkers,

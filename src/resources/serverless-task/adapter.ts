@@ -15,6 +15,7 @@ import { fingerprintOf, readinessFrom, unlessNotFound } from '../common/cloud.ts
 import { resourceOf } from '../common/kind.ts';
 import type { AdapterContext } from '../common/registration.ts';
 import { serverlessEndpointKind } from '../serverless-endpoint/schema.ts';
+import type { ServerlessTaskStatus } from './schema.ts';
 import { OUTPUT_CAP_BYTES, type ServerlessTaskSpec } from './schema.ts';
 
 type ServerlessTask = ManagedObject<ServerlessTaskSpec>;
@@ -42,7 +43,7 @@ const endpoints = resourceOf(serverlessEndpointKind);
 export function serverlessTaskAdapter(
   client: GpuCloudClient,
   { peers }: AdapterContext,
-): ExternalKind<ServerlessTaskSpec, TaskView> {
+): ExternalKind<ServerlessTaskSpec, TaskView, ServerlessTaskStatus> {
   /** Endpoints with tasks in flight, and since when each is known to have them. */
   const inFlight = new Map<string, number>();
   const track = (task: TaskView | undefined) => {
@@ -154,7 +155,7 @@ export function serverlessTaskAdapter(
           }
         : readinessFrom(task.status, readiness),
     phaseOf: (task) => task.status,
-    statusOf: (task) => ({
+    statusOf: (task): Partial<ServerlessTaskStatus> => ({
       taskId: task.taskId,
       endpointId: task.endpointId,
       endpointName: task.endpointName,
