@@ -106,6 +106,23 @@ export interface Step {
   run(): Promise<void>;
 }
 
+/**
+ * The plan that takes one step: the one way an adapter acts. `run` makes exactly one cloud call; what it
+ * answers is dropped.
+ */
+export function act(reason: string, describe: string, run: () => Promise<unknown>): Plan {
+  return {
+    kind: 'act',
+    step: {
+      reason,
+      describe,
+      run: async () => {
+        await run();
+      },
+    },
+  };
+}
+
 /** The plan with `first` run right before its step, if it has one: how the fence and the guardrails stand in front. */
 export function beforeStep(plan: Plan, first: () => void): Plan {
   if (plan.kind !== 'act') return plan;

@@ -2,6 +2,7 @@ import type { GpuCloudClient } from '../../api/client.ts';
 import type { PodCreateRequest } from '../../api/schemas/pods.ts';
 import {
   type ActContext,
+  act,
   cloudName,
   type ExternalKind,
   type ManagedObject,
@@ -165,10 +166,10 @@ function plan(client: GpuCloudClient, mr: GpuPod, pod: PodView): Plan {
   if (TRANSITIONAL.has(pod.status)) return { kind: 'wait', reason: pod.status };
   // Left out (before late initialisation, or under a policy without it): as the cloud has it.
   if (mr.spec.paused === true && pod.status === 'RUNNING') {
-    return step('Pausing', `pausing pod ${pod.id}`, () => client.pods.pause(pod.id));
+    return act('Pausing', `pausing pod ${pod.id}`, () => client.pods.pause(pod.id));
   }
   if (mr.spec.paused === false && pod.status === 'PAUSED') {
-    return step('Resuming', `resuming pod ${pod.id}`, () => client.pods.resume(pod.id));
+    return act('Resuming', `resuming pod ${pod.id}`, () => client.pods.resume(pod.id));
   }
   return { kind: 'in-sync' };
 }
@@ -194,10 +195,6 @@ function podDrift(mr: GpuPod, pod: PodView): string[] {
     ['regions', spec.regions !== undefined && spec.regions.length > 0 && !spec.regions.includes(pod.region)],
   ];
   return differs.filter(([, differ]) => differ).map(([field]) => field);
-}
-
-function step(reason: string, describe: string, run: () => Promise<void>): Plan {
-  return { kind: 'act', step: { reason, describe, run } };
 }
 
 function podReadiness(mr: GpuPod, pod: PodView): Readiness {

@@ -1,7 +1,7 @@
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { Vm, VmTypeItem } from '../../api/schemas/vms.ts';
 import { CREATE_NAME } from '../../managed/annotations.ts';
-import { cloudName, type ExternalKind, type Readiness } from '../../managed/external-kind.ts';
+import { act, cloudName, type ExternalKind, type Readiness } from '../../managed/external-kind.ts';
 import { fingerprintOf, ignoreNotFound, readinessFrom, unlessNotFound } from '../common/cloud.ts';
 import { presentStrings, sshEndpoint } from '../common/schema.ts';
 import type { GpuVmSpec, GpuVmStatus } from './schema.ts';
@@ -45,16 +45,9 @@ export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm
     plan: async (mr, vm) => {
       const name = cloudName(mr);
       if (vm.name === name) return { kind: 'in-sync' };
-      return {
-        kind: 'act',
-        step: {
-          reason: 'Renaming',
-          describe: `renaming VM ${vm.id} from ${vm.name} to ${name}`,
-          run: async () => {
-            await client.vms.update(vm.id, { name });
-          },
-        },
-      };
+      return act('Renaming', `renaming VM ${vm.id} from ${vm.name} to ${name}`, () =>
+        client.vms.update(vm.id, { name }),
+      );
     },
     lateInit: { from: (vm) => ({ name: vm.name, isSpot: vm.isSpot }), cleared: {} },
     connectionDetails: (status) => ({

@@ -8,12 +8,12 @@ import {
 } from '../../api/schemas/serverless.ts';
 import {
   type ActContext,
+  act,
   cloudName,
   type ExternalKind,
   type ManagedObject,
   type Plan,
   type Readiness,
-  type Step,
 } from '../../managed/external-kind.ts';
 import { hasMarker, ignoreNotFound, markerIn, readinessFrom } from '../common/cloud.ts';
 import type { AdapterContext } from '../common/registration.ts';
@@ -165,34 +165,24 @@ async function plan(
   const changes = await updateFor(mr, endpoint, ctx);
   if (Object.keys(changes).length > 0) {
     const fields = Object.keys(changes).join(', ');
-    return act({
-      reason: 'Updating',
-      describe: `updating endpoint ${endpoint.id}: ${fields}`,
-      run: async () => void (await client.serverless.update(endpoint.id, changes)),
-    });
+    return act('Updating', `updating endpoint ${endpoint.id}: ${fields}`, () =>
+      client.serverless.update(endpoint.id, changes),
+    );
   }
   const { workers, stopped } = mr.spec;
   if (workers !== undefined && workers !== endpoint.totalWorkers) {
-    return act({
-      reason: 'Scaling',
-      describe: `scaling endpoint ${endpoint.id} from ${endpoint.totalWorkers} to ${workers} workers`,
-      run: () => client.serverless.scaleWorkers(endpoint.id, workers),
-    });
+    return act(
+      'Scaling',
+      `scaling endpoint ${endpoint.id} from ${endpoint.totalWorkers} to ${workers} workers`,
+      () => client.serverless.scaleWorkers(endpoint.id, workers),
+    );
   }
   // Left out (before late initialisation, or under a policy without it): as the cloud has it.
   if (stopped === true && endpoint.status === 'RUNNING') {
-    return act({
-      reason: 'Stopping',
-      describe: `stopping endpoint ${endpoint.id}`,
-      run: () => client.serverless.stop(endpoint.id),
-    });
+    return act('Stopping', `stopping endpoint ${endpoint.id}`, () => client.serverless.stop(endpoint.id));
   }
   if (stopped === false && endpoint.status === 'STOPPED') {
-    return act({
-      reason: 'Starting',
-      describe: `starting endpoint ${endpoint.id}`,
-      run: () => client.serverless.start(endpoint.id),
-    });
+    return act('Starting', `starting endpoint ${endpoint.id}`, () => client.serverless.start(endpoint.id));
   }
   return undefined;
 }
@@ -224,11 +214,11 @@ class Autoscaling {
     const decision = this.#scaler.decide(id, spec, totalWorkers, await this.#queue(id));
     this.#decisions.set(id, decision);
     if (decision.desiredWorkers === totalWorkers) return { kind: 'in-sync' };
-    return act({
-      reason: 'Autoscaling',
-      describe: `scaling endpoint ${id} from ${totalWorkers} to ${decision.desiredWorkers} workers (${decision.reason}: ${decision.queue} tasks in flight)`,
-      run: () => this.#client.serverless.scaleWorkers(id, decision.desiredWorkers),
-    });
+    return act(
+      'Autoscaling',
+      `scaling endpoint ${id} from ${totalWorkers} to ${decision.desiredWorkers} workers (${decision.reason}: ${decision.queue} tasks in flight)`,
+      () => this.#client.serverless.scaleWorkers(id, decision.desiredWorkers),
+    );
   }
 
   last(id: string): Decision | undefined {
@@ -315,10 +305,6 @@ function endpointReadiness(mr: ServerlessEndpoint, endpoint: Endpoint): Readines
 
 function isServiceMode(mode: string): mode is ServiceMode {
   return (SERVICE_MODES as readonly string[]).includes(mode);
-}
-
-function act(step: Step): Plan {
-  return { kind: 'act', step };
 }
 
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
