@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Connection } from './connections.ts';
+import type { AccountLink } from './account-links.ts';
 import type { CommonSpec } from './external-kind.ts';
 import type { ManagedStatus } from './status-schema.ts';
 
@@ -16,13 +16,13 @@ export interface CloudView<Cloud> {
  */
 export async function viewOf<Spec extends CommonSpec, Cloud>(
   id: string,
-  conn: Connection<Spec, Cloud>,
+  link: AccountLink<Spec, Cloud>,
   status?: ManagedStatus,
 ): Promise<CloudView<Cloud> | undefined> {
-  const { adapter, cache } = conn;
+  const { adapter, cache } = link;
   // Until the first list is in, every observation would cost a get: wait for it instead.
   if (!cache.hasSynced()) await cache.waitForListAfter(1);
-  const sighting = cache.sight(id, conn.actedAt.get(id) ?? 0);
+  const sighting = cache.sight(id, link.actedAt.get(id) ?? 0);
   if (sighting.kind === 'seen') {
     const listed = sighting.cloud;
     if (status?.id === id && status.cloudFingerprint === fingerprintDigest(adapter.fingerprint(listed))) {
@@ -39,24 +39,27 @@ export async function viewOf<Spec extends CommonSpec, Cloud>(
 /** The cloud object `id`, as `viewOf` finds it; undefined when the cloud has none. */
 export async function cloudObjectOf<Spec extends CommonSpec, Cloud>(
   id: string,
-  conn: Connection<Spec, Cloud>,
+  link: AccountLink<Spec, Cloud>,
 ): Promise<Cloud | undefined> {
-  return (await viewOf(id, conn))?.cloud;
+  return (await viewOf(id, link))?.cloud;
 }
 
 /** Whether the cloud has object `id` and it is not gone (deleted, terminated). */
 export async function isLive<Spec extends CommonSpec, Cloud>(
   id: string,
-  conn: Connection<Spec, Cloud>,
+  link: AccountLink<Spec, Cloud>,
 ): Promise<boolean> {
-  const cloud = await cloudObjectOf(id, conn);
-  return cloud !== undefined && !conn.adapter.isGone(cloud);
+  const cloud = await cloudObjectOf(id, link);
+  return cloud !== undefined && !link.adapter.isGone(cloud);
 }
 
-/** Drops what the account's connection remembers of cloud object `id`, once no resource holds it. */
-export function forgetCloud<Spec extends CommonSpec, Cloud>(id: string, conn: Connection<Spec, Cloud>): void {
-  conn.actedAt.delete(id);
-  conn.cache.forget(id);
+/** Drops what the account's link remembers of cloud object `id`, once no resource holds it. */
+export function forgetCloud<Spec extends CommonSpec, Cloud>(
+  id: string,
+  link: AccountLink<Spec, Cloud>,
+): void {
+  link.actedAt.delete(id);
+  link.cache.forget(id);
 }
 
 /** A short digest of a cloud object's watched fields, kept in status to tell whether it still holds. */

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { Result } from '../controller/controller.ts';
+import type { AccountLink } from './account-links.ts';
 import { accountOf } from './accounts.ts';
 import { EXTERNAL_ID, FINALIZER, SKIP_RECONCILE } from './annotations.ts';
 import { cloudObjectOf, forgetCloud, isLive } from './cloud-view.ts';
-import type { Connection } from './connections.ts';
 import type { EventSink } from './event-sink.ts';
 import { type ActContext, type CommonSpec, keyOf, type ManagedObject } from './external-kind.ts';
 import type { Identity } from './identity.ts';
@@ -52,15 +52,15 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
    */
   async finalize(
     mr: ManagedObject<Spec>,
-    conn: Connection<Spec, Cloud>,
+    link: AccountLink<Spec, Cloud>,
     ctx: ActContext,
     { vanished = false } = {},
   ): Promise<Result> {
     if (!mr.metadata.finalizers?.includes(FINALIZER)) return {};
-    const release = (reason: string, message: string) => this.#release(mr, reason, message, conn, vanished);
+    const release = (reason: string, message: string) => this.#release(mr, reason, message, link, vanished);
     const { kind, events } = this.#o;
     // Reconciles of one resource never overlap, so no create of its own is in flight here.
-    const remove = conn.adapter.delete;
+    const remove = link.adapter.delete;
     if (!remove) {
       await release('Released', `a ${kind} leaves nothing in the cloud to delete`);
       return {};
@@ -76,16 +76,16 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
       );
       return {};
     }
-    const id = await this.#idForDeletion(mr, conn, ctx);
+    const id = await this.#idForDeletion(mr, link, ctx);
     if (id === 'wait') return { requeueAfterMs: this.#o.verifyAfterMs };
-    const cloud = id === undefined ? undefined : await cloudObjectOf(id, conn);
-    if (id === undefined || !cloud || conn.adapter.isGone(cloud)) {
+    const cloud = id === undefined ? undefined : await cloudObjectOf(id, link);
+    if (id === undefined || !cloud || link.adapter.isGone(cloud)) {
       await release('Deleted', id ? `${kind} ${id} is deleted in the cloud` : 'nothing to delete');
       return {};
     }
-    conn.actedAt.set(id, Date.now());
+    link.actedAt.set(id, Date.now());
     await remove(id);
-    conn.cache.requestRefresh();
+    link.cache.requestRefresh();
     events.event(mr, 'Normal', 'Deleting', `deleting ${kind} ${id} in the cloud`);
     return { requeueAfterMs: this.#o.verifyAfterMs };
   }
@@ -122,19 +122,19 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
    */
   async #idForDeletion(
     mr: ManagedObject<Spec>,
-    conn: Connection<Spec, Cloud>,
+    link: AccountLink<Spec, Cloud>,
     ctx: ActContext,
   ): Promise<string | undefined | 'wait'> {
-    const { creation, adapter } = conn;
+    const { creation, adapter } = link;
     const held = mr.status?.id;
     const recorded = mr.metadata.annotations?.[EXTERNAL_ID];
-    if (held !== undefined && held !== recorded && (await isLive(held, conn))) return held;
+    if (held !== undefined && held !== recorded && (await isLive(held, link))) return held;
     if (recorded) {
       const claims = this.#claims;
-      if (!claims.mayAdopt(mr, recorded, conn) || !claims.claimVerdict(mr, recorded, undefined, conn).holds)
+      if (!claims.mayAdopt(mr, recorded, link) || !claims.claimVerdict(mr, recorded, undefined, link).holds)
         return undefined;
-      const cloud = await cloudObjectOf(recorded, conn);
-      return cloud && !claims.claimVerdict(mr, recorded, cloud, conn).holds ? undefined : recorded;
+      const cloud = await cloudObjectOf(recorded, link);
+      return cloud && !claims.claimVerdict(mr, recorded, cloud, link).holds ? undefined : recorded;
     }
     const intentAt = creation.intentAt(mr);
     if (intentAt === undefined) return undefined;
@@ -144,24 +144,24 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
   }
 
   /**
-   * Lets the resource go; `conn` undefined when it was never connected to an account (skipped), `vanished`
+   * Lets the resource go; `link` undefined when it was never connected to an account (skipped), `vanished`
    * when the apiserver has removed it already.
    */
   async #release(
     mr: ManagedObject<unknown>,
     reason: string,
     message: string,
-    conn: Connection<Spec, Cloud> | undefined,
+    link: AccountLink<Spec, Cloud> | undefined,
     vanished = false,
   ): Promise<void> {
     const finalizers = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
     if (!vanished) await this.#o.writer.patchObject(mr, { finalizers });
     for (const memory of this.#memories) memory.forget(mr.metadata.uid);
     const id = mr.metadata.annotations?.[EXTERNAL_ID];
-    if (conn) {
-      conn.creation.forget(mr.metadata.uid);
-      if (id) forgetCloud(id, conn);
-      conn.details?.untrack(keyOf(mr));
+    if (link) {
+      link.creation.forget(mr.metadata.uid);
+      if (id) forgetCloud(id, link);
+      link.details?.untrack(keyOf(mr));
     }
     this.#o.events.event(mr, 'Normal', reason, message);
     logResource(this.#o.log, 'info', mr, { id }, message);

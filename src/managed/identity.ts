@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
+import type { AccountLink } from './account-links.ts';
 import type { Account } from './accounts.ts';
 import { EXTERNAL_ID } from './annotations.ts';
 import { type ClaimVerdict, judgeClaim } from './claims.ts';
 import { type CloudView, isLive, viewOf } from './cloud-view.ts';
-import type { Connection } from './connections.ts';
 import type { Recorded } from './creation.ts';
 import { ReconcileError } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
@@ -28,7 +28,7 @@ export interface IdentityOptions {
   kind: string;
   store: ManagedStore;
   /** Whether another account's claims count against this one's (they share an API URL). */
-  connections: { sameScope(account: Account, other: string): boolean };
+  links: { sameScope(account: Account, other: string): boolean };
   events: EventSink;
   log: Logger;
 }
@@ -60,31 +60,31 @@ export class Identity<Spec extends CommonSpec, Cloud> {
    */
   async observeOrObtain(
     mr: ManagedObject<Spec>,
-    conn: Connection<Spec, Cloud>,
+    link: AccountLink<Spec, Cloud>,
     ctx: ActContext,
   ): Promise<Observation<Cloud>> {
     const id = mr.metadata.annotations?.[EXTERNAL_ID];
-    await this.#refuseRepointing(mr, id, conn);
+    await this.#refuseRepointing(mr, id, link);
     if (id) {
-      this.#refuseAdoption(mr, id, conn);
+      this.#refuseAdoption(mr, id, link);
       // Claims are judged only on what this account can see, so that an id of another account answers
       // as one that does not exist: a tenant learns nothing of objects outside the accounts it may use.
-      const view = await viewOf(id, conn, mr.status);
-      if (!view || conn.adapter.isGone(view.cloud)) return { kind: 'missing', id };
-      this.#refuseUnlessHeld(this.claimVerdict(mr, id, view.cloud, conn));
+      const view = await viewOf(id, link, mr.status);
+      if (!view || link.adapter.isGone(view.cloud)) return { kind: 'missing', id };
+      this.#refuseUnlessHeld(this.claimVerdict(mr, id, view.cloud, link));
       return { kind: 'seen', ...view };
     }
     const fill =
       mr.status?.lateInitialized === undefined
-        ? (cloud: Cloud) => lateInitFill(mr, cloud, conn.adapter) ?? {}
+        ? (cloud: Cloud) => lateInitFill(mr, cloud, link.adapter) ?? {}
         : undefined;
-    const obtained = await conn.creation.obtain(mr, ctx, fill);
+    const obtained = await link.creation.obtain(mr, ctx, fill);
     if (obtained.kind === 'wait') return obtained;
-    const newId = conn.adapter.idOf(obtained.cloud);
-    conn.actedAt.set(newId, Date.now());
+    const newId = link.adapter.idOf(obtained.cloud);
+    link.actedAt.set(newId, Date.now());
     // What made or found the object is as new as this act: a reconcile woken by the id's own write event
     // (it may come before the write's answer) sees it without a get.
-    conn.cache.remember(obtained.cloud);
+    link.cache.remember(obtained.cloud);
     const { kind } = this.#o;
     const [reason, message] = obtained.created
       ? ['Created', `created ${kind} ${newId} in the cloud`]
@@ -92,19 +92,19 @@ export class Identity<Spec extends CommonSpec, Cloud> {
     this.#o.events.event(mr, 'Normal', reason, message);
     logResource(this.#o.log, 'info', mr, { id: newId }, message);
     // A create answers the whole object: only a recovered one, found in a list, needs completing.
-    if (obtained.created) conn.cache.rememberComplete(obtained.cloud);
+    if (obtained.created) link.cache.rememberComplete(obtained.cloud);
     return {
       kind: 'seen',
-      cloud: await conn.cache.complete(obtained.cloud),
+      cloud: await link.cache.complete(obtained.cloud),
       partial: false,
       obtained: { metadata: obtained.metadata, filled: obtained.filled },
     };
   }
 
   /** Whether naming `id` is allowed: its own object (proved, or recorded by this process), or adoption is. */
-  mayAdopt(mr: ManagedObject<Spec>, id: string, conn: Connection<Spec, Cloud>): boolean {
-    const { policy } = conn.account;
-    return policy.adoption || mr.status?.id === id || conn.creation.recordedHere(mr.metadata.uid, id);
+  mayAdopt(mr: ManagedObject<Spec>, id: string, link: AccountLink<Spec, Cloud>): boolean {
+    const { policy } = link.account;
+    return policy.adoption || mr.status?.id === id || link.creation.recordedHere(mr.metadata.uid, id);
   }
 
   /**
@@ -115,15 +115,15 @@ export class Identity<Spec extends CommonSpec, Cloud> {
     mr: ManagedObject<unknown>,
     id: string,
     cloud: Cloud | undefined,
-    conn: Connection<Spec, Cloud>,
+    link: AccountLink<Spec, Cloud>,
   ): ClaimVerdict {
-    const { store, connections } = this.#o;
+    const { store, links } = this.#o;
     return judgeClaim({
       uid: mr.metadata.uid,
       id,
       statusId: mr.status?.id,
-      claims: store.claimsOn(id).filter((claim) => connections.sameScope(conn.account, claim.account)),
-      marker: cloud === undefined ? undefined : conn.adapter.markerOf?.(cloud),
+      claims: store.claimsOn(id).filter((claim) => links.sameScope(link.account, claim.account)),
+      marker: cloud === undefined ? undefined : link.adapter.markerOf?.(cloud),
       isLive: (uid) => store.isLive(uid),
     });
   }
@@ -132,9 +132,9 @@ export class Identity<Spec extends CommonSpec, Cloud> {
    * Naming an object the resource did not make is adoption, which an account shared by several
    * namespaces refuses unless its owner allows it: a tenant could otherwise reach objects it never owned.
    */
-  #refuseAdoption(mr: ManagedObject<Spec>, id: string, conn: Connection<Spec, Cloud>): void {
-    if (this.mayAdopt(mr, id, conn)) return;
-    const { account } = conn;
+  #refuseAdoption(mr: ManagedObject<Spec>, id: string, link: AccountLink<Spec, Cloud>): void {
+    if (this.mayAdopt(mr, id, link)) return;
+    const { account } = link;
     throw new ReconcileError(
       'AdoptionNotAllowed',
       `provider config ${account.name} does not allow adopting existing cloud objects; remove annotation ${EXTERNAL_ID} to create a new one`,
@@ -160,10 +160,10 @@ export class Identity<Spec extends CommonSpec, Cloud> {
   async #refuseRepointing(
     mr: ManagedObject<Spec>,
     id: string | undefined,
-    conn: Connection<Spec, Cloud>,
+    link: AccountLink<Spec, Cloud>,
   ): Promise<void> {
     const held = mr.status?.id;
-    if (held === undefined || held === id || !(await isLive(held, conn))) return;
+    if (held === undefined || held === id || !(await isLive(held, link))) return;
     const change = id === undefined ? 'was removed' : `was changed to ${id}`;
     throw new ReconcileError(
       'ExternalIdChanged',

@@ -1,5 +1,5 @@
+import type { AccountLink } from './account-links.ts';
 import { FINALIZER } from './annotations.ts';
-import type { Connection } from './connections.ts';
 import type { Recorded } from './creation.ts';
 import type { CommonSpec, ExternalKind, ManagedObject } from './external-kind.ts';
 import { allows } from './policies.ts';
@@ -46,9 +46,9 @@ export class LateInitialization<Spec extends CommonSpec, Cloud> {
   async takeHold(
     mr: ManagedObject<Spec>,
     observed: ObservedObject<Cloud>,
-    conn: Connection<Spec, Cloud>,
+    link: AccountLink<Spec, Cloud>,
   ): Promise<Holding<Spec>> {
-    const { lateInit } = conn.adapter;
+    const { lateInit } = link.adapter;
     const { uid } = mr.metadata;
     const recorded = mr.status?.lateInitialized;
     if (recorded !== undefined) this.#initialized.delete(uid);
@@ -58,7 +58,7 @@ export class LateInitialization<Spec extends CommonSpec, Cloud> {
     let metadata = observed.obtained?.metadata ?? mr.metadata;
     // What was just obtained went through the create intent, which wrote the finalizer.
     if (!observed.obtained && recorded === undefined && filled === undefined) {
-      const fill = lateInitFill(mr, observed.cloud, conn.adapter);
+      const fill = lateInitFill(mr, observed.cloud, link.adapter);
       const finalizers = metadata.finalizers ?? [];
       const patch: ObjectPatch = { ifUnchanged: true };
       if (!finalizers.includes(FINALIZER)) patch.finalizers = [...finalizers, FINALIZER];

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { Result } from '../controller/controller.ts';
 import type { ObjectKey } from '../kube/object.ts';
+import type { AccountLink, AccountLinks } from './account-links.ts';
 import { NamespaceNotAllowedError } from './accounts.ts';
 import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
-import type { Connection, ConnectionPool } from './connections.ts';
 import { Deletion } from './deletion.ts';
 import { toReconcileError } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
@@ -33,7 +33,7 @@ export interface ManagedReconcilerOptions<Spec extends CommonSpec, Cloud> {
   writer: ManagedWriter;
   events: EventSink;
   /** The cloud account each resource names, with the kind's adapter, cache and creation in it. */
-  connections: ConnectionPool<Spec, Cloud>;
+  links: AccountLinks<Spec, Cloud>;
   /** The fleet metrics' events: first Ready, drift, preemption, terminal refusal. */
   fleet: KindEvents;
   /** After acting, look again this soon even if the cloud cache reports no change (a safety net). */
@@ -109,10 +109,10 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
         return await expireFinished(this.#o, mr, finished);
       }
       const deleting = mr.metadata.deletionTimestamp !== undefined;
-      const conn = this.#connect(mr, deleting);
-      if (!conn) return await this.#deletion.releaseRefused(mr);
+      const link = this.#linkFor(mr, deleting);
+      if (!link) return await this.#deletion.releaseRefused(mr);
       const ctx = this.#context(mr, revealed);
-      return deleting ? await this.#deletion.finalize(mr, conn, ctx) : await this.#converge(mr, conn, ctx);
+      return deleting ? await this.#deletion.finalize(mr, link, ctx) : await this.#converge(mr, link, ctx);
     } catch (error) {
       return this.#failures.report(stored, error, revealed);
     }
@@ -130,9 +130,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const key = keyOf(gone);
     try {
       const mr: ManagedObject<Spec> = { ...gone, spec: this.#o.parseSpec(gone.spec) };
-      const conn = this.#connect(mr, true);
-      const result = conn
-        ? await this.#deletion.finalize(mr, conn, this.#context(mr, new Set()), { vanished: true })
+      const link = this.#linkFor(mr, true);
+      const result = link
+        ? await this.#deletion.finalize(mr, link, this.#context(mr, new Set()), { vanished: true })
         : {};
       if (result.requeueAfterMs !== undefined) return result;
       this.#vanished.delete(key);
@@ -171,9 +171,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
    * The account the resource names, which refuses a namespace it does not list on every path. A deleted
    * resource it refuses is answered `undefined`: it never acted in that account, so it is let go.
    */
-  #connect(mr: ManagedObject<Spec>, deleting: boolean): Connection<Spec, Cloud> | undefined {
+  #linkFor(mr: ManagedObject<Spec>, deleting: boolean): AccountLink<Spec, Cloud> | undefined {
     try {
-      return this.#o.connections.connect(mr);
+      return this.#o.links.linkFor(mr);
     } catch (error) {
       if (deleting && error instanceof NamespaceNotAllowedError) return undefined;
       throw error;
@@ -183,10 +183,10 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   /** Observe, compare, act (one step at most), report, for a resource that is not being deleted. */
   async #converge(
     stored: ManagedObject<Spec>,
-    conn: Connection<Spec, Cloud>,
+    link: AccountLink<Spec, Cloud>,
     ctx: ActContext,
   ): Promise<Result> {
-    const { adapter } = conn;
+    const { adapter } = link;
     const policies = stored.spec.managementPolicies;
     const named = stored.metadata.annotations?.[EXTERNAL_ID] !== undefined;
     if (!named) {
@@ -201,19 +201,19 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     }
     // A named object is observed before anything is written, so that the finalizer goes in the one write
     // that late-initialises the spec; a new one gets it with its create intent.
-    const mr = named ? stored : await this.#ensureFinalizer(stored, conn);
-    const observed = await this.#identity.observeOrObtain(mr, conn, ctx);
+    const mr = named ? stored : await this.#ensureFinalizer(stored, link);
+    const observed = await this.#identity.observeOrObtain(mr, link, ctx);
     if (observed.kind === 'wait') return { requeueAfterMs: observed.ms };
-    if (observed.kind === 'missing') return this.#recovery.onMissing(mr, observed.id, conn);
-    const held = await this.#lateInit.takeHold(mr, observed, conn);
+    if (observed.kind === 'missing') return this.#recovery.onMissing(mr, observed.id, link);
+    const held = await this.#lateInit.takeHold(mr, observed, link);
     const preempted = adapter.spot?.preempted(observed.cloud) ?? false;
     const plan = preempted
-      ? this.#recovery.planAfterPreemption(held.mr, observed.cloud, conn)
+      ? this.#recovery.planAfterPreemption(held.mr, observed.cloud, link)
       : allows(policies, 'Update')
         ? await adapter.plan(held.mr, observed.cloud, ctx)
         : ({ kind: 'in-sync' } as const);
-    if (plan.kind === 'act') await this.#act(held.mr, observed.cloud, plan, conn);
-    const { finished, secretRefused } = await this.#status.report(held, observed, preempted, conn);
+    if (plan.kind === 'act') await this.#act(held.mr, observed.cloud, plan, link);
+    const { finished, secretRefused } = await this.#status.report(held, observed, preempted, link);
     // The status holds it now; a copy older than this write is a matter of milliseconds, not a minute.
     this.#lateInit.forgetExpired();
     if (finished !== undefined) return expireFinished(this.#o, held.mr, finished);
@@ -225,12 +225,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
 
   async #ensureFinalizer(
     mr: ManagedObject<Spec>,
-    conn: Connection<Spec, Cloud>,
+    link: AccountLink<Spec, Cloud>,
   ): Promise<ManagedObject<Spec>> {
     const finalizers = mr.metadata.finalizers ?? [];
     if (finalizers.includes(FINALIZER)) return mr;
     // A first create writes the finalizer together with its intent, before any cloud call.
-    if (!mr.metadata.annotations?.[EXTERNAL_ID] && conn.creation.writesIntent(mr)) return mr;
+    if (!mr.metadata.annotations?.[EXTERNAL_ID] && link.creation.writesIntent(mr)) return mr;
     const metadata = await this.#o.writer.patchObject(mr, { finalizers: [...finalizers, FINALIZER] });
     return { ...mr, metadata };
   }
@@ -240,12 +240,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     mr: ManagedObject<Spec>,
     cloud: Cloud,
     plan: Extract<Plan, { kind: 'act' }>,
-    conn: Connection<Spec, Cloud>,
+    link: AccountLink<Spec, Cloud>,
   ): Promise<void> {
-    const id = conn.adapter.idOf(cloud);
-    conn.actedAt.set(id, Date.now());
+    const id = link.adapter.idOf(cloud);
+    link.actedAt.set(id, Date.now());
     await plan.step.run();
-    conn.cache.requestRefresh();
+    link.cache.requestRefresh();
     this.#o.events.event(mr, 'Normal', plan.step.reason, plan.step.describe);
     logResource(this.#o.log, 'info', mr, { id, step: plan.step.reason }, plan.step.describe);
   }

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Result } from '../controller/controller.ts';
+import type { AccountLink } from './account-links.ts';
 import { EXTERNAL_ID } from './annotations.ts';
 import { forgetCloud } from './cloud-view.ts';
-import type { Connection } from './connections.ts';
 import { ReconcileError } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
 import type { CommonSpec, ManagedObject, Plan } from './external-kind.ts';
@@ -41,10 +41,10 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
   }
 
   /** A preempted object: deleted first when it is to be replaced, so two never live for one resource. */
-  planAfterPreemption(mr: ManagedObject<Spec>, cloud: Cloud, conn: Connection<Spec, Cloud>): Plan {
-    const remove = conn.adapter.delete;
+  planAfterPreemption(mr: ManagedObject<Spec>, cloud: Cloud, link: AccountLink<Spec, Cloud>): Plan {
+    const remove = link.adapter.delete;
     if (!remove || !recreates(mr)) return { kind: 'in-sync' };
-    const id = conn.adapter.idOf(cloud);
+    const id = link.adapter.idOf(cloud);
     return {
       kind: 'act',
       step: {
@@ -56,7 +56,7 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
   }
 
   /** The cloud object is gone although the custom resource lives. */
-  async onMissing(mr: ManagedObject<Spec>, id: string, conn: Connection<Spec, Cloud>): Promise<Result> {
+  async onMissing(mr: ManagedObject<Spec>, id: string, link: AccountLink<Spec, Cloud>): Promise<Result> {
     const { kind } = this.#o;
     if (mr.status?.id !== id) {
       throw new ReconcileError(
@@ -65,10 +65,10 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
         { terminal: true },
       );
     }
-    if (conn.adapter.finite) return this.#lose(mr, id);
+    if (link.adapter.finite) return this.#lose(mr, id);
     // A spot object gone without the operator asking was taken back, unless that was already seen (it
     // FAILED first, and recovery deleted it).
-    const spot = conn.adapter.spot?.requested(mr.spec) === true;
+    const spot = link.adapter.spot?.requested(mr.spec) === true;
     if (spot && readyReason(mr.status) !== PREEMPTED) {
       await this.#recordPreemption(
         mr,
@@ -85,7 +85,7 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
     if (spot && !recreates(mr)) return {};
     // It existed and was deleted behind our back: the spec still asks for it, so make a new one.
     await this.#o.writer.patchObject(mr, { annotations: { [EXTERNAL_ID]: null } });
-    forgetCloud(id, conn);
+    forgetCloud(id, link);
     const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
     this.#o.events.event(mr, 'Warning', 'ExternalResourceGone', message);
     logResource(this.#o.log, 'warn', mr, { id }, message);

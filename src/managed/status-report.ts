@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
+import type { AccountLink } from './account-links.ts';
 import { type CloudView, fingerprintDigest } from './cloud-view.ts';
 import type { ConditionInput } from './conditions.ts';
 import { ConnectionSecrets } from './connection-secret.ts';
-import type { Connection } from './connections.ts';
 import type { EventSink } from './event-sink.ts';
 import { type Blocker, type CommonSpec, keyOf, type ManagedObject } from './external-kind.ts';
 import type { KindEvents } from './fleet-metrics.ts';
@@ -48,9 +48,9 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     { mr, lateInitialized }: Holding<Spec>,
     view: CloudView<Cloud>,
     preempted: boolean,
-    conn: Connection<Spec, Cloud>,
+    link: AccountLink<Spec, Cloud>,
   ): Promise<Reported> {
-    const { adapter } = conn;
+    const { adapter } = link;
     const { cloud } = view;
     const phase = adapter.phaseOf(cloud);
     let readiness = adapter.readiness(mr, cloud);
@@ -76,7 +76,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
         reason: readiness.reason,
         message: readiness.message,
       },
-      this.#synced(mr, cloud, preempted, conn),
+      this.#synced(mr, cloud, preempted, link),
     ];
     const outcome = adapter.finite?.outcomeOf(phase);
     if (outcome) {
@@ -94,7 +94,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       : adapter.statusOf(cloud, mr);
     const fields = {
       ...own,
-      ...(await this.#detailsFor(mr, cloud, conn)),
+      ...(await this.#detailsFor(mr, cloud, link)),
       ...spot,
       lateInitialized,
       completionTime,
@@ -148,10 +148,10 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     mr: ManagedObject<Spec>,
     cloud: Cloud,
     preempted: boolean,
-    conn: Connection<Spec, Cloud>,
+    link: AccountLink<Spec, Cloud>,
   ): ConditionInput {
     const managed = allows(mr.spec.managementPolicies, 'Update') && !preempted;
-    const drifted = managed ? (conn.adapter.drift?.(mr, cloud) ?? []) : [];
+    const drifted = managed ? (link.adapter.drift?.(mr, cloud) ?? []) : [];
     if (drifted.length === 0)
       return { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' };
     const message =
@@ -169,9 +169,9 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
   async #detailsFor(
     mr: ManagedObject<Spec>,
     cloud: Cloud,
-    conn: Connection<Spec, Cloud>,
+    link: AccountLink<Spec, Cloud>,
   ): Promise<Record<string, unknown>> {
-    const { adapter, details: schedule } = conn;
+    const { adapter, details: schedule } = link;
     const details = adapter.details;
     if (!details || !schedule) return {};
     const key = keyOf(mr);
@@ -183,7 +183,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
         key,
         details.fields.some((field) => mr.status?.[field] !== undefined),
       );
-      if (schedule.isDue(key)) await this.#fetchDetails(mr, cloud, key, conn);
+      if (schedule.isDue(key)) await this.#fetchDetails(mr, cloud, key, link);
     }
     return schedule.last(key) ?? carryOver(mr.status, details.fields);
   }
@@ -192,11 +192,11 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     mr: ManagedObject<Spec>,
     cloud: Cloud,
     key: string,
-    conn: Connection<Spec, Cloud>,
+    link: AccountLink<Spec, Cloud>,
   ): Promise<void> {
     let values: Record<string, unknown> | undefined;
     try {
-      values = (await conn.adapter.details?.fetch(cloud)) ?? {};
+      values = (await link.adapter.details?.fetch(cloud)) ?? {};
     } catch (error) {
       // Details are a nicety: a failure keeps the last values and never fails the reconcile.
       logResource(
@@ -207,7 +207,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
         'fetching details failed; keeping the last values',
       );
     } finally {
-      conn.details?.fetched(key, values);
+      link.details?.fetched(key, values);
     }
   }
 }

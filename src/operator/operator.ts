@@ -11,7 +11,7 @@ import {
   watchKeyFile,
 } from '../managed/account-registry.ts';
 import { type AccountDirectory, DEFAULT_ACCOUNT } from '../managed/accounts.ts';
-import type { ManagedControllerSettings } from '../managed/controller.ts';
+import type { ManagedControllerSettings } from '../managed/kind-controller.ts';
 import { FleetMetrics } from '../managed/fleet-metrics.ts';
 import { gpuPodKind, registrations, resourceOf } from '../resources/kinds.ts';
 import { addProviderConfigController } from '../resources/provider-config/controller.ts';

@@ -1,7 +1,7 @@
 // Small fakes of the generic reconciler's own interfaces, as crossplane-runtime tests its managed
 // reconciler: a kind ("Widget") over an in-memory cloud, an in-memory apiserver that is both the
 // informer's store and the writer (preconditions, finalizers and deletion as the apiserver keeps them),
-// and recorders for events and fleet events. The real ConnectionPool, Creation, CloudCache and
+// and recorders for events and fleet events. The real AccountLinks, Creation, CloudCache and
 // AccountRegistry run on top of them.
 
 import { pino } from 'pino';
@@ -9,10 +9,10 @@ import { Registry } from 'prom-client';
 import { z } from 'zod';
 import { KubeApiError } from '../../src/kube/client.ts';
 import type { ObjectKey } from '../../src/kube/object.ts';
+import { AccountLinks } from '../../src/managed/account-links.ts';
 import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/account-registry.ts';
 import { type AccountPolicy, accountOf } from '../../src/managed/accounts.ts';
 import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import { ConnectionPool } from '../../src/managed/connections.ts';
 import { ReconcileError } from '../../src/managed/errors.ts';
 import {
   type CommonSpec,
@@ -364,7 +364,7 @@ export interface Recorded {
   fleet: string[];
 }
 
-/** The reconciler of widgets on the fakes, with the real connection pool and account registry. */
+/** The reconciler of widgets on the fakes, with the real link pool and account registry. */
 export function widgetWorld(
   options: {
     policy?: Partial<AccountPolicy>;
@@ -405,7 +405,7 @@ export function widgetWorld(
     preempted: () => void recorded.fleet.push('preempted'),
     refused: (reason) => void recorded.fleet.push(`refused ${reason}`),
   };
-  const connections = new ConnectionPool<WidgetSpec, Widget>({
+  const links = new AccountLinks<WidgetSpec, Widget>({
     adapterFor: (client) => cloud.kind(orgs.get(client)),
     accounts,
     store: api.store,
@@ -431,12 +431,12 @@ export function widgetWorld(
       event: (obj, type, reason, message) =>
         void recorded.events.push({ key: keyOf(obj), type, reason, message }),
     },
-    connections,
+    links,
     fleet,
     verifyAfterMs: 20,
     log,
   });
-  connections.start();
+  links.start();
   return {
     cloud,
     api,
@@ -463,7 +463,7 @@ export function widgetWorld(
       return recorded.events.filter((event) => event.key === objKey).map((event) => event.reason);
     },
     async close(): Promise<void> {
-      connections.stop();
+      links.stop();
       await accounts.close();
     },
   };

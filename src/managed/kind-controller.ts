@@ -6,9 +6,9 @@ import { type EventSource, objectsOf } from '../controller/source.ts';
 import { keyFromString, type ObjectKey } from '../kube/object.ts';
 import type { ResourceType } from '../kube/resource-type.ts';
 import type { Logger } from '../lib/logger.ts';
+import { type AccountLinkSettings, AccountLinks } from './account-links.ts';
 import type { AccountDirectory } from './accounts.ts';
 import { BOOKKEEPING } from './annotations.ts';
-import { ConnectionPool, type ConnectionSettings } from './connections.ts';
 import type { CommonSpec, ExternalKind, ManagedObject } from './external-kind.ts';
 import type { FleetMetrics, FleetResource, Usage } from './fleet-metrics.ts';
 import { ManagedReconciler } from './reconciler.ts';
@@ -32,7 +32,7 @@ export interface Peers {
   get(resource: ResourceType, key: ObjectKey): ManagedObject<unknown> | undefined;
 }
 
-export interface ManagedControllerSettings extends ConnectionSettings {
+export interface ManagedControllerSettings extends AccountLinkSettings {
   /** Watch these namespaces; all when empty. */
   readonly namespaces: readonly string[];
   readonly concurrency: number;
@@ -93,7 +93,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
   };
   const wake = new ChannelSource();
   const writer = managedWriter(manager.client, resource);
-  const connections = new ConnectionPool({
+  const links = new AccountLinks({
     adapterFor: (client) => kind.adapterFor(client, peers),
     accounts: settings.accounts,
     store,
@@ -119,7 +119,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     store,
     writer,
     events: manager.events,
-    connections,
+    links,
     fleet,
     verifyAfterMs: settings.verifyAfterMs,
     log,
@@ -138,10 +138,10 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     hasSynced: () => true,
     start(enqueue) {
       const stopWaking = wake.start(enqueue);
-      connections.start();
+      links.start();
       return () => {
         stopWaking();
-        connections.stop();
+        links.stop();
       };
     },
   };
@@ -162,7 +162,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     reconcile: (key) => reconciler.reconcile(key),
     maxConcurrentReconciles: settings.concurrency,
   });
-  return { hint: (id, phase) => connections.hint(id, phase) };
+  return { hint: (id, phase) => links.hint(id, phase) };
 }
 
 /** A deleted object's last state as a managed resource; a malformed one is nothing to finalize. */

@@ -11,7 +11,7 @@ import type { ManagedStore } from './store.ts';
 import type { ManagedWriter } from './writer.ts';
 
 /** Everything one kind needs to act in one cloud account. */
-export interface Connection<Spec extends CommonSpec, Cloud> {
+export interface AccountLink<Spec extends CommonSpec, Cloud> {
   readonly account: Account;
   /** The kind's adapter on the account's client, behind the leadership fence and the account's policy. */
   readonly adapter: ExternalKind<Spec, Cloud>;
@@ -22,7 +22,7 @@ export interface Connection<Spec extends CommonSpec, Cloud> {
   readonly actedAt: Map<string, number>;
 }
 
-export interface ConnectionSettings {
+export interface AccountLinkSettings {
   readonly pollIntervalMs: number;
   readonly refreshMinIntervalMs: number;
   readonly detailsCallsPerSecond: number;
@@ -30,13 +30,13 @@ export interface ConnectionSettings {
   readonly creation: Omit<CreationOptions, 'intentKeys'>;
 }
 
-export interface ConnectionPoolOptions<Spec extends CommonSpec, Cloud> {
+export interface AccountLinksOptions<Spec extends CommonSpec, Cloud> {
   /** The kind's adapter on a given account's client. */
   adapterFor(client: GpuCloudClient): ExternalKind<Spec, Cloud>;
   accounts: AccountDirectory;
   store: ManagedStore;
   writer: ManagedWriter;
-  settings: ConnectionSettings;
+  settings: AccountLinkSettings;
   /** Whether this process may change the cloud now (it holds the lease). */
   mayAct(): boolean;
   /** Wakes the reconcile of the resources that name a cloud id whose object changed. */
@@ -47,29 +47,29 @@ export interface ConnectionPoolOptions<Spec extends CommonSpec, Cloud> {
 }
 
 /**
- * One kind's connections, one per cloud account in use, made when a resource first names the account:
+ * One kind's links, one per cloud account in use, made when a resource first names the account:
  * each with its own adapter (on the account's client, so its own key, rate limit and metrics label),
  * cloud cache (one list per kind per account per poll) and details budget. They run while the
  * controller runs, that is on the leader.
  */
-export class ConnectionPool<Spec extends CommonSpec, Cloud> {
-  readonly #o: ConnectionPoolOptions<Spec, Cloud>;
-  readonly #connections = new Map<string, Connection<Spec, Cloud>>();
+export class AccountLinks<Spec extends CommonSpec, Cloud> {
+  readonly #o: AccountLinksOptions<Spec, Cloud>;
+  readonly #links = new Map<string, AccountLink<Spec, Cloud>>();
   #running = false;
 
-  constructor(options: ConnectionPoolOptions<Spec, Cloud>) {
+  constructor(options: AccountLinksOptions<Spec, Cloud>) {
     this.#o = options;
   }
 
-  /** The connection to the account `mr` names; throws a `ReconcileError` when it may not use one. */
-  connect(mr: ManagedObject<unknown>): Connection<Spec, Cloud> {
+  /** The link to the account `mr` names; throws a `ReconcileError` when it may not use one. */
+  linkFor(mr: ManagedObject<unknown>): AccountLink<Spec, Cloud> {
     const name = accountOf(mr.spec);
     const account = this.#o.accounts.resolve(name, mr.metadata.namespace);
-    const known = this.#connections.get(name);
+    const known = this.#links.get(name);
     if (known?.account === account) return known;
     if (known) this.#stop(known);
     const made = this.#make(account);
-    this.#connections.set(name, made);
+    this.#links.set(name, made);
     if (this.#running) this.#start(made);
     return made;
   }
@@ -82,22 +82,22 @@ export class ConnectionPool<Spec extends CommonSpec, Cloud> {
 
   start(): void {
     this.#running = true;
-    for (const connection of this.#connections.values()) this.#start(connection);
+    for (const link of this.#links.values()) this.#start(link);
   }
 
   stop(): void {
     this.#running = false;
-    for (const connection of this.#connections.values()) this.#stop(connection);
+    for (const link of this.#links.values()) this.#stop(link);
   }
 
   /** A callback says cloud object `id` is in `phase`: tells the caches that hold it, or all when none does. */
   hint(id: string, phase: string): void {
-    const connections = [...this.#connections.values()];
-    const holders = connections.filter(({ cache }) => cache.sight(id, 0).kind === 'seen');
-    for (const { cache } of holders.length > 0 ? holders : connections) cache.hint(id, phase);
+    const links = [...this.#links.values()];
+    const holders = links.filter(({ cache }) => cache.sight(id, 0).kind === 'seen');
+    for (const { cache } of holders.length > 0 ? holders : links) cache.hint(id, phase);
   }
 
-  #make(account: Account): Connection<Spec, Cloud> {
+  #make(account: Account): AccountLink<Spec, Cloud> {
     const { settings, log } = this.#o;
     const base = this.#o.adapterFor(account.client);
     const adapter = fencedAdapter(guardedAdapter(base, account), () => this.#o.mayAct());
@@ -125,13 +125,13 @@ export class ConnectionPool<Spec extends CommonSpec, Cloud> {
     return { account, adapter, cache, creation, details, actedAt: new Map() };
   }
 
-  #start(connection: Connection<Spec, Cloud>): void {
-    connection.cache.start();
-    connection.details?.start();
+  #start(link: AccountLink<Spec, Cloud>): void {
+    link.cache.start();
+    link.details?.start();
   }
 
-  #stop(connection: Connection<Spec, Cloud>): void {
-    connection.cache.stop();
-    connection.details?.stop();
+  #stop(link: AccountLink<Spec, Cloud>): void {
+    link.cache.stop();
+    link.details?.stop();
   }
 }
