@@ -1,7 +1,6 @@
 import { allOperations } from '../api/operations.ts';
 import { CallCounter } from './calls.ts';
 import { Capacity } from './capacity.ts';
-import { Chaos } from './chaos.ts';
 import { SimClock } from './clock.ts';
 import type { SimContext } from './context.ts';
 import { Courier } from './delivery.ts';
@@ -12,6 +11,7 @@ import { Steps } from './lifecycle.ts';
 import { DEFAULTS, type SimulatorOptions } from './options.ts';
 import { PodService } from './pods/service.ts';
 import { Random } from './random.ts';
+import { ResourceFailures } from './resource-failures.ts';
 import { Scheduler } from './scheduler.ts';
 import { EndpointService } from './serverless/service.ts';
 import { VmService } from './vms/service.ts';
@@ -26,7 +26,7 @@ export class Simulation {
   readonly pods: PodService;
   readonly vms: VmService;
   readonly endpoints: EndpointService;
-  readonly chaos: Chaos;
+  readonly failures: ResourceFailures;
 
   constructor(options: SimulatorOptions) {
     this.keys = new KeyRegistry(options.apiKeys);
@@ -47,7 +47,7 @@ export class Simulation {
     this.pods = new PodService(this.ctx);
     this.vms = new VmService(this.ctx);
     this.endpoints = new EndpointService(this.ctx);
-    this.chaos = new Chaos(this.ctx, this.pods, this.vms);
+    this.failures = new ResourceFailures(this.ctx, this.pods, this.vms);
     if (options.faults !== undefined) this.setFaults(options.faults);
   }
 
@@ -56,7 +56,7 @@ export class Simulation {
     const unknown = patch.operations?.filter((name) => !OPERATION_NAMES.has(name)) ?? [];
     if (unknown.length > 0) throw new Error(`faults.operations: no operation is named ${unknown.join(', ')}`);
     const config = this.ctx.faults.update(patch);
-    this.chaos.configure(config);
+    this.failures.configure(config);
     return config;
   }
 

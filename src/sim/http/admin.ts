@@ -60,13 +60,13 @@ export class Admin {
       [
         'POST /faults/fail-pod',
         action(z.strictObject({ id: z.string(), status: z.enum(['FAILED', 'DEGRADED']) }), ({ id, status }) =>
-          applied(sim.chaos.failPod(id, status), `pod ${id} does not exist or is not running`),
+          applied(sim.failures.failPod(id, status), `pod ${id} does not exist or is not running`),
         ),
       ],
       [
         'POST /faults/preempt',
         action(z.strictObject({ id: z.string() }), ({ id }) =>
-          applied(sim.chaos.preempt(id), `${id} is not a running spot pod or spot VM`),
+          applied(sim.failures.preempt(id), `${id} is not a running spot pod or spot VM`),
         ),
       ],
       ['GET /calls', action(noBody, () => sim.calls.snapshot())],

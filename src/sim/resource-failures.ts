@@ -11,7 +11,7 @@ const SWEEP_MS = 1000;
  * Failures of running resources: periodic sweeps that apply the configured rates (only while a
  * rate is set), and the same failures on demand for one resource.
  */
-export class Chaos {
+export class ResourceFailures {
   readonly #ctx: SimContext;
   readonly #pods: PodService;
   readonly #vms: VmService;
