@@ -28,3 +28,11 @@ export const FINALIZER = 'gpucloud.io/finalizer';
 
 /** The environment variable that marks a cloud pod or endpoint as made for one custom resource (its uid). */
 export const OWNER_ENV = 'GPUCLOUD_OWNER_UID';
+
+/** The cloud id a resource names in its external-id annotation; an empty value names nothing. */
+export function namedId(mr: {
+  metadata: { annotations?: Record<string, string> | undefined };
+}): string | undefined {
+  const id = mr.metadata.annotations?.[EXTERNAL_ID];
+  return id === '' ? undefined : id;
+}

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Result } from '../controller/controller.ts';
 import type { AccountLink } from './account-links.ts';
 import { accountOf } from './accounts.ts';
-import { EXTERNAL_ID, FINALIZER, SKIP_RECONCILE } from './annotations.ts';
+import { FINALIZER, namedId, SKIP_RECONCILE } from './annotations.ts';
 import { cloudObjectOf, forgetCloud, isLive } from './cloud-view.ts';
 import type { EventSink } from './event-sink.ts';
 import { type ActContext, type CommonSpec, keyOf, type ManagedObject } from './external-kind.ts';
@@ -127,7 +127,7 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
   ): Promise<string | undefined | 'wait'> {
     const { creation, adapter } = link;
     const held = mr.status?.id;
-    const recorded = mr.metadata.annotations?.[EXTERNAL_ID];
+    const recorded = namedId(mr);
     if (held !== undefined && held !== recorded && (await isLive(held, link))) return held;
     if (recorded) {
       const claims = this.#claims;
@@ -157,7 +157,7 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
     const finalizers = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
     if (!vanished) await this.#o.writer.patchObject(mr, { finalizers });
     for (const memory of this.#memories) memory.forget(mr.metadata.uid);
-    const id = mr.metadata.annotations?.[EXTERNAL_ID];
+    const id = namedId(mr);
     if (link) {
       link.creation.forget(mr.metadata.uid);
       if (id) forgetCloud(id, link);

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { AccountLink } from './account-links.ts';
 import type { Account } from './accounts.ts';
-import { EXTERNAL_ID } from './annotations.ts';
+import { EXTERNAL_ID, namedId } from './annotations.ts';
 import { type ClaimVerdict, judgeClaim } from './claims.ts';
 import { type CloudView, isLive, viewOf } from './cloud-view.ts';
 import type { Recorded } from './creation.ts';
@@ -63,7 +63,7 @@ export class Identity<Spec extends CommonSpec, Cloud> {
     link: AccountLink<Spec, Cloud>,
     ctx: ActContext,
   ): Promise<Observation<Cloud>> {
-    const id = mr.metadata.annotations?.[EXTERNAL_ID];
+    const id = namedId(mr);
     await this.#refuseRepointing(mr, id, link);
     if (id) {
       this.#refuseAdoption(mr, id, link);

@@ -3,7 +3,7 @@ import type { Result } from '../controller/controller.ts';
 import type { ObjectKey } from '../kube/object.ts';
 import type { AccountLink, AccountLinks } from './account-links.ts';
 import { NamespaceNotAllowedError } from './accounts.ts';
-import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
+import { FINALIZER, namedId, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
 import { Deletion } from './deletion.ts';
 import { toReconcileError } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
@@ -93,6 +93,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const stored = this.#read(key);
     const gone = this.#vanished.get(keyOf({ metadata: key }));
     if (gone && gone.metadata.uid !== stored?.metadata.uid) return this.#finalizeVanished(gone, stored);
+    // The cache holds the resource after all (a delete event replayed out of order): it is not gone.
+    if (gone) this.#vanished.delete(keyOf(gone));
     if (!stored) return {};
     if (stored.metadata.annotations?.[SKIP_RECONCILE] === 'true') {
       return this.#deletion
@@ -188,7 +190,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   ): Promise<Result> {
     const { adapter } = link;
     const policies = stored.spec.managementPolicies;
-    const named = stored.metadata.annotations?.[EXTERNAL_ID] !== undefined;
+    const named = namedId(stored) !== undefined;
     if (!named) {
       this.#identity.refuseUnlessCreates(stored);
       const backoff = recreateBackoff(stored.status);
@@ -230,7 +232,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const finalizers = mr.metadata.finalizers ?? [];
     if (finalizers.includes(FINALIZER)) return mr;
     // A first create writes the finalizer together with its intent, before any cloud call.
-    if (!mr.metadata.annotations?.[EXTERNAL_ID] && link.creation.writesIntent(mr)) return mr;
+    if (namedId(mr) === undefined && link.creation.writesIntent(mr)) return mr;
     const metadata = await this.#o.writer.patchObject(mr, { finalizers: [...finalizers, FINALIZER] });
     return { ...mr, metadata };
   }

@@ -109,7 +109,10 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
         : undefined;
     if (refused) {
       conditions[1] = { type: 'Synced', status: 'False', reason: refused.reason, message: refused.message };
-      this.#o.events.event(mr, 'Warning', refused.reason, refused.message);
+      // Said once, when it starts; the condition keeps saying it.
+      const before = mr.status?.conditions?.find((condition) => condition.type === 'Synced');
+      if (before?.reason !== refused.reason)
+        this.#o.events.event(mr, 'Warning', refused.reason, refused.message);
     }
     await writeStatus(this.#o.writer, mr, fields, conditions);
     return {

@@ -235,6 +235,14 @@ describe('adoption and claims', () => {
     assert.equal(synced(w, 'ns-b/blank')?.reason, 'ExternalResourceNotFound');
   });
 
+  test('an empty external-id names nothing: Observe only still refuses to create', async () => {
+    const w = open();
+    w.api.create('w', { managementPolicies: ['Observe'] }, { annotations: { [EXTERNAL_ID]: '' } });
+    await w.settle(KEY);
+    assert.equal(synced(w)?.reason, 'ExternalIdRequired');
+    assert.deepEqual(w.cloud.mutations(), [], 'nothing is created');
+  });
+
   test('re-pointing the id of a live resource is refused, and its object is not orphaned', async () => {
     const w = open();
     w.api.create('w', {});
@@ -403,6 +411,17 @@ describe('reporting', () => {
     assert.equal(synced(w)?.reason, 'ConnectionSecretNotOwned');
     assert.deepEqual(w.api.secrets.get('ns-a/db-password')?.data, { password: 'hunter2' });
     assert.ok(!JSON.stringify(obj).includes('hunter2'));
+  });
+
+  test('a refused connection Secret is said once as an event, and kept in the condition', async () => {
+    const w = open();
+    w.api.secrets.set('ns-a/taken', { data: { a: 'b' } });
+    w.api.create('w', { writeConnectionSecretToRef: { name: 'taken' } });
+    await w.settle(KEY, 3);
+    await w.reconciler.reconcile({ namespace: 'ns-a', name: 'w' });
+    await w.reconciler.reconcile({ namespace: 'ns-a', name: 'w' });
+    assert.equal(w.reasonsOf(KEY).filter((reason) => reason === 'ConnectionSecretNotOwned').length, 1);
+    assert.equal(synced(w)?.reason, 'ConnectionSecretNotOwned');
   });
 
   test('an owned connection Secret carries the details', async () => {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { collectionPath, objectPath } from '../../src/kube/resource-type.ts';
 import { EXTERNAL_ID, FINALIZER } from '../../src/managed/annotations.ts';
+import { eventually } from '../support/eventually.ts';
 import { clientAs, grantTenant } from '../support/impersonation.ts';
 import {
   API_KEY,
@@ -259,6 +260,8 @@ describe('cloud accounts per team', () => {
         gpuType: 'NVIDIA L40S',
         gpuCount: 1,
       });
+      // Running before the attack starts, so that "still running" after it means untouched.
+      await eventually(async () => assert.equal((await teamC.pods.get(x.id)).status, 'RUNNING'));
       const mark = stack.sim().calls.log().length;
       const body = manifests.gpuPod('grab-x', account('team-c'), {
         annotations: { [EXTERNAL_ID]: x.id },
