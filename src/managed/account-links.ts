@@ -43,7 +43,29 @@ export interface AccountLinksOptions<Spec extends CommonSpec, Cloud> {
   wake(id: string): void;
   /** Wakes one resource, by `namespace/name` key, when its details are due. */
   wakeKey(key: string): void;
+  /** For kinds whose objects hold GPUs: the hub that opens every such kind's link to an account in use. */
+  metering?: AccountMetering | undefined;
   log: Logger;
+}
+
+/**
+ * Opens every GPU-holding kind's link to an account as soon as any kind uses it, so that the account's
+ * limits count its objects of every kind from the first list, managed or not: a VM made outside the
+ * cluster counts against a pod's limit though no GpuVm names the account.
+ */
+export class AccountMetering {
+  readonly #openers: Array<(account: Account) => void> = [];
+  readonly #used = new WeakSet<Account>();
+
+  add(open: (account: Account) => void): void {
+    this.#openers.push(open);
+  }
+
+  used(account: Account): void {
+    if (this.#used.has(account)) return;
+    this.#used.add(account);
+    for (const open of this.#openers) open(account);
+  }
 }
 
 /**
@@ -59,17 +81,24 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
 
   constructor(options: AccountLinksOptions<Spec, Cloud>) {
     this.#o = options;
+    options.metering?.add((account) => void this.#open(account));
   }
 
   /** The link to the account `mr` names; throws a `ReconcileError` when it may not use one. */
   linkFor(mr: ManagedObject<unknown>): AccountLink<Spec, Cloud> {
-    const name = accountOf(mr.spec);
-    const account = this.#o.accounts.resolve(name, mr.metadata.namespace);
-    const known = this.#links.get(name);
+    const account = this.#o.accounts.resolve(accountOf(mr.spec), mr.metadata.namespace);
+    const link = this.#open(account);
+    // Every kind that holds GPUs lists the account from now on, so its limits count them all.
+    this.#o.metering?.used(account);
+    return link;
+  }
+
+  #open(account: Account): AccountLink<Spec, Cloud> {
+    const known = this.#links.get(account.name);
     if (known?.account === account) return known;
     if (known) this.#stop(known);
     const made = this.#make(account);
-    this.#links.set(name, made);
+    this.#links.set(account.name, made);
     if (this.#running) this.#start(made);
     return made;
   }
@@ -100,16 +129,19 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
   #make(account: Account): AccountLink<Spec, Cloud> {
     const { settings, log } = this.#o;
     const base = this.#o.adapterFor(account.client);
-    const adapter = fencedAdapter(guardedAdapter(base, account), () => this.#o.mayAct());
     const cache = new CloudCache(base, {
       intervalMs: account.pollIntervalMs ?? settings.pollIntervalMs,
       minIntervalMs: settings.refreshMinIntervalMs,
       onChange: (id) => this.#o.wake(id),
       log: log.child({ account: account.name }),
     });
-    account.usage.meter(base.kind, () =>
-      cache.objects().reduce((sum, cloud) => sum + base.heldGpus(cloud), 0),
-    );
+    const adapter = fencedAdapter(guardedAdapter(base, account, cache), () => this.#o.mayAct());
+    if (this.#o.metering) {
+      account.usage.meter(base.kind, {
+        heldGpus: () => cache.objects().reduce((sum, cloud) => sum + base.heldGpus(cloud), 0),
+        counted: () => cache.hasSynced(),
+      });
+    }
     const details =
       base.details &&
       new DetailSchedule({

@@ -36,19 +36,46 @@ export interface Account {
   readonly usage: Usage;
 }
 
-/** Sums the live GPUs every kind's cloud cache of one account reports. */
-export class Usage {
-  readonly #meters = new Map<string, () => number>();
+/** One kind's GPUs in an account, as its cloud cache lists them. */
+export interface Meter {
+  heldGpus(): number;
+  /** Whether the kind's first list of the account is in: before it, the total cannot be trusted. */
+  counted(): boolean;
+}
 
-  /** `kind`'s live GPUs, read when the total is asked for. */
-  meter(kind: string, heldGpus: () => number): void {
-    this.#meters.set(kind, heldGpus);
+/**
+ * The GPUs an account holds: every metered kind's last list, plus what steps in flight were allowed to
+ * add and no list shows yet. A check and the hold it allows happen in one synchronous turn, so checks that
+ * run concurrently (many reconciles, one slow cloud) see each other: the account's one reservation.
+ */
+export class Usage {
+  readonly #meters = new Map<string, Meter>();
+  readonly #holds = new Set<{ gpus: number; done(): boolean }>();
+
+  /** `kind`'s GPUs, read when the total is asked for. */
+  meter(kind: string, meter: Meter): void {
+    this.#meters.set(kind, meter);
+  }
+
+  /** Whether every metered kind has listed the account once: a limit is checked only then. */
+  counted(): boolean {
+    for (const meter of this.#meters.values()) if (!meter.counted()) return false;
+    return true;
   }
 
   total(): number {
     let sum = 0;
-    for (const meter of this.#meters.values()) sum += meter();
+    for (const meter of this.#meters.values()) sum += meter.heldGpus();
+    for (const hold of this.#holds) {
+      if (hold.done()) this.#holds.delete(hold);
+      else sum += hold.gpus;
+    }
     return sum;
+  }
+
+  /** Counts `gpus` more until `done()` says a list (or the cache) counts them. */
+  hold(gpus: number, done: () => boolean): void {
+    if (gpus > 0) this.#holds.add({ gpus, done });
   }
 }
 

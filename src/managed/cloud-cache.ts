@@ -89,6 +89,16 @@ export class CloudCache<Cloud> {
     return this.#takenAt > 0;
   }
 
+  /** Whether the view comes from a list that started at or after `at` (epoch ms). */
+  listedSince(at: number): boolean {
+    return this.#takenAt >= at;
+  }
+
+  /** Whether the cache holds `id`, listed or remembered. */
+  has(id: string): boolean {
+    return this.#entries.has(id);
+  }
+
   get size(): number {
     return this.#entries.size;
   }

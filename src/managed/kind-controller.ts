@@ -6,7 +6,7 @@ import { type EventSource, objectsOf } from '../controller/source.ts';
 import { keyFromString, type ObjectKey } from '../kube/object.ts';
 import type { ResourceType } from '../kube/resource-type.ts';
 import type { Logger } from '../lib/logger.ts';
-import { type AccountLinkSettings, AccountLinks } from './account-links.ts';
+import { type AccountLinkSettings, AccountLinks, type AccountMetering } from './account-links.ts';
 import type { AccountDirectory } from './accounts.ts';
 import { BOOKKEEPING } from './annotations.ts';
 import type { CommonSpec, ExternalKind, ManagedObject } from './external-kind.ts';
@@ -43,6 +43,8 @@ export interface ManagedControllerSettings extends AccountLinkSettings {
   readonly accounts: AccountDirectory;
   /** The fleet gauges and event counters every kind reports to. */
   readonly fleet: FleetMetrics;
+  /** Shared by every kind: opens each GPU-holding kind's link to an account any kind uses. */
+  readonly metering: AccountMetering;
 }
 
 /** Adds one kind's controller to a manager: what a kind's registration hands the operator. */
@@ -104,6 +106,8 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
       for (const claim of store.claimsOn(id)) wake.emit(claim.key);
     },
     wakeKey: (key) => wake.emit(keyFromString(key)),
+    // Kinds that hold something (a usage) count toward the account's limits; tasks hold nothing.
+    metering: kind.usage ? settings.metering : undefined,
     log,
   });
   const fleet = settings.fleet.add({

@@ -10,6 +10,7 @@ import {
   readKeyFile,
   watchKeyFile,
 } from '../managed/account-registry.ts';
+import { AccountMetering } from '../managed/account-links.ts';
 import { type AccountDirectory, DEFAULT_ACCOUNT } from '../managed/accounts.ts';
 import type { ManagedControllerSettings } from '../managed/kind-controller.ts';
 import { FleetMetrics } from '../managed/fleet-metrics.ts';
@@ -146,6 +147,7 @@ function controllerSettings(
     verifyAfterMs: config.pollIntervalSeconds * 1000,
     accounts,
     fleet,
+    metering: new AccountMetering(),
     // An interrupted create is searched for only with lists that started after any create it could
     // have sent had time to answer: one request timeout, plus retries' worth of slack.
     creation: { graceMs: 2 * requestTimeoutMs, skewMs: 5 * 60_000 },

@@ -9,7 +9,7 @@ import { Registry } from 'prom-client';
 import { z } from 'zod';
 import { KubeApiError } from '../../src/kube/client.ts';
 import type { ObjectKey } from '../../src/kube/object.ts';
-import { AccountLinks } from '../../src/managed/account-links.ts';
+import { AccountLinks, AccountMetering } from '../../src/managed/account-links.ts';
 import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/account-registry.ts';
 import { type AccountPolicy, accountOf } from '../../src/managed/accounts.ts';
 import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
@@ -71,6 +71,8 @@ export class FakeCloud {
   duringCreate: (() => Promise<void> | void) | undefined;
   /** Thrown by the next create, once. */
   failNextCreate: Error | undefined;
+  /** How long a create takes to answer, after the object exists: a slow cloud. */
+  createDelayMs = 0;
 
   put(fields: Partial<Widget> & { name: string }): Widget {
     const widget: Widget = {
@@ -97,7 +99,7 @@ export class FakeCloud {
     );
   }
 
-  kind(org = 'org-1'): ExternalKind<WidgetSpec, Widget> {
+  kind(org = 'org-1', name = 'Widget'): ExternalKind<WidgetSpec, Widget> {
     const visible = (widget: Widget | undefined) =>
       widget && widget.org === org ? { ...widget } : undefined;
     const step = (reason: string, describe: string, run: () => void) => ({
@@ -105,7 +107,7 @@ export class FakeCloud {
       step: { reason, describe, run: async () => run() },
     });
     return {
-      kind: 'Widget',
+      kind: name,
       list: async () => {
         this.calls.push({ op: 'list' });
         return [...this.objects.values()]
@@ -132,11 +134,13 @@ export class FakeCloud {
           name: cloudName(mr),
           size: mr.spec.size ?? 1,
           spot: mr.spec.spot ?? false,
-          status: mr.spec.paused ? 'PAUSED' : 'RUNNING',
+          // As the real cloud: a create request carries no paused, so what it makes runs.
+          status: 'RUNNING',
           marker: ctx.ownerMarker.value,
           org,
         });
         await this.duringCreate?.();
+        if (this.createDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.createDelayMs));
         return widget;
       },
       demand: async ({ spec }) => ({
@@ -405,23 +409,32 @@ export function widgetWorld(
     preempted: () => void recorded.fleet.push('preempted'),
     refused: (reason) => void recorded.fleet.push(`refused ${reason}`),
   };
-  const links = new AccountLinks<WidgetSpec, Widget>({
-    adapterFor: (client) => cloud.kind(orgs.get(client)),
-    accounts,
-    store: api.store,
-    writer: api.writer,
-    settings: {
-      pollIntervalMs: 10,
-      refreshMinIntervalMs: 0,
-      detailsCallsPerSecond: 100,
-      detailsIntervalMs: 60_000,
-      creation: { graceMs: 30, skewMs: 1_000 },
-    },
-    mayAct: () => true,
-    wake: () => {},
-    wakeKey: () => {},
-    log,
-  });
+  const metering = new AccountMetering();
+  /** One kind's links over `kindCloud`, metered with every other kind of the world. */
+  const linksOf = (kindCloud: FakeCloud, kindName: string) =>
+    new AccountLinks<WidgetSpec, Widget>({
+      adapterFor: (client) => kindCloud.kind(orgs.get(client), kindName),
+      accounts,
+      store: api.store,
+      writer: api.writer,
+      settings: {
+        pollIntervalMs: 10,
+        refreshMinIntervalMs: 0,
+        detailsCallsPerSecond: 100,
+        detailsIntervalMs: 60_000,
+        creation: { graceMs: 30, skewMs: 1_000 },
+      },
+      mayAct: () => true,
+      wake: () => {},
+      wakeKey: () => {},
+      metering,
+      log,
+    });
+  const links = linksOf(cloud, 'Widget');
+  /** Another GPU-holding kind (no resource of it in the cluster): its objects are in `gadgets`. */
+  const gadgets = new FakeCloud();
+  const gadgetLinks = linksOf(gadgets, 'Gadget');
+  gadgetLinks.start();
   const reconciler = new ManagedReconciler<WidgetSpec, Widget>({
     kind: 'Widget',
     parseSpec: (raw) => widgetSpec.parse(raw),
@@ -439,6 +452,7 @@ export function widgetWorld(
   links.start();
   return {
     cloud,
+    gadgets,
     api,
     recorded,
     reconciler,
@@ -464,6 +478,7 @@ export function widgetWorld(
     },
     async close(): Promise<void> {
       links.stop();
+      gadgetLinks.stop();
       await accounts.close();
     },
   };

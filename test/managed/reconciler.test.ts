@@ -431,3 +431,60 @@ describe('reporting', () => {
     assert.deepEqual(w.api.secrets.get('ns-a/conn')?.data, { id: String(w.api.get(KEY)?.status?.id) });
   });
 });
+
+describe('the live-GPU limit, one reservation per account', () => {
+  test('a burst against a slow cloud ends with exactly what the limit allows', async () => {
+    // 2 GPUs already run outside the cluster; 30 one-GPU widgets are reconciled at once against a limit
+    // of 10, every create answering after 40 ms: checks that run concurrently must see each other.
+    const w = open({ policy: { maxLiveGpus: 10 } });
+    w.cloud.put({ name: 'outside-1' });
+    w.cloud.put({ name: 'outside-2' });
+    w.cloud.createDelayMs = 40;
+    const keys = Array.from({ length: 30 }, (_, index) => {
+      w.api.create(`b-${index}`, { size: 1 });
+      return `ns-a/b-${index}`;
+    });
+    await Promise.all(keys.map((key) => w.settle(key, 6)));
+    assert.equal(w.cloud.live().length, 10, 'exactly 10 GPUs live');
+    const refused = keys.filter((key) => synced(w, key)?.reason === 'GuardrailExceeded');
+    assert.equal(refused.length, 22);
+  });
+
+  test('a pod created paused counts at its create: the cloud runs what it creates', async () => {
+    const w = open({ policy: { maxLiveGpus: 4 } });
+    for (const name of ['o-1', 'o-2', 'o-3', 'o-4']) w.cloud.put({ name });
+    w.api.create('w', { size: 2, paused: true });
+    await w.settle(KEY, 4);
+    assert.equal(synced(w)?.reason, 'GuardrailExceeded');
+    assert.match(synced(w)?.message ?? '', /would make 6 live, over its limit of 4/);
+    assert.equal(w.cloud.live().length, 4, 'nothing was created');
+  });
+
+  test('resuming a paused object is checked against the limit at the step that adds its GPUs', async () => {
+    const w = open({ policy: { maxLiveGpus: 4 } });
+    const paused = w.cloud.put({ name: 'sleeper', status: 'PAUSED', size: 2 });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: paused.id } });
+    await w.settle(KEY);
+    for (const name of ['o-1', 'o-2', 'o-3']) w.cloud.put({ name });
+    // The account's cache lists every 10 ms here: let one list show the three.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    w.api.patchSpec(KEY, { paused: false });
+    await w.settle(KEY, 4);
+    assert.equal(synced(w)?.reason, 'GuardrailExceeded');
+    assert.equal(w.cloud.objects.get(paused.id)?.status, 'PAUSED');
+    assert.deepEqual(w.cloud.mutations(paused.id), []);
+  });
+});
+
+describe('the live-GPU limit counts every kind of the account', () => {
+  test('objects of a kind no resource names count from the first create on', async () => {
+    // A gadget (another kind) made outside the cluster holds 3 GPUs; no resource of that kind exists.
+    const w = open({ policy: { maxLiveGpus: 4 } });
+    w.gadgets.put({ name: 'outside', size: 3 });
+    w.api.create('w', { size: 2 });
+    await w.settle(KEY, 4);
+    assert.equal(synced(w)?.reason, 'GuardrailExceeded');
+    assert.match(synced(w)?.message ?? '', /would make 5 live/);
+    assert.deepEqual(w.cloud.live(), []);
+  });
+});
