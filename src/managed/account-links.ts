@@ -62,7 +62,8 @@ export class AccountMetering {
   }
 
   used(account: Account): void {
-    if (this.#used.has(account)) return;
+    // Only a limit needs the other kinds' lists: an account without one costs no extra call.
+    if (account.policy.maxLiveGpus === undefined || this.#used.has(account)) return;
     this.#used.add(account);
     for (const open of this.#openers) open(account);
   }
