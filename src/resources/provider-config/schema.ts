@@ -85,7 +85,7 @@ export const ProviderConfigSpecSchema = withRules(
             .min(0)
             .optional()
             .describe(
-              'Most GPUs live at once on the account, counting every object its lists show, managed or not: pods not paused or terminated, VMs not stopped or terminated, running endpoint workers.',
+              'Most GPUs live at once on the account, counting every object of every kind its lists show, managed or not: GPU pods not paused or terminated, VMs not stopped or terminated, running endpoint workers. A create counts what the cloud runs (a pod created paused runs until it is paused); concurrent creates and resumes reserve their GPUs, so a burst never goes over.',
             ),
         })
         .optional()
