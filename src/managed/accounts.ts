@@ -45,12 +45,12 @@ export interface Meter {
 
 /**
  * The GPUs an account holds: every metered kind's last list, plus what steps in flight were allowed to
- * add and no list shows yet. A check and the hold it allows happen in one synchronous turn, so checks that
+ * add and no list shows yet. A check and the reservation it allows happen in one synchronous turn, so checks that
  * run concurrently (many reconciles, one slow cloud) see each other: the account's one reservation.
  */
 export class Usage {
   readonly #meters = new Map<string, Meter>();
-  readonly #holds = new Set<{ gpus: number; done(): boolean }>();
+  readonly #reserved = new Set<{ gpus: number; done(): boolean }>();
 
   /** `kind`'s GPUs, read when the total is asked for. */
   meter(kind: string, meter: Meter): void {
@@ -66,16 +66,16 @@ export class Usage {
   total(): number {
     let sum = 0;
     for (const meter of this.#meters.values()) sum += meter.heldGpus();
-    for (const hold of this.#holds) {
-      if (hold.done()) this.#holds.delete(hold);
-      else sum += hold.gpus;
+    for (const reservation of this.#reserved) {
+      if (reservation.done()) this.#reserved.delete(reservation);
+      else sum += reservation.gpus;
     }
     return sum;
   }
 
   /** Counts `gpus` more until `done()` says a list (or the cache) counts them. */
-  hold(gpus: number, done: () => boolean): void {
-    if (gpus > 0) this.#holds.add({ gpus, done });
+  reserve(gpus: number, done: () => boolean): void {
+    if (gpus > 0) this.#reserved.add({ gpus, done });
   }
 }
 

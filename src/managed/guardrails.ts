@@ -16,8 +16,8 @@ export interface CountedBy {
  * (GPU type or count, an id not on an allow-list) is terminal; the account's total is not, since GPUs
  * freed elsewhere make room.
  *
- * The total is the account's one reservation: a check and the hold on what it allows are made in the same
- * synchronous turn, and the hold stays until the kind's cache counts the object (a create's answer is
+ * The total is the account's one reservation: a check and the reservation of what it allows are made in the same
+ * synchronous turn, and the reservation stays until the kind's cache counts the object (a create's answer is
  * remembered at once; a step's effect shows in the next list), so concurrent reconciles never each pass
  * a check that only one of them fits.
  */
@@ -35,7 +35,7 @@ export function guardedAdapter<Spec, Cloud>(
       check(account, demand, adding);
       let id: string | undefined;
       let endedAt: number | undefined;
-      account.usage.hold(adding, () =>
+      account.usage.reserve(adding, () =>
         id !== undefined ? cache.has(id) : endedAt !== undefined && cache.listedSince(endedAt),
       );
       try {
@@ -43,7 +43,7 @@ export function guardedAdapter<Spec, Cloud>(
         id = adapter.idOf(cloud);
         return cloud;
       } finally {
-        // A create that failed may still have landed (a timeout): held until a later list shows.
+        // A create that failed may still have landed (a timeout): reserved until a later list shows.
         endedAt = Date.now();
       }
     },
@@ -61,7 +61,7 @@ export function guardedAdapter<Spec, Cloud>(
           run: async () => {
             check(account, demand, adding);
             let endedAt: number | undefined;
-            account.usage.hold(adding, () => endedAt !== undefined && cache.listedSince(endedAt));
+            account.usage.reserve(adding, () => endedAt !== undefined && cache.listedSince(endedAt));
             try {
               await step.run();
             } finally {
