@@ -25,6 +25,7 @@ const KEYS = {
   teamA2: 'team-a-key-two',
   teamB: 'team-b-key-one',
   teamC: 'team-c-key-one',
+  teamD: 'team-d-key-one',
 };
 const stack = useStack({
   apiKeys: [
@@ -32,6 +33,7 @@ const stack = useStack({
     { key: KEYS.teamA, org: 'team-a' },
     { key: KEYS.teamB, org: 'team-b' },
     { key: KEYS.teamC, org: 'team-c' },
+    { key: KEYS.teamD, org: 'team-d' },
   ],
 });
 const KEY_NS = 'gpucloud-system';
@@ -69,12 +71,18 @@ const account = (name: string) => ({ providerConfigRef: { name } });
 describe('cloud accounts per team', () => {
   before(async () => {
     const cluster = stack.cluster();
-    for (const ns of [KEY_NS, 'team-a', 'team-a2', 'team-b', 'team-c', 'other']) {
+    for (const ns of [KEY_NS, 'team-a', 'team-a2', 'team-b', 'team-c', 'team-d', 'other']) {
       await cluster.ensureNamespace(ns);
     }
     await keySecret('team-a-key', KEYS.teamA);
     await keySecret('team-b-key', KEYS.teamB);
     await keySecret('team-c-key', KEYS.teamC);
+    await keySecret('team-d-key', KEYS.teamD);
+    await cluster.create(
+      resources.providerConfig,
+      '',
+      providerConfig('team-d', { namespaces: { names: ['team-d'] }, guardrails: { maxLiveGpus: 10 } }),
+    );
     await grantTenant(cluster.client, 'team-b', TENANT_B, ['get', 'list', 'create', 'patch', 'delete']);
     // team-c lists only its own namespace, so it allows adoption there (and only there).
     await cluster.create(
@@ -296,6 +304,49 @@ describe('cloud accounts per team', () => {
       assert.ok(!operator.logs.some((line) => line.includes(`Deleting GpuPod ${x.id}`)));
     } finally {
       await teamC.close();
+    }
+  });
+
+  test('a burst against a slow cloud ends with exactly what the live-GPU limit allows', async () => {
+    // team-d already runs 2 GPUs; 30 one-GPU pods are applied at once against its limit of 10, every pod
+    // create taking 300 ms as a real cloud's might, with 16 reconciles at a time.
+    const teamD = new GpuCloudClient({ baseUrl: stack.sim().url, apiKey: KEYS.teamD });
+    const cluster = stack.cluster();
+    const teamDPods = () =>
+      stack
+        .sim()
+        .state.snapshot()
+        .pods.filter((pod) => pod.org === 'team-d' && pod.status !== 'TERMINATED');
+    try {
+      await cluster.waitFor(resources.providerConfig, '', 'team-d', isReady('KeyAccepted'), 'Ready');
+      await teamD.pods.create({
+        name: 'outside',
+        image: 'ubuntu:24.04',
+        gpuType: 'NVIDIA L40S',
+        gpuCount: 2,
+      });
+      stack.sim().faults.set({ latencyMs: 300, operations: ['pods.create'] });
+      const names = Array.from({ length: 30 }, (_, index) => `burst-${index}`);
+      await Promise.all(
+        names.map((name) =>
+          cluster.create(resources.gpuPod, 'team-d', manifests.gpuPod(name, account('team-d'))),
+        ),
+      );
+      const settled = (obj: TestObject | undefined) =>
+        isReady('Running')(obj) || condition(obj, 'Synced')?.reason === 'GuardrailExceeded';
+      for (const name of names)
+        await cluster.waitFor(resources.gpuPod, 'team-d', name, settled, 'settled', 60_000);
+      assert.equal(
+        teamDPods().reduce((sum, pod) => sum + pod.gpuCount, 0),
+        10,
+        'exactly the limit is live',
+      );
+    } finally {
+      stack.sim().faults.set({ latencyMs: 0, operations: null });
+      for (const name of Array.from({ length: 30 }, (_, index) => `burst-${index}`)) {
+        await cluster.delete(resources.gpuPod, 'team-d', name);
+      }
+      await teamD.close();
     }
   });
 
