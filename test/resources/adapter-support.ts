@@ -165,3 +165,23 @@ function changed(value: unknown): unknown {
   if (Array.isArray(value)) return [...value, { added: true }];
   return { ...value, added: true };
 }
+
+/**
+ * Asserts a create request built from `spec`: none of `operatorOnly` (set in the spec under test) reaches
+ * it, and every other spec field arrives as it is, but for the `transformed` ones the caller checks.
+ */
+export function assertRequestCarries(
+  request: Record<string, unknown>,
+  spec: Record<string, unknown>,
+  operatorOnly: readonly string[],
+  transformed: readonly string[],
+): void {
+  for (const field of operatorOnly) {
+    assert.ok(field in spec, `the spec under test sets ${field}`);
+    assert.equal(field in request, false, `${field} reaches the cloud`);
+  }
+  for (const [field, value] of Object.entries(spec)) {
+    if (operatorOnly.includes(field) || transformed.includes(field)) continue;
+    assert.deepEqual(request[field], value, field);
+  }
+}

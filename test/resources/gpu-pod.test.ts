@@ -15,6 +15,7 @@ import type { PodView } from '../../src/resources/gpu-pod/details.ts';
 import { type GpuPodSpec, GpuPodSpecSchema } from '../../src/resources/gpu-pod/schema.ts';
 import {
   actContext,
+  assertRequestCarries,
   type Cloud,
   camel,
   lateInitialised,
@@ -534,15 +535,7 @@ describe('GpuPod adapter', () => {
       const [request] = sent as Array<Record<string, unknown>>;
       assert.ok(request);
       const operatorOnly = [...MANAGED_SPEC_FIELDS, 'paused', 'recoveryPolicy'];
-      for (const field of operatorOnly) {
-        assert.ok(field in full, `the spec under test sets ${field}`);
-        assert.equal(field in request, false, `${field} reaches the cloud`);
-      }
-      const transformed = ['containerRegistryAuthId', 'environmentVars'];
-      for (const [field, value] of Object.entries(full)) {
-        if (operatorOnly.includes(field) || transformed.includes(field)) continue;
-        assert.deepEqual(request[field], value, field);
-      }
+      assertRequestCarries(request, full, operatorOnly, ['containerRegistryAuthId', 'environmentVars']);
       assert.equal(request.containerRegistryAuthId, '7');
       assert.equal(request.callbackUrl, CALLBACK);
       assert.deepEqual(
