@@ -4,7 +4,8 @@ import { unlessNotFound } from '../src/resources/common/cloud.ts';
 import { collectionPath, objectPath, type ResourceType } from '../src/kube/resource-type.ts';
 import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, SKIP_RECONCILE } from '../src/managed/annotations.ts';
 import { clientAs, grantTenant } from '../test/support/impersonation.ts';
-import { condition, isReady, manifests, poll, resources, type TestObject } from '../test/support/operator.ts';
+import { condition, isReady, manifests, resources, type TestObject } from '../test/support/operator.ts';
+import { poll } from '../test/support/until.ts';
 import type { RunContext } from './run-context.ts';
 import type { Trial } from './trial.ts';
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { collectionPath } from '../../src/kube/resource-type.ts';
 import { sleep } from '../../src/lib/delay.ts';
-import { condition, isReady, manifests, poll, resources, type TestObject } from '../../test/support/operator.ts';
+import { condition, isReady, manifests, resources, type TestObject } from '../../test/support/operator.ts';
+import { poll } from '../../test/support/until.ts';
 import { killRepeatedly } from '../killer.ts';
 import { persistently } from '../kube.ts';
 import { countMessages } from '../reconcile-log.ts';

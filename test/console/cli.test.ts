@@ -16,12 +16,12 @@ import {
   API_KEY,
   isReady,
   manifests,
-  poll,
   type RunningOperator,
   resources,
   startOperator,
   useStack,
 } from '../support/operator.ts';
+import { poll } from '../support/until.ts';
 
 // `kubectl gpucloud ...`, as a user runs it: kubectl finds the plugin on the PATH (with the pinned Node 24
 // first on it, as the system Node is 20), the CLI reads resources through the kubeconfig and calls the

@@ -5,7 +5,8 @@ import { KubeApiError, type KubeClient } from '../../src/kube/client.ts';
 import { collectionPath, objectPath } from '../../src/kube/resource-type.ts';
 import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID } from '../../src/managed/annotations.ts';
 import { bindClusterAdmin, clientAs, grantTenant } from '../support/impersonation.ts';
-import { manifests, poll, resources, useStack } from '../support/operator.ts';
+import { manifests, resources, useStack } from '../support/operator.ts';
+import { poll } from '../support/until.ts';
 import { NAMESPACE, RELEASE, renderChart } from './chart-render.ts';
 
 // The chart's ValidatingAdmissionPolicy on the real apiserver, tried as a tenant whose Role allows

@@ -8,7 +8,7 @@ import { CloudCache } from '../../src/managed/cloud-cache.ts';
 import { gpuPodAdapter } from '../../src/resources/gpu-pod/adapter.ts';
 import type { PodView } from '../../src/resources/gpu-pod/details.ts';
 import { type RunningSimulator, startSimulator } from '../../src/sim/index.ts';
-import { poll } from '../support/operator.ts';
+import { poll } from '../support/until.ts';
 
 const KEY = 'cache-test-key';
 const log = createLogger({ destination: new Writable({ write: (_c, _e, done) => done() }) });

@@ -7,13 +7,13 @@ import {
   API_KEY,
   isReady,
   manifests,
-  poll,
   type RunningOperator,
   resources,
   startOperator,
   type TestObject,
   useStack,
 } from '../support/operator.ts';
+import { poll } from '../support/until.ts';
 
 // The operator's own queue autoscaling, against the simulator: a queue driven up and down, the worker
 // counts the cloud saw over time, and the schema that keeps kubectl scale and an HPA off it.

@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  cloudObjects,
-  isReady,
-  manifests,
-  poll,
-  resources,
-  startOperator,
-  useStack,
-} from '../support/operator.ts';
+import { cloudObjects, isReady, manifests, resources, startOperator, useStack } from '../support/operator.ts';
+import { poll } from '../support/until.ts';
 
 const NS = 'failover';
 const stack = useStack();

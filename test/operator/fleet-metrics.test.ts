@@ -6,12 +6,12 @@ import { FleetMetrics } from '../../src/managed/fleet-metrics.ts';
 import {
   isReady,
   manifests,
-  poll,
   resources,
   type TestObject,
   useOperator,
   useStack,
 } from '../support/operator.ts';
+import { poll } from '../support/until.ts';
 
 // The fleet gauges against a known fleet on the local stack: what runs, where, of which GPU model, at
 // what spend, and the endpoint's workers and tasks — each compared with what the resources' status says.

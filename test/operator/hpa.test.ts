@@ -6,12 +6,12 @@ import { type RunningControllerManager, startControllerManager } from '../suppor
 import {
   isReady,
   manifests,
-  poll,
   type RunningOperator,
   resources,
   startOperator,
   useStack,
 } from '../support/operator.ts';
+import { poll } from '../support/until.ts';
 
 // A real HPA controller (kube-controller-manager, built from Go modules with the control plane) scaling a
 // ServerlessEndpoint through its scale subresource, and the operator carrying that to the cloud.

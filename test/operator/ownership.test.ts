@@ -9,13 +9,13 @@ import {
   condition,
   isReady,
   manifests,
-  poll,
   type RunningOperator,
   resources,
   startOperator,
   type TestObject,
   useStack,
 } from '../support/operator.ts';
+import { poll } from '../support/until.ts';
 
 // What the operator owns of a cloud object, and no more: adoption keeps what it adopts, Observe sends
 // nothing that changes the cloud, a removed field is cleared or refused, drift is shown, and a preempted

@@ -7,12 +7,12 @@ import {
   API_KEY,
   isReady,
   manifests,
-  poll,
   type RunningOperator,
   resources,
   startOperator,
   useStack,
 } from '../support/operator.ts';
+import { poll } from '../support/until.ts';
 
 // The operator's own key, read from a file as the chart mounts it: a key the cloud refuses makes the
 // operator unready with a reason (not warnings forever), and a corrected file is picked up without a restart.

@@ -16,13 +16,13 @@ import {
   isReady,
   manifests,
   operatorIntent,
-  poll,
   type RunningOperator,
   resources,
   startOperator,
   type TestObject,
   useStack,
 } from '../support/operator.ts';
+import { poll } from '../support/until.ts';
 
 // ServerlessTask as a user meets it: declared like a Job, submitted exactly once under an id derived from
 // its uid, followed through lists, finished with Complete or Failed, and cleaned up by its TTL.

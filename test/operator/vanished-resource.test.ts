@@ -8,7 +8,8 @@ import {
   type AdmissionWebhook,
   startAdmissionWebhook,
 } from '../support/admission-webhook.ts';
-import { cloudObjects, manifests, poll, resources, useOperator, useStack } from '../support/operator.ts';
+import { cloudObjects, manifests, resources, useOperator, useStack } from '../support/operator.ts';
+import { poll } from '../support/until.ts';
 
 // kubernetes/kubernetes#77988, through the real apiserver and the in-process operator: a plain DELETE
 // reads the resource, sees no finalizer, and commits after a conflict retry that re-checks only the

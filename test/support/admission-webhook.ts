@@ -15,7 +15,7 @@ import { isStatus, KubeClient } from '../../src/kube/client.ts';
 import { controlPlaneLayout } from '../../src/local/controlplane/layout.ts';
 import { readServingCa } from '../../src/local/controlplane/serving-ca.ts';
 import type { ControlPlane } from '../../src/local/controlplane.ts';
-import { poll } from './operator.ts';
+import { poll } from './until.ts';
 
 const CONFIGURATIONS = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
 

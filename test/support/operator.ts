@@ -21,7 +21,7 @@ import {
 } from '../../src/resources/kinds.ts';
 import { type ApiKeyOption, type RunningSimulator, startSimulator } from '../../src/sim/index.ts';
 import { installCrds } from './crds.ts';
-import { eventually, NotYet, notYet } from './eventually.ts';
+import { poll } from './until.ts';
 
 export const API_KEY = 'test-key-9f8e7d6c5b4a';
 
@@ -162,26 +162,6 @@ export class Cluster {
       if (!isStatus(error, 409)) throw error;
     }
   }
-}
-
-/**
- * Reads until `check` passes on what was read, and answers it; fails naming `what` and the last value read.
- * `eventually` for a check that answers true or false rather than asserting; a read that throws fails at once.
- */
-export function poll<T>(
-  read: () => Promise<T>,
-  check: (value: T) => boolean,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  return eventually(
-    async () => {
-      const last = await read();
-      if (!check(last)) throw new NotYet(`waiting for ${what}; last seen: ${JSON.stringify(last)}`);
-      return last;
-    },
-    { timeoutMs, retrying: notYet },
-  );
 }
 
 export interface RunningOperator {

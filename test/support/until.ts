@@ -16,3 +16,23 @@ export async function until(
     { timeoutMs, retrying: notYet },
   );
 }
+
+/**
+ * Reads until `check` passes on what was read, and answers it; fails naming `what` and the last value read.
+ * `eventually` for a check that answers true or false rather than asserting; a read that throws fails at once.
+ */
+export function poll<T>(
+  read: () => Promise<T>,
+  check: (value: T) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
+  return eventually(
+    async () => {
+      const last = await read();
+      if (!check(last)) throw new NotYet(`waiting for ${what}; last seen: ${JSON.stringify(last)}`);
+      return last;
+    },
+    { timeoutMs, retrying: notYet },
+  );
+}
