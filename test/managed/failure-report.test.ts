@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { afterEach, describe, test } from 'node:test';
+import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
+import { ReconcileError } from '../../src/managed/errors.ts';
+import { conditionOf } from './fakes.ts';
+import { type KindWorld, kindWorld } from './kind-world.ts';
+
+// A failed reconcile as the user sees it: a Warning event and Synced=False with the failure's reason,
+// Secret values scrubbed, terminal failures not retried; a conflict looked at again, a deposed leader
+// silent. On the fakes.
+
+const KEY = 'ns-a/w';
+let worlds: KindWorld[] = [];
+
+afterEach(async () => {
+  for (const w of worlds) await w.close();
+  worlds = [];
+});
+
+function open(options?: Parameters<typeof kindWorld>[0]): KindWorld {
+  const w = kindWorld(options);
+  worlds.push(w);
+  return w;
+}
+
+const synced = (w: KindWorld, key = KEY) => conditionOf(w.api.get(key), 'Synced');
+const creates = (w: KindWorld) => w.cloud.calls.filter((call) => call.op === 'create').length;
+
+async function rejection(run: Promise<unknown>): Promise<Error> {
+  try {
+    await run;
+  } catch (error) {
+    assert.ok(error instanceof Error);
+    return error;
+  }
+  assert.fail('expected the reconcile to fail');
+}
+
+describe('failures', () => {
+  test('a transient failure is reported, thrown for backoff, and retried', async () => {
+    const w = open();
+    w.api.create('w', {});
+    w.cloud.failNextCreate = new ReconcileError('CloudUnavailable', 'the cloud is busy', { terminal: false });
+    const error = await rejection(w.reconcile(KEY));
+    assert.equal(error.name, 'ReconcileError');
+    assert.equal((error as ReconcileError).reason, 'CloudUnavailable');
+    const condition = synced(w);
+    assert.deepEqual(
+      [condition?.status, condition?.reason, condition?.message],
+      ['False', 'CloudUnavailable', 'the cloud is busy'],
+    );
+    assert.deepEqual(
+      w.eventsOf(KEY).map((event) => [event.type, event.reason, event.message]),
+      [['Warning', 'CloudUnavailable', 'the cloud is busy']],
+    );
+    assert.deepEqual(w.recorded.fleet, []);
+    await w.settle(KEY);
+    assert.equal(creates(w), 2, 'asked again');
+    assert.equal(synced(w)?.status, 'True');
+  });
+
+  test('a terminal failure is reported, counted, and not retried until the resource changes', async () => {
+    const w = open();
+    w.api.create('w', {});
+    w.cloud.failNextCreate = new ReconcileError('CloudRejected', 'no such widget type', { terminal: true });
+    const error = await rejection(w.reconcile(KEY));
+    assert.equal(error.name, 'TerminalError');
+    assert.equal(error.message, 'no such widget type');
+    assert.equal((error.cause as ReconcileError).reason, 'CloudRejected');
+    assert.equal(synced(w)?.reason, 'CloudRejected');
+    assert.deepEqual(w.recorded.fleet, ['refused CloudRejected']);
+    assert.deepEqual(await w.reconcile(KEY), {});
+    assert.equal(creates(w), 1, 'not asked again');
+    w.api.patchSpec(KEY, { size: 2 });
+    await w.settle(KEY);
+    assert.equal(creates(w), 2, 'a change is tried again');
+    assert.equal(synced(w)?.status, 'True');
+  });
+
+  test('Secret values the reconcile revealed are scrubbed from what the failure says', async () => {
+    const w = open({
+      adapt: (base) => ({
+        ...base,
+        create: async (_mr, ctx) => {
+          const [env] = await ctx.resolveEnv([
+            { key: 'TOKEN', valueFrom: { secretKeyRef: { name: 'creds', key: 'token' } } },
+          ]);
+          throw new ReconcileError('CloudRejected', `bad env TOKEN=${env?.value}`, { terminal: true });
+        },
+      }),
+    });
+    w.api.secrets.set('ns-a/creds', { data: { token: 's3cr3t-value' } });
+    w.api.create('w', {});
+    const error = await rejection(w.reconcile(KEY));
+    assert.equal(error.message, 'bad env TOKEN=[redacted]');
+    assert.equal(synced(w)?.message, 'bad env TOKEN=[redacted]');
+    assert.deepEqual(
+      w.eventsOf(KEY).map((event) => event.message),
+      ['bad env TOKEN=[redacted]'],
+    );
+    assert.ok(!JSON.stringify(w.api.get(KEY)).includes('s3cr3t-value'));
+  });
+
+  test('a failure whose status cannot be written is still thrown as itself', async () => {
+    const w = open({
+      writer: (base) => ({
+        ...base,
+        patchStatus: async () => {
+          throw new Error('apiserver down');
+        },
+      }),
+    });
+    w.api.create('w', {});
+    w.cloud.failNextCreate = new ReconcileError('CloudUnavailable', 'the cloud is busy', { terminal: false });
+    const error = await rejection(w.reconcile(KEY));
+    assert.equal((error as ReconcileError).reason, 'CloudUnavailable');
+    assert.deepEqual(
+      w.eventsOf(KEY).map((event) => event.reason),
+      ['CloudUnavailable'],
+    );
+  });
+
+  test('a failure that repeats is not written again', async () => {
+    const w = open();
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: '4242' } });
+    w.api.setStatus(KEY, { note: 'kept' });
+    await rejection(w.reconcile(KEY));
+    const writes = w.api.writes.length;
+    w.api.patchSpec(KEY, { size: 3 });
+    await rejection(w.reconcile(KEY));
+    assert.equal(w.api.get(KEY)?.status?.note, 'kept', 'the rest of the status stands');
+    assert.equal(w.api.get(KEY)?.status?.observedGeneration, 2);
+    assert.equal(w.api.writes.length, writes + 1);
+  });
+});
+
+describe('what is not a failure', () => {
+  test('a conflict (someone wrote the resource since it was read) is looked at again, silently', async () => {
+    const w = open();
+    const outside = w.cloud.put({ name: 'o', size: 4 });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
+    let once = true;
+    w.api.beforePatch = (key) => {
+      if (!once) return;
+      once = false;
+      w.api.annotate(key, { note: 'another writer' });
+    };
+    assert.deepEqual(await w.reconcile(KEY), { requeue: true });
+    assert.deepEqual(w.eventsOf(KEY), []);
+    assert.equal(w.api.get(KEY)?.status, undefined, 'no status written');
+    await w.settle(KEY);
+    assert.equal(synced(w)?.status, 'True');
+  });
+
+  test('a deposed leader writes nothing, says nothing and asks for nothing', async () => {
+    const w = open();
+    w.api.create('w', {});
+    w.state.leader = false;
+    assert.deepEqual(await w.reconcile(KEY), {});
+    assert.deepEqual(await w.reconcile(KEY), {});
+    assert.deepEqual(
+      w.api.writes.filter((write) => write.what === 'status'),
+      [],
+    );
+    assert.equal(w.api.get(KEY)?.status, undefined);
+    assert.deepEqual(w.eventsOf(KEY), []);
+    assert.deepEqual(w.recorded.fleet, []);
+    assert.equal(creates(w), 0);
+  });
+});

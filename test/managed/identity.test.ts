@@ -1,0 +1,283 @@
+import assert from 'node:assert/strict';
+import { afterEach, describe, test } from 'node:test';
+import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from '../../src/managed/annotations.ts';
+import { sealIntent } from '../../src/managed/creation.ts';
+import { conditionOf } from './fakes.ts';
+import { type Kind, type KindWorld, kindWorld } from './kind-world.ts';
+
+// Which cloud object a resource is about: adoption, claims, re-pointing, a named object missing, and
+// what creating or recovering one reports. On the fakes: no apiserver, no simulator.
+
+const KEY = 'ns-a/w';
+let worlds: KindWorld[] = [];
+
+afterEach(async () => {
+  for (const w of worlds) await w.close();
+  worlds = [];
+});
+
+function open(options?: Parameters<typeof kindWorld>[0]): KindWorld {
+  const w = kindWorld(options);
+  worlds.push(w);
+  return w;
+}
+
+const synced = (w: KindWorld, key = KEY) => conditionOf(w.api.get(key), 'Synced');
+const statusOf = (w: KindWorld, key = KEY) => w.api.get(key)?.status ?? {};
+/** The create intent an operator writes before a create, dated `at`. */
+function intent(uid: string, name: string, at: number) {
+  return { [CREATE_INTENT]: `${at}.${sealIntent('signing-key', uid, at, name)}`, [CREATE_NAME]: name };
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('adoption', () => {
+  test('an account that refuses adoption still lets a resource name the object it made', async () => {
+    const w = open({ policy: { adoption: false } });
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const id = String(statusOf(w).id);
+    assert.equal(w.api.get(KEY)?.metadata.annotations?.[EXTERNAL_ID], id);
+    await w.settle(KEY);
+    assert.equal(synced(w)?.status, 'True');
+    assert.equal(synced(w)?.reason, 'ReconcileSuccess');
+  });
+
+  test('an account that refuses adoption lets a resource name the id its status proves (a restart)', async () => {
+    const w = open({ policy: { adoption: false } });
+    const own = w.cloud.put({ name: 'w' });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: own.id } });
+    w.api.setStatus(KEY, { id: own.id });
+    await w.settle(KEY);
+    assert.equal(synced(w)?.reason, 'ReconcileSuccess');
+    assert.equal(statusOf(w).phase, 'RUNNING');
+  });
+
+  test('a refused adoption names the account and tells how to create instead', async () => {
+    const w = open({ policy: { adoption: false } });
+    const outside = w.cloud.put({ name: 'x' });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
+    const { errors } = await w.settle(KEY);
+    assert.equal(errors.at(-1)?.name, 'TerminalError');
+    assert.equal(synced(w)?.reason, 'AdoptionNotAllowed');
+    assert.equal(
+      synced(w)?.message,
+      `provider config default does not allow adopting existing cloud objects; remove annotation ${EXTERNAL_ID} to create a new one`,
+    );
+  });
+
+  test('adopting an object records it and says nothing was created', async () => {
+    const w = open();
+    const outside = w.cloud.put({ name: 'x' });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
+    await w.settle(KEY);
+    assert.equal(statusOf(w).id, outside.id);
+    assert.deepEqual(w.eventsOf(KEY), []);
+    assert.deepEqual(w.cloud.mutations(), []);
+  });
+});
+
+describe('claims', () => {
+  test('an object made for another live resource is refused, after the read, with the reason', async () => {
+    const w = open();
+    const owner = w.api.create('owner', {}, {}, 'ns-b');
+    const theirs = w.cloud.put({ name: 'theirs', marker: owner.metadata.uid });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: theirs.id } });
+    const { errors } = await w.settle(KEY);
+    assert.equal(errors.at(-1)?.name, 'TerminalError');
+    assert.equal(synced(w)?.reason, 'AlreadyManaged');
+    assert.equal(
+      synced(w)?.message,
+      `the Widget named by annotation ${EXTERNAL_ID} cannot be managed by this resource: it was created for another resource, which still exists. A cloud object is managed by one resource only; remove the annotation to create a new one`,
+    );
+    assert.equal(statusOf(w).id, undefined);
+  });
+
+  test('an object whose marker names the resource is its own, though another names it too', async () => {
+    const w = open();
+    const mine = w.api.create('w', {}, {});
+    const made = w.cloud.put({ name: 'w', marker: mine.metadata.uid });
+    w.api.annotate(KEY, { [EXTERNAL_ID]: made.id });
+    w.api.create('other', {}, { annotations: { [EXTERNAL_ID]: made.id } }, 'ns-b');
+    await w.settle(KEY);
+    assert.equal(statusOf(w).id, made.id);
+    assert.equal(synced(w)?.reason, 'ReconcileSuccess');
+  });
+
+  test('two resources naming one unproved object are both refused', async () => {
+    const w = open();
+    const outside = w.cloud.put({ name: 'x' });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
+    w.api.create('v', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
+    await w.settle(KEY);
+    await w.settle('ns-a/v');
+    assert.equal(synced(w)?.reason, 'AlreadyManaged');
+    assert.equal(synced(w, 'ns-a/v')?.reason, 'AlreadyManaged');
+  });
+});
+
+describe('the named object missing', () => {
+  test('an id the cloud does not have is ExternalResourceNotFound, naming it', async () => {
+    const w = open();
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: '4242' } });
+    const { errors } = await w.settle(KEY);
+    assert.equal(errors.at(-1)?.name, 'TerminalError');
+    assert.equal(synced(w)?.reason, 'ExternalResourceNotFound');
+    assert.match(synced(w)?.message ?? '', /no live Widget with id 4242/);
+  });
+
+  test('a named object that is gone (terminated) counts as missing', async () => {
+    const w = open();
+    const dead = w.cloud.put({ name: 'x', status: 'TERMINATED' });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: dead.id } });
+    await w.settle(KEY);
+    assert.equal(synced(w)?.reason, 'ExternalResourceNotFound');
+  });
+
+  test('the object its status holds, gone, is replaced rather than refused', async () => {
+    const w = open();
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const first = String(statusOf(w).id);
+    w.cloud.objects.delete(first);
+    await sleep(30);
+    await w.settle(KEY);
+    const second = String(statusOf(w).id);
+    assert.notEqual(second, first);
+    assert.equal(synced(w)?.reason, 'ReconcileSuccess');
+  });
+});
+
+describe('re-pointing', () => {
+  test('removing the annotation of a live resource is refused, saying it was removed', async () => {
+    const w = open();
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const own = String(statusOf(w).id);
+    w.api.annotate(KEY, { [EXTERNAL_ID]: null });
+    const { errors } = await w.settle(KEY);
+    assert.equal(errors.at(-1)?.name, 'TerminalError');
+    assert.equal(synced(w)?.reason, 'ExternalIdChanged');
+    assert.equal(
+      synced(w)?.message,
+      `annotation ${EXTERNAL_ID} was removed while this resource still manages Widget ${own}; set it back to ${own}, or delete the resource (its deletionPolicy applies to ${own})`,
+    );
+    assert.equal(w.cloud.calls.filter((call) => call.op === 'create').length, 1, 'no second create');
+  });
+
+  test('changing the annotation of a live resource is refused, naming the new id', async () => {
+    const w = open();
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const own = String(statusOf(w).id);
+    const other = w.cloud.put({ name: 'o' });
+    w.api.annotate(KEY, { [EXTERNAL_ID]: other.id });
+    await w.settle(KEY);
+    assert.match(
+      synced(w)?.message ?? '',
+      new RegExp(`was changed to ${other.id} while this resource still manages Widget ${own};`),
+    );
+  });
+
+  test('once the held object is gone, a new id adopts another object', async () => {
+    const w = open();
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const own = String(statusOf(w).id);
+    const widget = w.cloud.objects.get(own);
+    assert.ok(widget);
+    widget.status = 'TERMINATED';
+    const other = w.cloud.put({ name: 'o' });
+    await sleep(30);
+    w.api.annotate(KEY, { [EXTERNAL_ID]: other.id });
+    await w.settle(KEY);
+    assert.equal(statusOf(w).id, other.id);
+    assert.equal(synced(w)?.reason, 'ReconcileSuccess');
+  });
+
+  test('once the held object is gone from the cloud, removing the annotation creates a new one', async () => {
+    const w = open();
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const own = String(statusOf(w).id);
+    w.cloud.objects.delete(own);
+    await sleep(30);
+    w.api.annotate(KEY, { [EXTERNAL_ID]: null });
+    await w.settle(KEY);
+    assert.notEqual(statusOf(w).id, own);
+    assert.equal(w.cloud.live().length, 1);
+  });
+});
+
+describe('what a resource must name', () => {
+  test('without Create in its policies and no id, the resource is refused: ExternalIdRequired', async () => {
+    const w = open();
+    w.api.create('w', { managementPolicies: ['Observe', 'Update'] });
+    const { errors } = await w.settle(KEY);
+    assert.equal(errors.at(-1)?.name, 'TerminalError');
+    assert.equal(synced(w)?.reason, 'ExternalIdRequired');
+    assert.equal(
+      synced(w)?.message,
+      `managementPolicies do not include Create: set annotation ${EXTERNAL_ID} to the id of the cloud Widget to observe`,
+    );
+    assert.deepEqual(w.cloud.mutations(), []);
+  });
+
+  test('with Create in its policies an unnamed resource is created', async () => {
+    const w = open();
+    w.api.create('w', { managementPolicies: ['Observe', 'Create'] });
+    await w.settle(KEY);
+    assert.equal(w.cloud.live().length, 1);
+  });
+});
+
+describe('creating and recovering', () => {
+  test('a create is said as an event, and the new object is seen without a get', async () => {
+    const w = open();
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const id = String(statusOf(w).id);
+    const created = w.eventsOf(KEY).filter((event) => event.reason === 'Created');
+    assert.deepEqual(
+      created.map((event) => [event.type, event.message]),
+      [['Normal', `created Widget ${id} in the cloud`]],
+    );
+    assert.deepEqual(
+      w.cloud.calls.filter((call) => call.op === 'get'),
+      [],
+    );
+  });
+
+  test('a created object is not completed again; a recovered one is completed once', async () => {
+    const w = open({
+      adapt: (base: Kind, cloud): Kind => ({
+        ...base,
+        enrich: async (widget) => {
+          cloud.calls.push({ op: 'enrich', id: widget.id });
+          return widget;
+        },
+      }),
+    });
+    w.api.create('w', {});
+    await w.settle(KEY);
+    assert.deepEqual(
+      w.cloud.calls.filter((call) => call.op === 'enrich'),
+      [],
+    );
+
+    const at = Date.now() - 5_000;
+    const obj = w.api.create('r', {}, { finalizers: [FINALIZER] });
+    w.api.annotate('ns-a/r', intent(obj.metadata.uid, 'r', at));
+    const made = w.cloud.put({ name: 'r', marker: obj.metadata.uid, createdAt: at + 10 });
+    await w.settle('ns-a/r');
+    assert.equal(statusOf(w, 'ns-a/r').id, made.id);
+    assert.deepEqual(
+      w.cloud.calls.filter((call) => call.op === 'enrich'),
+      [{ op: 'enrich', id: made.id }],
+    );
+    const recovered = w.eventsOf('ns-a/r').filter((event) => event.reason === 'Recovered');
+    assert.deepEqual(
+      recovered.map((event) => [event.type, event.message]),
+      [['Normal', `found Widget ${made.id} made by an interrupted create and took it over`]],
+    );
+  });
+});

@@ -1,0 +1,133 @@
+// A widget world whose kind can be changed: the same wiring as widgetWorld() of fakes.ts (the real
+// AccountLinks, Creation, CloudCache and AccountRegistry over FakeCloud and FakeApi), with the adapter
+// made from `cloud.kind()` by `adapt`, leadership that can be lost, and a details schedule that ticks.
+
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { z } from 'zod';
+import { AccountLinks } from '../../src/managed/account-links.ts';
+import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/account-registry.ts';
+import type { AccountPolicy } from '../../src/managed/accounts.ts';
+import { type ExternalKind, keyOf } from '../../src/managed/external-kind.ts';
+import type { KindEvents } from '../../src/managed/fleet-metrics.ts';
+import { ManagedReconciler } from '../../src/managed/reconciler.ts';
+import type { ManagedStore } from '../../src/managed/store.ts';
+import type { ManagedWriter } from '../../src/managed/writer.ts';
+import { FakeApi, FakeCloud, type Recorded, type Widget, type WidgetSpec } from './fakes.ts';
+
+const spec = z.looseObject({
+  size: z.number().int().optional(),
+  paused: z.boolean().optional(),
+  spot: z.boolean().optional(),
+  managementPolicies: z
+    .array(z.enum(['Observe', 'Create', 'Update', 'Delete', 'LateInitialize', '*']))
+    .optional(),
+  recoveryPolicy: z.enum(['Never', 'Recreate']).optional(),
+  writeConnectionSecretToRef: z.object({ name: z.string() }).optional(),
+});
+
+export type Kind = ExternalKind<WidgetSpec, Widget>;
+
+export function kindWorld(
+  options: {
+    adapt?: (base: Kind, cloud: FakeCloud) => Kind;
+    policy?: Partial<AccountPolicy>;
+    /** Wraps the apiserver's writer (to fail or observe writes). */
+    writer?: (base: ManagedWriter) => ManagedWriter;
+    /** Wraps the informer's store (to answer stale copies). */
+    store?: (base: ManagedStore) => ManagedStore;
+  } = {},
+) {
+  const cloud = new FakeCloud();
+  const api = new FakeApi();
+  const recorded: Recorded = { events: [], fleet: [] };
+  const log = pino({ level: 'silent' });
+  const key = new RotatingKey('signing-key', async () => 'signing-key');
+  const policy: AccountPolicy = { allowsNamespace: () => true, adoption: true, ...options.policy };
+  const account = makeAccount('default', 'http://127.0.0.1:9/', key, policy, {
+    requestTimeoutMs: 1000,
+    requestsPerSecond: 100,
+    logger: log,
+    registry: new Registry(),
+  });
+  const accounts = new AccountRegistry({ account, key });
+  const fleet: KindEvents = {
+    becameReady: () => void recorded.fleet.push('ready'),
+    drifted: () => void recorded.fleet.push('drifted'),
+    preempted: () => void recorded.fleet.push('preempted'),
+    refused: (reason) => void recorded.fleet.push(`refused ${reason}`),
+  };
+  const state = { leader: true, woken: [] as string[] };
+  const writer = options.writer ? options.writer(api.writer) : api.writer;
+  const store = options.store ? options.store(api.store) : api.store;
+  const adapt = options.adapt ?? ((base: Kind) => base);
+  const links = new AccountLinks<WidgetSpec, Widget>({
+    adapterFor: () => adapt(cloud.kind(), cloud),
+    accounts,
+    store,
+    writer,
+    settings: {
+      pollIntervalMs: 10,
+      refreshMinIntervalMs: 0,
+      detailsCallsPerSecond: 100,
+      detailsIntervalMs: 60_000,
+      creation: { graceMs: 30, skewMs: 1_000 },
+    },
+    mayAct: () => state.leader,
+    wake: () => {},
+    wakeKey: (woken) => void state.woken.push(woken),
+    log,
+  });
+  const reconciler = new ManagedReconciler<WidgetSpec, Widget>({
+    kind: 'Widget',
+    parseSpec: (raw) => spec.parse(raw) as WidgetSpec,
+    store,
+    writer,
+    events: {
+      event: (obj, type, reason, message) =>
+        void recorded.events.push({ key: keyOf(obj), type, reason, message }),
+    },
+    links,
+    fleet,
+    verifyAfterMs: 20,
+    log,
+  });
+  links.start();
+  const reconcile = (objKey: string) => {
+    const [namespace = '', name = ''] = objKey.split('/');
+    return reconciler.reconcile({ namespace, name });
+  };
+  return {
+    cloud,
+    api,
+    recorded,
+    state,
+    reconcile,
+    /** Reconciles `key` until it asks for nothing more soon (or `turns` run out); collects errors. */
+    async settle(objKey: string, turns = 8): Promise<{ errors: Error[] }> {
+      const errors: Error[] = [];
+      for (let turn = 0; turn < turns; turn++) {
+        try {
+          const result = await reconcile(objKey);
+          if (!result.requeue && (result.requeueAfterMs === undefined || result.requeueAfterMs > 1_000))
+            return { errors };
+          await new Promise((resolve) => setTimeout(resolve, Math.min(result.requeueAfterMs ?? 0, 40)));
+        } catch (error) {
+          errors.push(error instanceof Error ? error : new Error(String(error)));
+          if (error instanceof Error && error.name === 'TerminalError') return { errors };
+          await new Promise((resolve) => setTimeout(resolve, 15));
+        }
+      }
+      return { errors };
+    },
+    eventsOf(objKey: string) {
+      return recorded.events.filter((event) => event.key === objKey);
+    },
+    async close(): Promise<void> {
+      links.stop();
+      await accounts.close();
+    },
+  };
+}
+
+export type KindWorld = ReturnType<typeof kindWorld>;
