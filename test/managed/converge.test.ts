@@ -1,0 +1,343 @@
+import assert from 'node:assert/strict';
+import { afterEach, describe, test } from 'node:test';
+import { pino } from 'pino';
+import { EXTERNAL_ID, FINALIZER, OWNER_ENV } from '../../src/managed/annotations.ts';
+import { ReconcileError } from '../../src/managed/errors.ts';
+import type { ExternalKind, ManagedObject } from '../../src/managed/external-kind.ts';
+import type { ManagedStatus } from '../../src/managed/status-schema.ts';
+import { expireFinished, finishedAt } from '../../src/managed/time-to-live.ts';
+import {
+  conditionOf,
+  FakeApi,
+  FakeCloud,
+  type Widget,
+  type WidgetSpec,
+  type WidgetWorld,
+  widgetWorld,
+} from './fakes.ts';
+
+// The order of one reconcile of a living resource: what it returns (when to look again), the steps it
+// takes and the calls it makes; and the time to live of a finished resource.
+
+const KEY = 'ns-a/w';
+const AT = { namespace: 'ns-a', name: 'w' };
+let world: WidgetWorld;
+
+afterEach(async () => world?.close());
+
+function open(options?: Parameters<typeof widgetWorld>[0]): WidgetWorld {
+  world = widgetWorld(options);
+  return world;
+}
+
+function reshape(
+  w: WidgetWorld,
+  change: (kind: ExternalKind<WidgetSpec, Widget>) => ExternalKind<WidgetSpec, Widget>,
+): void {
+  const base = FakeCloud.prototype.kind;
+  w.cloud.kind = (org, name) => change(base.call(w.cloud, org, name));
+}
+
+/** Widgets that finish: PAUSED is Complete, FAILED is Failed. */
+function finite(w: WidgetWorld): void {
+  reshape(w, (kind) => ({
+    ...kind,
+    finite: {
+      outcomeOf: (phase) => (phase === 'PAUSED' ? 'Complete' : phase === 'FAILED' ? 'Failed' : undefined),
+    },
+  }));
+}
+
+const synced = (w: WidgetWorld, key = KEY) => conditionOf(w.api.get(key), 'Synced');
+const ready = (w: WidgetWorld, key = KEY) => conditionOf(w.api.get(key), 'Ready');
+const creates = (w: WidgetWorld) => w.cloud.calls.filter((call) => call.op === 'create').length;
+
+describe('one reconcile of a living resource', () => {
+  test('in sync, it asks to look again only when its kind revisits', async () => {
+    const w = open();
+    reshape(w, (kind) => ({ ...kind, revisitAfterMs: (mr) => (mr.spec.size === 3 ? 1234 : undefined) }));
+    w.api.create('w', {});
+    await w.settle(KEY);
+    assert.deepEqual(await w.reconciler.reconcile(AT), {});
+    w.api.patchSpec(KEY, { size: 3 });
+    assert.deepEqual(await w.reconciler.reconcile(AT), { requeueAfterMs: 1234 });
+  });
+
+  test('after a step it looks again soon, saying what it did', async () => {
+    const w = open();
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const id = String(w.api.get(KEY)?.status?.id);
+    w.api.patchSpec(KEY, { paused: true });
+    assert.deepEqual(await w.reconciler.reconcile(AT), { requeueAfterMs: 20 });
+    const event = w.recorded.events.at(-1);
+    assert.deepEqual(event, { key: KEY, type: 'Normal', reason: 'Pausing', message: `pausing widget ${id}` });
+    assert.equal(w.cloud.objects.get(id)?.status, 'PAUSED');
+  });
+
+  test('without the Update policy no step is planned', async () => {
+    const w = open();
+    w.api.create('w', { managementPolicies: ['Observe', 'Create', 'Delete', 'LateInitialize'] });
+    await w.settle(KEY);
+    const id = String(w.api.get(KEY)?.status?.id);
+    w.api.patchSpec(KEY, { paused: true });
+    assert.deepEqual(await w.reconciler.reconcile(AT), {});
+    assert.deepEqual(w.cloud.mutations(id), []);
+  });
+
+  test('a refused connection Secret is looked at again in 30 s', async () => {
+    const w = open();
+    w.api.secrets.set('ns-a/taken', { data: {}, owner: 'someone' });
+    w.api.create('w', { writeConnectionSecretToRef: { name: 'taken' } });
+    await w.settle(KEY, 2);
+    assert.deepEqual(await w.reconciler.reconcile(AT), { requeueAfterMs: 30_000 });
+  });
+
+  test('a resource its kind says is blocked waits, reported, with no cloud call', async () => {
+    const w = open();
+    let blocked = true;
+    reshape(w, (kind) => ({
+      ...kind,
+      blocker: () => (blocked ? { reason: 'WaitingForVolume', message: 'volume v is not ready' } : undefined),
+    }));
+    w.api.create('w', {});
+    assert.deepEqual(await w.reconciler.reconcile(AT), { requeueAfterMs: 10_000 });
+    assert.equal(ready(w)?.reason, 'WaitingForVolume');
+    assert.equal(ready(w)?.message, 'volume v is not ready');
+    assert.equal(synced(w)?.status, 'True');
+    assert.equal(creates(w), 0);
+    blocked = false;
+    await w.settle(KEY);
+    assert.equal(creates(w), 1);
+  });
+
+  test('a named resource is not held up by its kind’s blocker', async () => {
+    const w = open();
+    reshape(w, (kind) => ({ ...kind, blocker: () => ({ reason: 'WaitingForVolume', message: 'no' }) }));
+    const outside = w.cloud.put({ name: 'w' });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
+    await w.settle(KEY);
+    assert.equal(ready(w)?.reason, 'Running');
+    assert.deepEqual(w.api.get(KEY)?.metadata.finalizers, [FINALIZER]);
+  });
+
+  test('a preempted resource waits out its backoff before its replacement, with no cloud call', async () => {
+    const w = open();
+    w.api.create('w', { spot: true, recoveryPolicy: 'Recreate' });
+    await w.settle(KEY);
+    const id = String(w.api.get(KEY)?.status?.id);
+    const widget = w.cloud.objects.get(id);
+    assert.ok(widget);
+    widget.status = 'FAILED';
+    await w.settle(KEY, 3);
+    const calls = w.cloud.calls.length;
+    const result = await w.reconciler.reconcile(AT);
+    assert.ok(
+      result.requeueAfterMs !== undefined && result.requeueAfterMs > 9_000 && result.requeueAfterMs <= 10_000,
+      JSON.stringify(result),
+    );
+    assert.equal(w.cloud.calls.length, calls);
+  });
+
+  test('a named resource gets its finalizer; one that already has it gets no second write', async () => {
+    const w = open();
+    const outside = w.cloud.put({ name: 'w' });
+    w.api.create(
+      'w',
+      { managementPolicies: ['Observe', 'Update', 'Delete'] },
+      { annotations: { [EXTERNAL_ID]: outside.id }, finalizers: ['someone/else'] },
+    );
+    await w.settle(KEY);
+    assert.deepEqual(w.api.get(KEY)?.metadata.finalizers, ['someone/else', FINALIZER]);
+    const writes = w.api.writes.filter((write) => write.what.includes('finalizers')).length;
+    await w.settle(KEY);
+    assert.equal(w.api.writes.filter((write) => write.what.includes('finalizers')).length, writes);
+  });
+
+  test('a resource the cache cannot read is left alone', async () => {
+    const w = open();
+    w.api.create('w', {});
+    w.api.store.get = () => {
+      throw new Error('malformed');
+    };
+    assert.deepEqual(await w.reconciler.reconcile(AT), {});
+    assert.deepEqual(w.cloud.calls, []);
+  });
+
+  test('a resource not in the cache is nothing to do', async () => {
+    const w = open();
+    assert.deepEqual(await w.reconciler.reconcile(AT), {});
+    assert.deepEqual(w.cloud.calls, []);
+  });
+
+  test('an invalid spec is a terminal InvalidSpec, not retried until it changes', async () => {
+    const w = open();
+    w.api.create('w', { size: 'big' });
+    const { errors } = await w.settle(KEY);
+    assert.equal(errors.at(-1)?.name, 'TerminalError');
+    assert.equal(synced(w)?.reason, 'InvalidSpec');
+    const writes = w.api.writes.length;
+    assert.deepEqual(await w.reconciler.reconcile(AT), {});
+    assert.equal(w.api.writes.length, writes, 'held: no second report');
+    w.api.patchSpec(KEY, { size: 2 });
+    await w.settle(KEY);
+    assert.equal(synced(w)?.status, 'True');
+  });
+
+  test('the owner marker and Secret values reach the kind; a value its failure echoes is redacted', async () => {
+    const w = open();
+    w.api.secrets.set('ns-a/db', { data: { password: 'hunter2' } });
+    const markers: string[] = [];
+    reshape(w, (kind) => ({
+      ...kind,
+      create: async (_mr, ctx) => {
+        markers.push(`${ctx.ownerMarker.key}=${ctx.ownerMarker.value}`);
+        const env = await ctx.resolveEnv([
+          { key: 'P', valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } },
+        ]);
+        throw new ReconcileError('CloudRejected', `bad env ${env.map((item) => item.value).join()}`, {
+          terminal: true,
+        });
+      },
+    }));
+    const obj = w.api.create('w', {});
+    await w.settle(KEY);
+    assert.equal(markers[0], `${OWNER_ENV}=${obj.metadata.uid}`);
+    assert.equal(synced(w)?.message, 'bad env [redacted]');
+    assert.ok(!JSON.stringify(w.recorded.events).includes('hunter2'));
+  });
+});
+
+describe('a finished resource', () => {
+  test('is never read from the cloud again, and looked at when its time to live ends', async () => {
+    const w = open();
+    finite(w);
+    w.api.create('w', { ttlSecondsAfterFinished: 3600 });
+    await w.settle(KEY);
+    const id = String(w.api.get(KEY)?.status?.id);
+    const widget = w.cloud.objects.get(id);
+    assert.ok(widget);
+    widget.status = 'PAUSED';
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    await w.settle(KEY, 3);
+    assert.equal(conditionOf(w.api.get(KEY), 'Complete')?.status, 'True');
+    const calls = w.cloud.calls.filter((call) => call.op === 'get').length;
+    const result = await w.reconciler.reconcile(AT);
+    assert.ok(
+      result.requeueAfterMs !== undefined &&
+        result.requeueAfterMs > 3_590_000 &&
+        result.requeueAfterMs <= 3_600_000,
+      JSON.stringify(result),
+    );
+    assert.equal(w.cloud.calls.filter((call) => call.op === 'get').length, calls);
+    assert.ok(w.api.get(KEY));
+  });
+
+  test('past its time to live is deleted; when deleted, its deletion runs as any other', async () => {
+    const w = open();
+    finite(w);
+    w.api.create('w', { ttlSecondsAfterFinished: 0 });
+    await w.settle(KEY);
+    const id = String(w.api.get(KEY)?.status?.id);
+    const widget = w.cloud.objects.get(id);
+    assert.ok(widget);
+    widget.status = 'FAILED';
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    await w.settle(KEY, 3);
+    await w.settle(KEY);
+    assert.equal(w.api.get(KEY), undefined);
+    assert.ok(w.reasonsOf(KEY).includes('Deleting'), 'its object deleted with it');
+    assert.equal(w.cloud.objects.get(id)?.status, 'TERMINATED');
+  });
+});
+
+const statusWith = (conditions: Array<[string, string]>, completionTime?: string): ManagedStatus => ({
+  conditions: conditions.map(([type, status]) => ({
+    type,
+    status: status as 'True' | 'False',
+    reason: 'R',
+    message: '',
+    lastTransitionTime: '',
+  })),
+  ...(completionTime && { completionTime }),
+});
+
+describe('finishedAt', () => {
+  test('is the completion time of a Complete or Failed resource', () => {
+    const at = '2026-01-02T03:04:05.000Z';
+    assert.equal(finishedAt(statusWith([['Complete', 'True']], at)), Date.parse(at));
+    assert.equal(
+      finishedAt(
+        statusWith(
+          [
+            ['Ready', 'False'],
+            ['Failed', 'True'],
+          ],
+          at,
+        ),
+      ),
+      Date.parse(at),
+    );
+  });
+
+  test('is now when the completion time is missing or unreadable', () => {
+    for (const status of [statusWith([['Complete', 'True']]), statusWith([['Failed', 'True']], 'soon')]) {
+      const at = finishedAt(status);
+      assert.ok(at !== undefined && Math.abs(at - Date.now()) < 1_000);
+    }
+  });
+
+  test('is undefined until an outcome is True', () => {
+    const at = '2026-01-02T03:04:05.000Z';
+    assert.equal(
+      finishedAt(
+        statusWith(
+          [
+            ['Complete', 'False'],
+            ['Failed', 'False'],
+          ],
+          at,
+        ),
+      ),
+      undefined,
+    );
+    assert.equal(finishedAt(statusWith([['Ready', 'True']], at)), undefined);
+    assert.equal(finishedAt({ completionTime: at }), undefined);
+    assert.equal(finishedAt(undefined), undefined);
+  });
+});
+
+describe('expireFinished', () => {
+  const log = pino({ level: 'silent' });
+  const finishedResource = (api: FakeApi, ttl: number | undefined): ManagedObject<WidgetSpec> => {
+    const obj = api.create('w', ttl === undefined ? {} : { ttlSecondsAfterFinished: ttl });
+    return { ...obj, spec: { ttlSecondsAfterFinished: ttl } };
+  };
+
+  test('keeps a resource without a time to live', async () => {
+    const api = new FakeApi();
+    const mr = finishedResource(api, undefined);
+    assert.deepEqual(await expireFinished({ writer: api.writer, log }, mr, 0), {});
+    assert.ok(api.get(KEY));
+  });
+
+  test('looks again when the time to live ends', async () => {
+    const api = new FakeApi();
+    const mr = finishedResource(api, 10);
+    const result = await expireFinished({ writer: api.writer, log }, mr, Date.now() - 4_000);
+    assert.ok(
+      result.requeueAfterMs !== undefined && result.requeueAfterMs > 5_000 && result.requeueAfterMs <= 6_000,
+    );
+    assert.ok(api.get(KEY));
+  });
+
+  test('deletes it once the time to live has passed, or just ends', async () => {
+    const api = new FakeApi();
+    const mr = finishedResource(api, 10);
+    assert.deepEqual(await expireFinished({ writer: api.writer, log }, mr, Date.now() - 11_000), {});
+    assert.equal(api.get(KEY), undefined);
+    const exact = finishedResource(api, 0);
+    assert.deepEqual(await expireFinished({ writer: api.writer, log }, exact, Date.now()), {});
+    assert.equal(api.get(KEY), undefined);
+  });
+});

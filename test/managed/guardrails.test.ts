@@ -1,0 +1,392 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { makeAccount, RotatingKey } from '../../src/managed/account-registry.ts';
+import { type Account, type AccountPolicy, Usage } from '../../src/managed/accounts.ts';
+import type { Demand } from '../../src/managed/demand.ts';
+import { ReconcileError } from '../../src/managed/errors.ts';
+import type { ActContext, ExternalKind, ManagedObject, Plan } from '../../src/managed/external-kind.ts';
+import { guardedAdapter } from '../../src/managed/guardrails.ts';
+import { FakeCloud, type Widget, type WidgetSpec } from './fakes.ts';
+
+// The account's policy in front of every create and every step that adds GPUs: each refusal, and the
+// reservation that makes concurrent checks see each other.
+
+const log = pino({ level: 'silent' });
+
+function accountWith(policy: Partial<AccountPolicy>, live = 0, counted = true): Account {
+  const key = new RotatingKey('k', async () => 'k');
+  const made = makeAccount(
+    'acme',
+    'http://127.0.0.1:9/',
+    key,
+    { allowsNamespace: () => true, adoption: true, ...policy },
+    { requestTimeoutMs: 1000, requestsPerSecond: 100, logger: log, registry: new Registry() },
+  );
+  const usage = new Usage();
+  usage.meter('Widget', { heldGpus: () => live, counted: () => counted });
+  return { ...made, usage };
+}
+
+/** A cache whose answers the test sets. */
+function fakeCache() {
+  const cache = {
+    known: new Set<string>(),
+    listed: false,
+    listedAsked: [] as number[],
+    refreshes: 0,
+    has: (id: string) => cache.known.has(id),
+    listedSince: (at: number) => {
+      cache.listedAsked.push(at);
+      return cache.listed;
+    },
+    requestRefresh: () => {
+      cache.refreshes++;
+    },
+  };
+  return cache;
+}
+
+/** The fake widget kind asking for `demand`, with an optional plan. */
+function kindAsking(cloud: FakeCloud, demand: Demand, plan?: Plan): ExternalKind<WidgetSpec, Widget> {
+  const base = cloud.kind();
+  return { ...base, demand: async () => demand, ...(plan && { plan: async () => plan }) };
+}
+
+const ctx: ActContext = {
+  resolveEnv: async () => [],
+  ownerMarker: { key: 'OWNER', value: 'uid-1' },
+};
+
+const mr: ManagedObject<WidgetSpec> = {
+  apiVersion: 'v1',
+  kind: 'Widget',
+  metadata: { namespace: 'ns-a', name: 'w', uid: 'uid-1', generation: 1, resourceVersion: '1' },
+  spec: {},
+};
+
+async function refusal(promise: Promise<unknown>): Promise<ReconcileError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof ReconcileError, String(error));
+    return error;
+  }
+  assert.fail('expected a refusal');
+}
+
+const gpus = (count: number, types: string[] = ['W1']) => ({ types, count });
+
+describe('a create is checked against the account policy', () => {
+  const refusals: Array<{
+    name: string;
+    policy: Partial<AccountPolicy>;
+    demand: Demand;
+    reason: string;
+    message: string;
+    terminal: boolean;
+    live?: number;
+  }> = [
+    {
+      name: 'a registry auth not on the allow-list',
+      policy: { registryAuthIds: new Set(['ra-1']) },
+      demand: { live: true, containerRegistryAuthId: 'ra-2' },
+      reason: 'NotAllowedByProviderConfig',
+      message: 'provider config acme: containerRegistryAuthId ra-2 is not on its allow-list',
+      terminal: true,
+    },
+    {
+      name: 'a credential not on the allow-list',
+      policy: { credentialIds: new Set(['c-1']) },
+      demand: { live: true, credentialId: 'c-2' },
+      reason: 'NotAllowedByProviderConfig',
+      message: 'provider config acme: credentialId c-2 is not on its allow-list',
+      terminal: true,
+    },
+    {
+      name: 'a GPU type not allowed',
+      policy: { gpuTypes: new Set(['W1']) },
+      demand: { live: true, gpus: gpus(1, ['W1', 'W9']) },
+      reason: 'GuardrailExceeded',
+      message: 'provider config acme: GPU type W9 is not allowed',
+      terminal: true,
+    },
+    {
+      name: 'more GPUs than one resource may have',
+      policy: { maxGpusPerResource: 2 },
+      demand: { live: true, gpus: gpus(3) },
+      reason: 'GuardrailExceeded',
+      message: 'provider config acme: 3 GPUs exceed its limit of 2 per resource',
+      terminal: true,
+    },
+    {
+      name: 'more live GPUs than the account may have',
+      policy: { maxLiveGpus: 4 },
+      demand: { live: true, gpus: gpus(2) },
+      live: 3,
+      reason: 'GuardrailExceeded',
+      message:
+        'provider config acme: 2 more GPUs would make 5 live, over its limit of 4; retried as GPUs free up',
+      terminal: false,
+    },
+  ];
+  for (const refused of refusals) {
+    test(`refused: ${refused.name}, and nothing is sent`, async () => {
+      const cloud = new FakeCloud();
+      const adapter = guardedAdapter(
+        kindAsking(cloud, refused.demand),
+        accountWith(refused.policy, refused.live),
+        fakeCache(),
+      );
+      const error = await refusal(adapter.create(mr, ctx));
+      assert.equal(error.reason, refused.reason);
+      assert.equal(error.message, refused.message);
+      assert.equal(error.terminal, refused.terminal);
+      assert.deepEqual(cloud.calls, []);
+    });
+  }
+
+  const allowed: Array<{ name: string; policy: Partial<AccountPolicy>; demand: Demand; live?: number }> = [
+    {
+      name: 'a registry auth and credential on their allow-lists',
+      policy: { registryAuthIds: new Set(['ra-1']), credentialIds: new Set(['c-1']) },
+      demand: { live: true, containerRegistryAuthId: 'ra-1', credentialId: 'c-1' },
+    },
+    {
+      name: 'no registry auth or credential against allow-lists',
+      policy: { registryAuthIds: new Set(['ra-1']), credentialIds: new Set(['c-1']) },
+      demand: { live: true },
+    },
+    {
+      name: 'any registry auth, credential and GPU type without allow-lists',
+      policy: {},
+      demand: { live: true, containerRegistryAuthId: 'x', credentialId: 'y', gpus: gpus(1, ['Z']) },
+    },
+    {
+      name: 'allowed GPU types, at the per-resource limit',
+      policy: { gpuTypes: new Set(['W1', 'W2']), maxGpusPerResource: 2 },
+      demand: { live: true, gpus: gpus(2, ['W1', 'W2']) },
+    },
+    {
+      name: 'exactly the live limit',
+      policy: { maxLiveGpus: 4 },
+      demand: { live: true, gpus: gpus(1) },
+      live: 3,
+    },
+    {
+      name: 'no GPUs, whatever the limits',
+      policy: { maxLiveGpus: 0, gpuTypes: new Set(), maxGpusPerResource: 0 },
+      demand: { live: true },
+      live: 9,
+    },
+    {
+      name: 'zero GPUs against a full account',
+      policy: { maxLiveGpus: 1 },
+      demand: { live: true, gpus: gpus(0) },
+      live: 5,
+    },
+    { name: 'no live limit', policy: {}, demand: { live: true, gpus: gpus(64) }, live: 1000 },
+  ];
+  for (const ok of allowed) {
+    test(`allowed: ${ok.name}`, async () => {
+      const cloud = new FakeCloud();
+      const adapter = guardedAdapter(
+        kindAsking(cloud, ok.demand),
+        accountWith(ok.policy, ok.live),
+        fakeCache(),
+      );
+      const made = await adapter.create(mr, ctx);
+      assert.equal(cloud.objects.get(made.id)?.status, 'RUNNING');
+    });
+  }
+
+  test('before every kind has listed the account, a GPU limit refuses for now (UsageNotCounted)', async () => {
+    const cloud = new FakeCloud();
+    const adapter = guardedAdapter(
+      kindAsking(cloud, { live: true, gpus: gpus(1) }),
+      accountWith({ maxLiveGpus: 10 }, 0, false),
+      fakeCache(),
+    );
+    const error = await refusal(adapter.create(mr, ctx));
+    assert.equal(error.reason, 'UsageNotCounted');
+    assert.equal(error.terminal, false);
+    assert.equal(
+      error.message,
+      'provider config acme: its objects of every kind are not listed yet; retried shortly',
+    );
+    assert.deepEqual(cloud.calls, []);
+  });
+
+  test('without a GPU limit, or with nothing to add, an uncounted account does not refuse', async () => {
+    const cloud = new FakeCloud();
+    await guardedAdapter(
+      kindAsking(cloud, { live: true, gpus: gpus(1) }),
+      accountWith({}, 0, false),
+      fakeCache(),
+    ).create(mr, ctx);
+    await guardedAdapter(
+      kindAsking(cloud, { live: true, gpus: gpus(0) }),
+      accountWith({ maxLiveGpus: 1 }, 0, false),
+      fakeCache(),
+    ).create(mr, ctx);
+    assert.equal(cloud.live().length, 2);
+  });
+});
+
+describe('the reservation of a create', () => {
+  test('counts its GPUs from the check until the cache counts the object it made', async () => {
+    const cloud = new FakeCloud();
+    const account = accountWith({ maxLiveGpus: 10 }, 1);
+    const cache = fakeCache();
+    cache.listed = true;
+    const totals: number[] = [];
+    cloud.duringCreate = () => void totals.push(account.usage.total());
+    const adapter = guardedAdapter(kindAsking(cloud, { live: true, gpus: gpus(3) }), account, cache);
+    const made = await adapter.create(mr, ctx);
+    assert.deepEqual(totals, [4], 'held while the create is in flight, whatever the lists say');
+    assert.equal(account.usage.total(), 4, 'held until the cache has the object');
+    cache.known.add(made.id);
+    assert.equal(account.usage.total(), 1);
+  });
+
+  test('of a failed create, holds until a list made after it ended', async () => {
+    const cloud = new FakeCloud();
+    const account = accountWith({ maxLiveGpus: 10 }, 0);
+    const cache = fakeCache();
+    cloud.failNextCreate = new Error('timeout');
+    const adapter = guardedAdapter(kindAsking(cloud, { live: true, gpus: gpus(2) }), account, cache);
+    const before = Date.now();
+    await assert.rejects(adapter.create(mr, ctx), /timeout/);
+    assert.equal(account.usage.total(), 2, 'it may have landed');
+    const asked = cache.listedAsked.at(-1);
+    assert.ok(asked !== undefined && asked >= before && asked <= Date.now(), 'since the create ended');
+    cache.listed = true;
+    assert.equal(account.usage.total(), 0);
+  });
+
+  test('concurrent creates each see what the others reserved', async () => {
+    const cloud = new FakeCloud();
+    cloud.createDelayMs = 20;
+    const account = accountWith({ maxLiveGpus: 3 }, 0);
+    const adapter = guardedAdapter(kindAsking(cloud, { live: true, gpus: gpus(2) }), account, fakeCache());
+    const results = await Promise.allSettled([adapter.create(mr, ctx), adapter.create(mr, ctx)]);
+    assert.deepEqual(
+      results.map((result) => result.status),
+      ['fulfilled', 'rejected'],
+    );
+  });
+});
+
+describe('a step that adds GPUs', () => {
+  const resume = (run: () => void): Plan => ({
+    kind: 'act',
+    step: { reason: 'Resuming', describe: 'resuming', run: async () => run() },
+  });
+  const paused: Widget = {
+    id: '7',
+    name: 'w',
+    status: 'PAUSED',
+    size: 2,
+    spot: false,
+    createdAt: 0,
+    org: 'org-1',
+  };
+
+  test('is checked when it runs, not when it is planned, and nothing runs when refused', async () => {
+    const cloud = new FakeCloud();
+    let ran = 0;
+    const cache = fakeCache();
+    const adapter = guardedAdapter(
+      kindAsking(
+        cloud,
+        { live: true, gpus: gpus(2) },
+        resume(() => ran++),
+      ),
+      accountWith({ maxLiveGpus: 3 }, 2),
+      cache,
+    );
+    const plan = await adapter.plan(mr, paused, ctx);
+    assert.equal(plan.kind, 'act');
+    assert.ok(plan.kind === 'act');
+    assert.equal(plan.step.reason, 'Resuming');
+    const error = await refusal(plan.step.run());
+    assert.equal(error.reason, 'GuardrailExceeded');
+    assert.match(error.message, /2 more GPUs would make 4 live, over its limit of 3/);
+    assert.equal(ran, 0);
+  });
+
+  test('that fits runs, is reserved until a list after it, and asks for that list', async () => {
+    const cloud = new FakeCloud();
+    let ran = 0;
+    const cache = fakeCache();
+    const account = accountWith({ maxLiveGpus: 4 }, 2);
+    const adapter = guardedAdapter(
+      kindAsking(
+        cloud,
+        { live: true, gpus: gpus(2) },
+        resume(() => ran++),
+      ),
+      account,
+      cache,
+    );
+    const plan = await adapter.plan(mr, paused, ctx);
+    assert.ok(plan.kind === 'act');
+    await plan.step.run();
+    assert.equal(ran, 1);
+    assert.equal(cache.refreshes, 1);
+    assert.equal(account.usage.total(), 4);
+    cache.listed = true;
+    assert.equal(account.usage.total(), 2);
+  });
+
+  test('counts only what it adds to what the object holds already', async () => {
+    const cloud = new FakeCloud();
+    let ran = 0;
+    const account = accountWith({ maxLiveGpus: 3 }, 2);
+    const running: Widget = { ...paused, status: 'RUNNING', size: 1 };
+    const adapter = guardedAdapter(
+      kindAsking(
+        cloud,
+        { live: true, gpus: gpus(2) },
+        resume(() => ran++),
+      ),
+      account,
+      fakeCache(),
+    );
+    const plan = await adapter.plan(mr, running, ctx);
+    assert.ok(plan.kind === 'act');
+    await plan.step.run();
+    assert.equal(ran, 1, '1 more GPU fits: 3 of 3');
+    assert.equal(account.usage.total(), 3);
+  });
+
+  test('a step that adds nothing (a pause, a step on a live object) is not checked', async () => {
+    const cloud = new FakeCloud();
+    let ran = 0;
+    const step = resume(() => ran++);
+    for (const [demand, held] of [
+      [{ live: false, gpus: gpus(2) }, paused],
+      [
+        { live: true, gpus: gpus(2) },
+        { ...paused, status: 'RUNNING' as const },
+      ],
+      [{ live: true }, paused],
+    ] as const) {
+      const adapter = guardedAdapter(
+        kindAsking(cloud, demand, step),
+        accountWith({ maxLiveGpus: 0 }, 9),
+        fakeCache(),
+      );
+      const plan = await adapter.plan(mr, held, ctx);
+      assert.equal(plan, step, 'the plan as the kind made it');
+    }
+    const waiting: Plan = { kind: 'wait', reason: 'moving' };
+    const adapter = guardedAdapter(
+      kindAsking(cloud, { live: true, gpus: gpus(2) }, waiting),
+      accountWith({ maxLiveGpus: 0 }, 9),
+      fakeCache(),
+    );
+    assert.equal(await adapter.plan(mr, paused, ctx), waiting);
+  });
+});
