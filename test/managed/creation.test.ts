@@ -556,6 +556,30 @@ describe('what this process remembers of its own intents', () => {
     assert.equal(api.get(KEY)?.metadata.annotations?.[EXTERNAL_ID], '100');
   });
 
+  test('what this process remembers is for its own intent only: another date is searched as anyone’s', async () => {
+    const { api, creation } = setup();
+    const mr = resource(api);
+    let writes = 0;
+    api.beforePatch = () => {
+      writes += 1;
+      if (writes === 2) throw new KubeApiError('PATCH', KEY, 500, 'InternalError', 'etcd is sad');
+    };
+    await assert.rejects(creation.obtain(mr, ctxOf(mr)));
+    const stored = widgetOf(api.get(KEY));
+    const at = creation.intentAt(stored);
+    assert.ok(at !== undefined);
+    assert.equal((await creation.find(stored, at - 1, ctxOf(stored))).kind, 'wait');
+
+    const refused = setup();
+    const other = resource(refused.api);
+    refused.cloud.failNextCreate = new ReconcileError('CloudRejected', 'no', { terminal: false });
+    await assert.rejects(refused.creation.obtain(other, ctxOf(other)));
+    const read = widgetOf(refused.api.get(KEY));
+    const written = refused.creation.intentAt(read);
+    assert.ok(written !== undefined);
+    assert.equal((await refused.creation.find(read, written - 1, ctxOf(read))).kind, 'wait');
+  });
+
   test('a recorded create retires the intent: the old date is then searched as anyone’s', async () => {
     const { api, creation } = setup();
     const mr = resource(api);
@@ -608,8 +632,10 @@ describe('record', () => {
   test('a failure of the conditional write other than a conflict is thrown, and nothing is recorded', async () => {
     const { api, cloud, creation } = setup();
     const mr = resource(api);
+    let writes = 0;
     api.beforePatch = () => {
-      throw new KubeApiError('PATCH', KEY, 500, 'InternalError', 'etcd is sad');
+      writes += 1;
+      if (writes === 1) throw new KubeApiError('PATCH', KEY, 500, 'InternalError', 'etcd is sad');
     };
     const widget = cloud.put({ name: 'w' });
     await assert.rejects(
@@ -660,7 +686,7 @@ describe('record', () => {
     assert.deepEqual(other.cloud.mutations(), []);
   });
 
-  test('a create whose resource vanished meanwhile deletes what it made', async () => {
+  test('a create whose resource vanished meanwhile deletes what it made, and forgets the intent', async () => {
     const { api, cloud, creation } = setup();
     const mr = resource(api);
     cloud.duringCreate = () => void api.vanish(KEY);
@@ -670,5 +696,38 @@ describe('record', () => {
       ['create', 'delete'],
     );
     assert.equal(cloud.live().length, 0);
+    const at = Number(
+      String(JSON.parse(api.writes[0]?.what.slice(9) ?? '').annotations[CREATE_INTENT]).split('.')[0],
+    );
+    assert.equal((await creation.find(mr, at, ctxOf(mr))).kind, 'wait', 'nothing of it is remembered');
+  });
+
+  test('a create forgotten while in flight is still recorded, and its failure is still the failure', async () => {
+    const { api, cloud, creation } = setup();
+    const mr = resource(api);
+    cloud.duringCreate = () => creation.forget(mr.metadata.uid);
+    const got = await creation.obtain(mr, ctxOf(mr));
+    assert.ok(got.kind === 'have');
+    assert.equal(api.get(KEY)?.metadata.annotations?.[EXTERNAL_ID], got.cloud.id);
+
+    const other = setup();
+    const failing = resource(other.api);
+    other.cloud.duringCreate = () => {
+      other.creation.forget(failing.metadata.uid);
+      throw new Error('socket hang up');
+    };
+    await assert.rejects(other.creation.obtain(failing, ctxOf(failing)), /socket hang up/);
+  });
+
+  test('without any key, intents are written sealed over the empty key and never trusted', async () => {
+    const { api, creation } = setup({ keys: [] });
+    const mr = resource(api);
+    await creation.obtain(mr, ctxOf(mr));
+    const [at = '', seal] = String(
+      JSON.parse(api.writes[0]?.what.slice(9) ?? '').annotations[CREATE_INTENT],
+    ).split('.');
+    assert.equal(seal, sealIntent('', mr.metadata.uid, Number(at), 'w'));
+    const sealed = resource(new FakeApi(), (uid) => intentOf(uid, 'w', Number(at), ''));
+    assert.equal(creation.intentAt(sealed), undefined);
   });
 });
