@@ -27,6 +27,13 @@ const INTEGRATION_MODULES = [
 /** Tests that build or pack the project itself (tsc, npm pack): seconds of CPU, not a unit's milliseconds. */
 const BUILDS = ['test/api/package.test.ts'];
 
+/**
+ * Integration tests that run alone, after the others: they load both cores themselves (the chaos suite
+ * runs several operator processes and a control plane), or measure time closely enough that a
+ * neighbour's load would turn them into a test of the machine.
+ */
+const ALONE = ['test/chaos/short.test.ts', 'test/controller/leader-election.test.ts'];
+
 const IMPORT =
   /(?:import|export)\s[^'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
 
@@ -50,14 +57,16 @@ function reachesIntegration(file: string, visiting = new Set<string>()): boolean
   return verdict;
 }
 
-export function tiers(): { unit: string[]; integration: string[] } {
+export function tiers(): { unit: string[]; integration: string[]; alone: string[] } {
   const files = globSync('test/**/*.test.ts', { cwd: ROOT }).sort();
   const unit: string[] = [];
   const integration: string[] = [];
+  const alone: string[] = [];
   for (const file of files) {
-    (BUILDS.includes(file) || reachesIntegration(resolve(ROOT, file)) ? integration : unit).push(file);
+    if (ALONE.includes(file)) alone.push(file);
+    else (BUILDS.includes(file) || reachesIntegration(resolve(ROOT, file)) ? integration : unit).push(file);
   }
-  return { unit, integration };
+  return { unit, integration, alone };
 }
 
 function run(name: string, files: readonly string[], options: readonly string[]): number {
@@ -71,17 +80,17 @@ function run(name: string, files: readonly string[], options: readonly string[])
 
 if (import.meta.main) {
   const [which = 'all', ...rest] = process.argv.slice(2).filter((arg) => arg !== '--');
-  const { unit, integration } = tiers();
-  // Unit tests share nothing but the CPU: both cores. Integration tests each start a control plane.
-  const unitOptions = ['--test-concurrency=2', ...rest];
-  const integrationOptions = ['--test-concurrency=1', ...rest];
+  const { unit, integration, alone } = tiers();
+  // Unit tests share nothing but the CPU. Integration tests each start a control plane of their own
+  // and mostly wait on it, so two run at once; the ones in ALONE follow, one at a time.
   let status = 0;
-  if (which === 'unit' || which === 'all') status = run('unit', unit, unitOptions);
+  if (which === 'unit' || which === 'all') status = run('unit', unit, ['--test-concurrency=2', ...rest]);
   if (status === 0 && (which === 'integration' || which === 'all')) {
-    status = run('integration', integration, integrationOptions);
+    status = run('integration', integration, ['--test-concurrency=2', ...rest]);
+    if (status === 0) status = run('integration (alone)', alone, ['--test-concurrency=1', ...rest]);
   }
   if (which === 'list') {
-    console.log(JSON.stringify({ unit, integration }, null, 2));
+    console.log(JSON.stringify({ unit, integration, alone }, null, 2));
   }
   process.exit(status);
 }
