@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
 import { ReconcileError } from '../../src/managed/errors.ts';
+import { captureLogs } from '../support/log-capture.ts';
 import { conditionOf } from './fakes.ts';
 import { type KindWorld, kindWorld } from './kind-world.ts';
 
@@ -131,6 +132,70 @@ describe('failures', () => {
     assert.equal(w.api.get(KEY)?.status?.note, 'kept', 'the rest of the status stands');
     assert.equal(w.api.get(KEY)?.status?.observedGeneration, 2);
     assert.equal(w.api.writes.length, writes + 1);
+  });
+});
+
+describe("the operator's log", () => {
+  test('a failure is logged as a warning with its reason and the error that caused it', async () => {
+    const logs = captureLogs();
+    const w = open({ log: logs.logger });
+    w.api.create('w', {});
+    w.cloud.failNextCreate = new ReconcileError('CloudUnavailable', 'the cloud is busy', {
+      terminal: false,
+      cause: new Error('socket hang up'),
+    });
+    await rejection(w.reconcile(KEY));
+    const line = logs.lines.find((entry) => entry.msg === 'the cloud is busy');
+    assert.ok(line, 'logged');
+    assert.equal(line.level, 'warn');
+    assert.equal(line.resource, KEY);
+    assert.equal(line.reason, 'CloudUnavailable');
+    assert.equal(line.terminal, false);
+    assert.equal((line.err as { message?: string }).message, 'socket hang up');
+  });
+
+  test('a failure with no cause is logged with itself as the error', async () => {
+    const logs = captureLogs();
+    const w = open({ log: logs.logger });
+    w.api.create('w', {});
+    w.cloud.failNextCreate = new ReconcileError('CloudRejected', 'no such type', { terminal: true });
+    await rejection(w.reconcile(KEY));
+    const line = logs.lines.find((entry) => entry.msg === 'no such type');
+    assert.ok(line, 'logged');
+    assert.equal(line.terminal, true);
+    assert.equal((line.err as { message?: string }).message, 'no such type');
+  });
+
+  test('a failure that cannot be recorded in status says so in the log', async () => {
+    const logs = captureLogs();
+    const w = open({
+      log: logs.logger,
+      writer: (base) => ({
+        ...base,
+        patchStatus: async () => {
+          throw new Error('apiserver down');
+        },
+      }),
+    });
+    w.api.create('w', {});
+    w.cloud.failNextCreate = new ReconcileError('CloudUnavailable', 'the cloud is busy', { terminal: false });
+    await rejection(w.reconcile(KEY));
+    const line = logs.lines.find((entry) => entry.msg === 'could not record the failure in status');
+    assert.ok(line, 'logged');
+    assert.equal(line.level, 'warn');
+    assert.equal(line.resource, KEY);
+    assert.equal((line.err as { message?: string }).message, 'apiserver down');
+  });
+
+  test('a deposed leader logs why it left the resource alone', async () => {
+    const logs = captureLogs();
+    const w = open({ log: logs.logger });
+    w.api.create('w', {});
+    w.state.leader = false;
+    await w.reconcile(KEY);
+    assert.ok(
+      logs.lines.some((entry) => entry.resource === KEY && String(entry.msg).includes('leader lease')),
+    );
   });
 });
 

@@ -42,6 +42,19 @@ describe('adoption', () => {
     assert.equal(synced(w)?.reason, 'ReconcileSuccess');
   });
 
+  test('an account that refuses adoption lets a copy read before the status write name the id just recorded', async () => {
+    const w = open({ policy: { adoption: false } });
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const id = String(statusOf(w).id);
+    const obj = w.api.objects.get(KEY);
+    assert.ok(obj);
+    obj.status = undefined;
+    await w.reconcile(KEY);
+    assert.equal(synced(w)?.reason, 'ReconcileSuccess');
+    assert.equal(statusOf(w).id, id);
+  });
+
   test('an account that refuses adoption lets a resource name the id its status proves (a restart)', async () => {
     const w = open({ policy: { adoption: false } });
     const own = w.cloud.put({ name: 'w' });
@@ -77,6 +90,23 @@ describe('adoption', () => {
 });
 
 describe('claims', () => {
+  test('a kind whose objects carry no marker judges claims without one', async () => {
+    const w = open({ adapt: (base) => ({ ...base, markerOf: undefined }) });
+    const outside = w.cloud.put({ name: 'x', marker: 'uid-somebody' });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
+    await w.settle(KEY);
+    assert.equal(statusOf(w).id, outside.id);
+    assert.equal(synced(w)?.reason, 'ReconcileSuccess');
+  });
+
+  test('an object made for a resource since deleted may be adopted', async () => {
+    const w = open();
+    const outside = w.cloud.put({ name: 'x', marker: 'uid-long-gone' });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
+    await w.settle(KEY);
+    assert.equal(statusOf(w).id, outside.id);
+  });
+
   test('an object made for another live resource is refused, after the read, with the reason', async () => {
     const w = open();
     const owner = w.api.create('owner', {}, {}, 'ns-b');
@@ -116,6 +146,26 @@ describe('claims', () => {
 });
 
 describe('the named object missing', () => {
+  test('an object the lists do not show yet is read with a get', async () => {
+    // The cloud's lists lag behind: a new object shows in a get first.
+    const w = open({
+      adapt: (base) => ({
+        ...base,
+        list: async () => (await base.list()).filter((widget) => widget.name !== 'fresh'),
+      }),
+    });
+    w.api.create('v', {});
+    await w.settle('ns-a/v');
+    const fresh = w.cloud.put({ name: 'fresh' });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: fresh.id } });
+    await w.reconcile(KEY);
+    assert.equal(statusOf(w).id, fresh.id);
+    assert.deepEqual(
+      w.cloud.calls.filter((call) => call.op === 'get'),
+      [{ op: 'get', id: fresh.id }],
+    );
+  });
+
   test('an id the cloud does not have is ExternalResourceNotFound, naming it', async () => {
     const w = open();
     w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: '4242' } });
@@ -241,6 +291,28 @@ describe('creating and recovering', () => {
       created.map((event) => [event.type, event.message]),
       [['Normal', `created Widget ${id} in the cloud`]],
     );
+    assert.deepEqual(
+      w.cloud.calls.filter((call) => call.op === 'get'),
+      [],
+    );
+  });
+
+  test('a fresh create intent is waited out before a search, with nothing created', async () => {
+    const w = open();
+    const obj = w.api.create('w', {}, { finalizers: [FINALIZER] });
+    w.api.annotate(KEY, intent(obj.metadata.uid, 'w', Date.now()));
+    const result = await w.reconcile(KEY);
+    assert.ok((result.requeueAfterMs ?? 0) > 0 && (result.requeueAfterMs ?? 0) <= 30);
+    assert.deepEqual(w.cloud.mutations(), []);
+    assert.deepEqual(w.eventsOf(KEY), []);
+  });
+
+  test('the reconcile right after a create sees the new object without a get', async () => {
+    const w = open();
+    w.api.create('w', {});
+    await w.reconcile(KEY);
+    await w.reconcile(KEY);
+    assert.ok(statusOf(w).id);
     assert.deepEqual(
       w.cloud.calls.filter((call) => call.op === 'get'),
       [],

@@ -2,7 +2,7 @@
 // AccountLinks, Creation, CloudCache and AccountRegistry over FakeCloud and FakeApi), with the adapter
 // made from `cloud.kind()` by `adapt`, leadership that can be lost, and a details schedule that ticks.
 
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
 import { z } from 'zod';
 import { AccountLinks } from '../../src/managed/account-links.ts';
@@ -36,6 +36,8 @@ export function kindWorld(
     writer?: (base: ManagedWriter) => ManagedWriter;
     /** Wraps the informer's store (to answer stale copies). */
     store?: (base: ManagedStore) => ManagedStore;
+    /** The reconciler's log (silent unless given). */
+    log?: Logger;
   } = {},
 ) {
   const cloud = new FakeCloud();
@@ -90,7 +92,7 @@ export function kindWorld(
     links,
     fleet,
     verifyAfterMs: 20,
-    log,
+    log: options.log ?? log,
   });
   links.start();
   const reconcile = (objKey: string) => {

@@ -117,6 +117,31 @@ describe('late initialisation when adopting', () => {
     assert.deepEqual(w.cloud.mutations(), [], 'a left-out paused is not read as false');
   });
 
+  test('policies that list LateInitialize fill', async () => {
+    const w = open();
+    const outside = w.cloud.put({ name: 'o', status: 'PAUSED', size: 4 });
+    const policies = ['Observe', 'Update', 'Delete', 'LateInitialize'];
+    w.api.create('w', { managementPolicies: policies }, { annotations: { [EXTERNAL_ID]: outside.id } });
+    await w.settle(KEY);
+    assert.deepEqual(specOf(w), { managementPolicies: policies, paused: true, size: 4 });
+    assert.deepEqual(statusOf(w).lateInitialized, ['paused', 'size']);
+  });
+
+  test('the fill is written only to the version read: a user change meanwhile is kept', async () => {
+    const w = open();
+    const outside = w.cloud.put({ name: 'o', size: 4 });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id }, finalizers: [FINALIZER] });
+    let once = true;
+    w.api.beforePatch = (key) => {
+      if (!once) return;
+      once = false;
+      w.api.patchSpec(key, { size: 9 });
+    };
+    await w.settle(KEY);
+    assert.deepEqual(specOf(w), { size: 9, paused: false });
+    assert.deepEqual(statusOf(w).lateInitialized, ['paused']);
+  });
+
   test('a kind without late initialisation fills nothing and records nothing', async () => {
     const w = open({ adapt: (base) => ({ ...base, lateInit: undefined }) });
     const outside = w.cloud.put({ name: 'o', status: 'PAUSED', size: 4 });
@@ -125,6 +150,22 @@ describe('late initialisation when adopting', () => {
     assert.deepEqual(specOf(w), {});
     assert.equal(statusOf(w).lateInitialized, undefined);
     assert.deepEqual(w.api.get(KEY)?.metadata.finalizers, [FINALIZER]);
+  });
+
+  test('the fields filled are recorded in code-unit order', async () => {
+    const w = open({
+      adapt: (base) => ({
+        ...base,
+        lateInit: {
+          from: (widget) => ({ spot: widget.spot, size: widget.size, paused: widget.status === 'PAUSED' }),
+          cleared: {},
+        },
+      }),
+    });
+    const outside = w.cloud.put({ name: 'o', size: 4 });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
+    await w.settle(KEY);
+    assert.deepEqual(statusOf(w).lateInitialized, ['paused', 'size', 'spot']);
   });
 
   test('values the cloud object does not have are not filled', async () => {
@@ -247,6 +288,75 @@ describe('the memory of what was filled', () => {
       obj.status = undefined;
       await w.reconcile(KEY);
       assert.deepEqual(statusOf(w).lateInitialized, ['paused', 'size'], 'remembered');
+    } finally {
+      Date.now = realNow;
+    }
+  });
+
+  test('a fill once LateInitialize is added to the policies is remembered for a copy read before its status', async () => {
+    const w = open();
+    const outside = w.cloud.put({ name: 'o', status: 'PAUSED', size: 4 });
+    w.api.create(
+      'w',
+      { managementPolicies: ['Observe', 'Update', 'Delete'] },
+      { annotations: { [EXTERNAL_ID]: outside.id } },
+    );
+    await w.settle(KEY);
+    const before = structuredClone(w.api.get(KEY)?.status);
+    assert.equal(before?.lateInitialized, undefined);
+    w.api.patchSpec(KEY, { managementPolicies: ['*'] });
+    await w.settle(KEY);
+    assert.deepEqual(statusOf(w).lateInitialized, ['paused', 'size']);
+    const obj = w.api.objects.get(KEY);
+    assert.ok(obj);
+    obj.status = before;
+    await w.reconcile(KEY);
+    assert.deepEqual(statusOf(w).lateInitialized, ['paused', 'size']);
+  });
+
+  test('the memory is a minute from the fill, however often a stale copy is read', async () => {
+    const realNow = Date.now;
+    const w = open();
+    try {
+      const { obj } = await staleCopyAfterAdoption(w);
+      const start = realNow();
+      const later = w.cloud.put({ name: 'l', size: 2 });
+      w.api.create('v', {}, { annotations: { [EXTERNAL_ID]: later.id } });
+      // A stale copy read 50 s after the fill does not restart the minute.
+      Date.now = () => realNow() + 50_000;
+      obj.status = undefined;
+      await w.reconcile(KEY);
+      obj.status = undefined;
+      Date.now = () => realNow() + 61_000;
+      await w.reconcile('ns-a/v');
+      Date.now = realNow;
+      await w.reconcile(KEY);
+      assert.ok(realNow() - start < 10_000);
+      assert.deepEqual(statusOf(w).lateInitialized, [], 'forgotten a minute after the fill');
+    } finally {
+      Date.now = realNow;
+    }
+  });
+
+  test('the memory lasts a minute to the millisecond', async () => {
+    const realNow = Date.now;
+    const w = open();
+    try {
+      const at = realNow();
+      Date.now = () => at;
+      const outside = w.cloud.put({ name: 'o', status: 'PAUSED', size: 4 });
+      w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
+      await w.reconcile(KEY);
+      const later = w.cloud.put({ name: 'l', size: 2 });
+      w.api.create('v', {}, { annotations: { [EXTERNAL_ID]: later.id } });
+      Date.now = () => at + 60_000;
+      await w.reconcile('ns-a/v');
+      Date.now = realNow;
+      const obj = w.api.objects.get(KEY);
+      assert.ok(obj);
+      obj.status = undefined;
+      await w.reconcile(KEY);
+      assert.deepEqual(statusOf(w).lateInitialized, ['paused', 'size'], 'still remembered at 60 s');
     } finally {
       Date.now = realNow;
     }

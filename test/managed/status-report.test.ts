@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { afterEach, describe, test } from 'node:test';
 import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
 import { fingerprintDigest } from '../../src/managed/cloud-view.ts';
@@ -34,7 +35,10 @@ describe('status fields and conditions', () => {
     const id = String(status.id);
     assert.equal(status.phase, 'RUNNING');
     assert.equal(status.size, 3);
-    assert.equal(status.cloudFingerprint, fingerprintDigest('RUNNING/w/3'));
+    // The first 22 characters of the base64url SHA-256 of the watched fields.
+    const digest = createHash('sha256').update('RUNNING/w/3').digest('base64url').slice(0, 22);
+    assert.equal(status.cloudFingerprint, digest);
+    assert.equal(fingerprintDigest('RUNNING/w/3'), digest);
     assert.equal(status.observedGeneration, 1);
     assert.equal(status.completionTime, undefined);
     assert.ok(w.cloud.objects.has(id));
@@ -263,6 +267,34 @@ describe('drift', () => {
     assert.equal(w.eventsOf(KEY).filter((e) => e.reason === 'Drifted').length, 2);
   });
 
+  test('a kind that reports no drift is Synced', async () => {
+    const w = open({ adapt: (base) => ({ ...base, drift: undefined }) });
+    w.api.create('w', { size: 1 });
+    await w.settle(KEY);
+    w.api.patchSpec(KEY, { size: 8 });
+    await w.settle(KEY);
+    assert.equal(cond(w, 'Synced')?.status, 'True');
+    assert.ok(!w.recorded.fleet.includes('drifted'));
+  });
+
+  test('drift found on adoption, with a status that has no conditions yet, is said', async () => {
+    const w = open();
+    const outside = w.cloud.put({ name: 'o', size: 2 });
+    w.api.create('w', { size: 5 }, { annotations: { [EXTERNAL_ID]: outside.id } });
+    w.api.setStatus(KEY, { note: 'no conditions' });
+    await w.settle(KEY);
+    assert.equal(cond(w, 'Synced')?.reason, 'Drifted');
+    assert.equal(cond(w, 'Ready')?.status, 'True');
+    assert.deepEqual(w.recorded.fleet, ['ready', 'drifted']);
+    const fresh = open();
+    const other = fresh.cloud.put({ name: 'o', size: 2 });
+    fresh.api.create('w', { size: 5 }, { annotations: { [EXTERNAL_ID]: other.id } });
+    await fresh.settle(KEY);
+    assert.equal(cond(fresh, 'Synced')?.reason, 'Drifted');
+    assert.deepEqual(fresh.recorded.fleet, ['ready', 'drifted']);
+    await w.close();
+  });
+
   test('without Update in its policies a resource is never Drifted', async () => {
     const w = open();
     const outside = w.cloud.put({ name: 'o', size: 2 });
@@ -354,6 +386,11 @@ describe('finite objects', () => {
     const outcome = cond(w, 'Failed');
     assert.deepEqual([outcome?.status, outcome?.reason, outcome?.message], ['True', 'NotRunning', 'FAILED']);
     assert.equal(cond(w, 'Complete'), undefined);
+    assert.deepEqual(
+      status.conditions?.map((c) => c.type),
+      ['Failed', 'Ready', 'Synced'],
+      'in code-unit order',
+    );
     const completed = Date.parse(String(status.completionTime));
     assert.ok(completed >= before - 1000 && completed <= Date.now());
     const gets = w.cloud.calls.length;
@@ -416,12 +453,14 @@ describe("the list's view", () => {
     w.api.setStatus(KEY, {
       id: outside.id,
       host: 'remembered',
+      note: 'stale',
       lateInitialized: [],
       cloudFingerprint: fingerprintDigest('PAUSED/o/1'),
     });
     await w.settle(KEY);
     assert.equal(statusOf(w).host, `host-${outside.id}`);
     assert.ok(w.cloud.calls.some((call) => call.op === 'enrich'));
+    assert.equal(statusOf(w).note, undefined, 'the completed view is whole: nothing carried from status');
   });
 
   test("with the fingerprint of another id in status, the list's view is not trusted", async () => {
