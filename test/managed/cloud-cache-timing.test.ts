@@ -615,3 +615,45 @@ test('a hint arriving while a list runs is carried by the list after it', async 
   assert.deepEqual(cloud.gets, []);
   assert.deepEqual(cloud.listTimes, [1, 1001, 1121]);
 });
+
+test('a waiter for a moment still ahead keeps lists coming a minimum interval apart until one starts after it', async (t) => {
+  const { cloud, cache, at } = world(t);
+  cache.start();
+  await at(1);
+  let released = false;
+  void cache.waitForListAfter(T0 + 250).then(() => {
+    released = true;
+  });
+  await at(300);
+  assert.equal(released, false);
+  assert.deepEqual(cloud.listTimes, [1, 101, 201]);
+  await at(301);
+  assert.equal(released, true);
+  await at(1300);
+  assert.deepEqual(cloud.listTimes, [1, 101, 201, 301], 'then the interval');
+});
+
+test('a list that ends after the cache stopped schedules no other', async (t) => {
+  const { cloud, cache, at } = world(t);
+  cloud.listGate = deferred();
+  const gate = cloud.listGate;
+  cache.start();
+  await at(10);
+  cache.requestRefresh();
+  cache.stop();
+  cloud.listGate = undefined;
+  gate.resolve();
+  await at(3 * INTERVAL);
+  assert.deepEqual(cloud.listTimes, [1]);
+});
+
+test('a hint exactly one minimum interval before the due list rides it', async (t) => {
+  const { cloud, cache, at } = world(t);
+  cloud.put('a', 'RUNNING');
+  cache.start();
+  await at(901);
+  cache.hint('a', 'FAILED');
+  await at(902);
+  assert.deepEqual(cloud.gets, []);
+  assert.deepEqual(cloud.listTimes, [1, 902]);
+});

@@ -130,7 +130,15 @@ test('the oldest deletion and the longest wait for Ready are exported per kind a
     kind: 'GpuPod',
     resources: () => [
       resource('a', 'd1', {}, { deletionTimestamp: '2026-01-01T09:59:00Z' }),
-      resource('a', 'd2', {}, { deletionTimestamp: '2026-01-01T09:50:00Z' }),
+      resource(
+        'a',
+        'd2',
+        {},
+        {
+          deletionTimestamp: '2026-01-01T09:50:00Z',
+          creationTimestamp: '2026-01-01T08:00:00Z',
+        },
+      ),
       resource(undefined, 'd3', ready('False'), { deletionTimestamp: '2026-01-01T09:59:30Z' }),
       resource('a', 'r1', ready('False', '2026-01-01T09:58:00Z')),
       resource('a', 'r2', ready('Unknown', '2026-01-01T09:30:00Z')),
@@ -179,6 +187,12 @@ test('the oldest deletion and the longest wait for Ready are exported per kind a
           creationTimestamp: '2026-01-01T09:00:00Z',
         },
       ),
+      resource('f', 'synced-first', {
+        conditions: [
+          { type: 'Synced', status: 'True', lastTransitionTime: '2026-01-01T09:59:00Z' },
+          { type: 'Ready', status: 'False', lastTransitionTime: '2026-01-01T09:00:00Z' },
+        ],
+      }),
       resource('e', 'garbled', { conditions: 'none' }, { creationTimestamp: '2026-01-01T09:59:00Z' }),
     ],
   });
@@ -193,6 +207,7 @@ test('the oldest deletion and the longest wait for Ready are exported per kind a
     [{ kind: 'GpuPod', namespace: 'c' }, 3600],
     [{ kind: 'GpuPod', namespace: 'd' }, 3600],
     [{ kind: 'GpuPod', namespace: 'e' }, 60],
+    [{ kind: 'GpuPod', namespace: 'f' }, 3600],
   ]);
 });
 
