@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from '../../src/managed/annotations.ts';
 import { sealIntent } from '../../src/managed/creation.ts';
+import { captureLogs } from '../support/log-capture.ts';
 import { conditionOf } from './fakes.ts';
 import { type Kind, type KindWorld, kindWorld } from './kind-world.ts';
 
@@ -131,6 +132,27 @@ describe('claims', () => {
     await w.settle(KEY);
     assert.equal(statusOf(w).id, made.id);
     assert.equal(synced(w)?.reason, 'ReconcileSuccess');
+  });
+
+  test("a claim in an account of another API URL does not count: that is another cloud's object", async () => {
+    const w = open({ others: ['elsewhere'] });
+    const outside = w.cloud.put({ name: 'x' });
+    w.api.create('theirs', { providerConfigRef: { name: 'elsewhere' } }, {}, 'ns-b');
+    w.api.setStatus('ns-b/theirs', { id: outside.id });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
+    await w.settle(KEY);
+    assert.equal(statusOf(w).id, outside.id);
+    assert.equal(synced(w)?.reason, 'ReconcileSuccess');
+  });
+
+  test('a claim proved in the same account counts', async () => {
+    const w = open({ others: ['elsewhere'] });
+    const outside = w.cloud.put({ name: 'x' });
+    w.api.create('theirs', {}, {}, 'ns-b');
+    w.api.setStatus('ns-b/theirs', { id: outside.id });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
+    await w.settle(KEY);
+    assert.equal(synced(w)?.reason, 'AlreadyManaged');
   });
 
   test('two resources naming one unproved object are both refused', async () => {
@@ -281,8 +303,9 @@ describe('what a resource must name', () => {
 });
 
 describe('creating and recovering', () => {
-  test('a create is said as an event, and the new object is seen without a get', async () => {
-    const w = open();
+  test('a create is said as an event and logged, and the new object is seen without a get', async () => {
+    const logs = captureLogs();
+    const w = open({ log: logs.logger });
     w.api.create('w', {});
     await w.settle(KEY);
     const id = String(statusOf(w).id);
@@ -291,6 +314,9 @@ describe('creating and recovering', () => {
       created.map((event) => [event.type, event.message]),
       [['Normal', `created Widget ${id} in the cloud`]],
     );
+    const line = logs.lines.find((entry) => entry.msg === `created Widget ${id} in the cloud`);
+    assert.equal(line?.id, id);
+    assert.equal(line?.resource, KEY);
     assert.deepEqual(
       w.cloud.calls.filter((call) => call.op === 'get'),
       [],
@@ -308,7 +334,8 @@ describe('creating and recovering', () => {
   });
 
   test('the reconcile right after a create sees the new object without a get', async () => {
-    const w = open();
+    // No list comes between the two reconciles.
+    const w = open({ pollIntervalMs: 60_000 });
     w.api.create('w', {});
     await w.reconcile(KEY);
     await w.reconcile(KEY);
@@ -317,6 +344,20 @@ describe('creating and recovering', () => {
       w.cloud.calls.filter((call) => call.op === 'get'),
       [],
     );
+  });
+
+  test('what a create makes is reported whole: nothing is carried from the status of before', async () => {
+    const w = open({
+      adapt: (base) => ({
+        ...base,
+        statusOf: (widget) => ({ size: widget.size, host: (widget as { host?: string }).host }),
+      }),
+    });
+    w.api.create('w', {});
+    w.api.setStatus(KEY, { host: 'stale-host' });
+    await w.reconcile(KEY);
+    assert.ok(statusOf(w).id);
+    assert.equal(statusOf(w).host, undefined);
   });
 
   test('a created object is not completed again; a recovered one is completed once', async () => {

@@ -38,6 +38,10 @@ export function kindWorld(
     store?: (base: ManagedStore) => ManagedStore;
     /** The reconciler's log (silent unless given). */
     log?: Logger;
+    /** How often the cloud cache lists (10 ms unless given). */
+    pollIntervalMs?: number;
+    /** More accounts, each on an API URL of its own. */
+    others?: readonly string[];
   } = {},
 ) {
   const cloud = new FakeCloud();
@@ -53,6 +57,17 @@ export function kindWorld(
     registry: new Registry(),
   });
   const accounts = new AccountRegistry({ account, key });
+  for (const [index, name] of (options.others ?? []).entries()) {
+    const otherKey = new RotatingKey(`${name}-key`, async () => `${name}-key`);
+    const made = makeAccount(
+      name,
+      `http://127.0.0.2:${10 + index}/`,
+      otherKey,
+      { allowsNamespace: () => true, adoption: true },
+      { requestTimeoutMs: 1000, requestsPerSecond: 100, logger: log, registry: new Registry() },
+    );
+    accounts.set(name, { account: made, key: otherKey });
+  }
   const fleet: KindEvents = {
     becameReady: () => void recorded.fleet.push('ready'),
     drifted: () => void recorded.fleet.push('drifted'),
@@ -69,7 +84,7 @@ export function kindWorld(
     store,
     writer,
     settings: {
-      pollIntervalMs: 10,
+      pollIntervalMs: options.pollIntervalMs ?? 10,
       refreshMinIntervalMs: 0,
       detailsCallsPerSecond: 100,
       detailsIntervalMs: 60_000,

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { afterEach, describe, test } from 'node:test';
 import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
 import { fingerprintDigest } from '../../src/managed/cloud-view.ts';
+import { captureLogs } from '../support/log-capture.ts';
 import { conditionOf } from './fakes.ts';
 import { type Kind, type KindWorld, kindWorld } from './kind-world.ts';
 
@@ -530,7 +531,9 @@ describe('details', () => {
   });
 
   test('a failed fetch keeps the last values and fails nothing', async () => {
+    const logs = captureLogs();
     const w = open({
+      log: logs.logger,
       adapt: detailed(async () => {
         throw new Error('metrics down');
       }),
@@ -541,6 +544,11 @@ describe('details', () => {
     await w.reconcile(KEY);
     assert.equal(cond(w, 'Synced')?.status, 'True');
     assert.equal(statusOf(w).runtime, undefined);
+    const line = logs.lines.find((entry) => entry.msg === 'fetching details failed; keeping the last values');
+    assert.ok(line, 'the failure is logged');
+    assert.equal(line.level, 'warn');
+    assert.equal(line.resource, KEY);
+    assert.equal((line.err as { message?: string }).message, 'metrics down');
   });
 
   test('details in status (a restart) are carried over until their turn, not fetched at once', async () => {
