@@ -594,6 +594,8 @@ test('a hint near a due list rides it, and is dropped if the cache shows that st
   await at(1912);
   assert.deepEqual(cloud.listTimes, [1, 1001, 1912], 'not shown: the list runs now');
   assert.deepEqual(cloud.gets, []);
+  await at(2911);
+  assert.deepEqual(cloud.listTimes, [1, 1001, 1912], 'a list that did not show it still answers the hint');
 });
 
 test('a hint arriving while a list runs is carried by the list after it', async (t) => {
@@ -656,4 +658,24 @@ test('a hint exactly one minimum interval before the due list rides it', async (
   await at(902);
   assert.deepEqual(cloud.gets, []);
   assert.deepEqual(cloud.listTimes, [1, 902]);
+});
+
+test('one failed list backs off once: after a success the interval is back', async (t) => {
+  const { cloud, cache, at } = world(t);
+  cloud.listFailures = 1;
+  cache.start();
+  await at(1201);
+  assert.deepEqual(cloud.listTimes, [1, 201, 1201]);
+});
+
+test('a hint about an object the cache has never seen reads it', async (t) => {
+  const { cloud, cache, changes, at } = world(t);
+  cache.start();
+  await at(500);
+  cloud.put('new', 'RUNNING');
+  cache.hint('new', 'RUNNING');
+  await at(501);
+  assert.deepEqual(cloud.gets, ['new']);
+  assert.deepEqual(changes, ['new']);
+  assert.equal(cache.has('new'), true);
 });
