@@ -477,6 +477,25 @@ describe("the list's view", () => {
     assert.equal(statusOf(w).host, `host-${outside.id}`);
   });
 
+  test('after a step, a listed copy from before it is not trusted: the object is read again', async () => {
+    // Lists only when asked: no list comes between the step and the next reconcile.
+    const w = open({ pollIntervalMs: 60_000 });
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const id = String(statusOf(w).id);
+    // The cache's times are milliseconds: the step comes in a later one than the last list.
+    await sleep(5);
+    w.api.patchSpec(KEY, { paused: true });
+    await w.reconcile(KEY);
+    assert.deepEqual(w.cloud.mutations(id).at(-1)?.op, 'pause');
+    await w.reconcile(KEY);
+    assert.equal(statusOf(w).phase, 'PAUSED');
+    assert.deepEqual(
+      w.cloud.calls.filter((call) => call.op === 'get'),
+      [{ op: 'get', id }],
+    );
+  });
+
   test('a kind with nothing to complete takes the listed copy as whole', async () => {
     const w = open({
       adapt: (base) => ({ ...base, statusOf: (widget) => ({ size: widget.size, note: undefined }) }),
