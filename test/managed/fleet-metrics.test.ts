@@ -35,13 +35,15 @@ test('resources are counted by kind, namespace and phase, Pending before the clo
       resource('a', 'p3', {}),
       resource('a', 'p4', { phase: 7 }),
       resource('a', 'p5', null),
+      resource('a', 'p7'),
+      resource('a', 'p8', 'RUNNING'),
       resource(undefined, 'p6', { phase: 'EXITED' }),
     ],
   });
   metrics.add({ kind: 'GpuVm', resources: () => [resource('b', 'v1', { phase: 'RUNNING' })] });
   assert.deepEqual(await samples(registry, 'gpucloud_resources'), [
     [{ kind: 'GpuPod', namespace: '', phase: 'EXITED' }, 1],
-    [{ kind: 'GpuPod', namespace: 'a', phase: 'Pending' }, 3],
+    [{ kind: 'GpuPod', namespace: 'a', phase: 'Pending' }, 5],
     [{ kind: 'GpuPod', namespace: 'a', phase: 'RUNNING' }, 2],
     [{ kind: 'GpuVm', namespace: 'b', phase: 'RUNNING' }, 1],
   ]);
