@@ -90,10 +90,16 @@ test('empty and non-string ids are no claim, and a resource without uid claims w
       widget({ name: 'no-id-field', uid: 'u3', status: { phase: 'RUNNING' } }),
       widget({ name: 'null-status', uid: 'u4', status: null }),
       widget({ name: 'anonymous', annotation: 'c-5' }),
+      widget({ name: 'odd-status', uid: 'u6', annotation: 'c-6', status: 'c-6' }),
     ),
   ]);
   assert.deepEqual(store.claimsOn(''), []);
   assert.deepEqual(store.claimsOn('42'), []);
+  assert.deepEqual(
+    store.claimsOn('c-6').map((claim) => [claim.uid, claim.proved]),
+    [['u6', false]],
+    'a status that is no object proves nothing and hides no annotation',
+  );
   assert.deepEqual(store.claimsOn('c-5'), [
     { key: { namespace: 'team-a', name: 'anonymous' }, uid: '', account: 'default', proved: false },
   ]);
