@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, test } from 'node:test';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { AccountLinks, AccountMetering } from '../../src/managed/account-links.ts';
@@ -29,12 +29,19 @@ import { CREATE_INTENT, CREATE_NAME } from '../../src/managed/annotations.ts';
 import { type ClaimQuestion, judgeClaim } from '../../src/managed/claims.ts';
 import { sealIntent } from '../../src/managed/creation.ts';
 import { ReconcileError } from '../../src/managed/errors.ts';
-import type { ManagedObject } from '../../src/managed/external-kind.ts';
+import type { ExternalKind, ManagedObject } from '../../src/managed/external-kind.ts';
 import { NotLeaderError } from '../../src/managed/fence.ts';
 import type { Claim } from '../../src/managed/store.ts';
 import { FakeApi, FakeCloud, type Widget, type WidgetSpec } from './fakes.ts';
 
 const log = pino({ level: 'silent' });
+
+/** A logger whose lines the test reads, as an operator reads the operator's log. */
+function capturedLog() {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  return { logger, lines };
+}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A client that only counts its closes: the accounts here never call the cloud through it. */
@@ -312,15 +319,31 @@ describe('key files', () => {
     const file = join(dir, 'key');
     writeFileSync(file, 'first\n');
     const key = new RotatingKey('first', async () => 'first');
-    const stop = watchKeyFile(file, key, log, 5);
+    const { logger, lines } = capturedLog();
+    const said = (msg: string) => lines.filter((line) => line.msg === msg);
+    const changed = 'API key file changed; using the new key';
+    const unreadable = 'could not read the API key file; keeping the key';
+    const stop = watchKeyFile(file, key, logger, 5);
     try {
       await sleep(20);
       writeFileSync(file, 'second-key\n');
       for (let i = 0; i < 200 && key.current() !== 'second-key'; i++) await sleep(5);
       assert.deepEqual(key.keys(), ['second-key', 'first']);
-      rmSync(file);
+      await sleep(10);
+      assert.deepEqual(
+        said(changed).map((line) => [line.level, line.file]),
+        [[30, file]],
+      );
+      writeFileSync(file, '  second-key  \n');
       await sleep(60);
+      assert.equal(said(changed).length, 1, 'the same key rewritten is no change');
+      rmSync(file);
+      for (let i = 0; i < 200 && said(unreadable).length === 0; i++) await sleep(5);
       assert.equal(key.current(), 'second-key');
+      const [warning] = said(unreadable);
+      assert.equal(warning?.level, 40);
+      assert.equal(warning?.file, file);
+      assert.ok(warning?.err, 'the warning carries the error');
     } finally {
       stop();
     }
@@ -337,6 +360,7 @@ interface LinksWorld {
   clouds: Map<GpuCloudClient, FakeCloud>;
   links: AccountLinks<WidgetSpec, Widget>;
   woken: string[];
+  wokenKeys: string[];
   cloudOf(account: Account): FakeCloud;
 }
 
@@ -353,6 +377,9 @@ function linksWorld(
     pollIntervalMs?: number;
     mayAct?: () => boolean;
     clouds?: Map<GpuCloudClient, FakeCloud>;
+    adapt?: (kind: ExternalKind<WidgetSpec, Widget>) => ExternalKind<WidgetSpec, Widget>;
+    detailsCallsPerSecond?: number;
+    log?: Logger;
   } = {},
 ): LinksWorld {
   const registry = options.registry ?? new AccountRegistry();
@@ -367,6 +394,7 @@ function linksWorld(
   };
   const api = new FakeApi();
   const woken: string[] = [];
+  const wokenKeys: string[] = [];
   const links = new AccountLinks<WidgetSpec, Widget>({
     adapterFor: (client) => {
       let cloud = clouds.get(client);
@@ -374,7 +402,8 @@ function linksWorld(
         cloud = new FakeCloud();
         clouds.set(client, cloud);
       }
-      return cloud.kind('org-1', options.kind ?? 'Widget');
+      const kind = cloud.kind('org-1', options.kind ?? 'Widget');
+      return options.adapt ? options.adapt(kind) : kind;
     },
     accounts: registry,
     store: api.store,
@@ -382,18 +411,18 @@ function linksWorld(
     settings: {
       pollIntervalMs: options.pollIntervalMs ?? 60_000,
       refreshMinIntervalMs: 0,
-      detailsCallsPerSecond: 10,
+      detailsCallsPerSecond: options.detailsCallsPerSecond ?? 10,
       detailsIntervalMs: 60_000,
       creation: { graceMs: 1_000, skewMs: 1_000 },
     },
     mayAct: options.mayAct ?? (() => true),
     wake: (id) => void woken.push(id),
-    wakeKey: () => {},
+    wakeKey: (key) => void wokenKeys.push(key),
     metering: options.metering,
-    log,
+    log: options.log ?? log,
   });
   opened.push(links);
-  return { registry, clouds, links, woken, cloudOf };
+  return { registry, clouds, links, woken, wokenKeys, cloudOf };
 }
 
 const listsOf = (cloud: FakeCloud) => cloud.calls.filter((call) => call.op === 'list').length;
@@ -476,6 +505,58 @@ describe('AccountLinks', () => {
     link.cache.requestRefresh();
     await sleep(20);
     assert.equal(listsOf(acmeCloud), 1, 'stopped');
+  });
+
+  test('a link opened after the links stopped does not list', async () => {
+    const { registry, links, cloudOf } = linksWorld();
+    const acme = fakeAccount('acme');
+    registry.set('acme', entryOf(acme));
+    links.start();
+    links.stop();
+    links.linkFor(widget({ providerConfigRef: { name: 'acme' } }));
+    await sleep(20);
+    assert.equal(listsOf(cloudOf(acme)), 0);
+  });
+
+  test('a kind with details gets a schedule that wakes its resources while the links run', async () => {
+    const { registry, links, wokenKeys } = linksWorld({
+      detailsCallsPerSecond: 1_000,
+      adapt: (kind) => ({
+        ...kind,
+        details: { calls: 1, fields: ['runtime'], applies: () => true, fetch: async () => ({ runtime: 1 }) },
+      }),
+    });
+    registry.set('acme', entryOf(fakeAccount('acme')));
+    const link = links.linkFor(widget({ providerConfigRef: { name: 'acme' } }));
+    assert.ok(link.details);
+    links.start();
+    link.details.track('ns-a/w');
+    for (let i = 0; i < 100 && wokenKeys.length === 0; i++) await sleep(10);
+    assert.deepEqual(wokenKeys, ['ns-a/w']);
+    assert.equal(link.details.isDue('ns-a/w'), true);
+    links.stop();
+    link.details.track('ns-a/other');
+    await sleep(300);
+    assert.deepEqual(wokenKeys, ['ns-a/w'], 'stopped with the links');
+  });
+
+  test('a cache’s log names its account', async () => {
+    const { logger, lines } = capturedLog();
+    const { registry, links } = linksWorld({
+      log: logger,
+      adapt: (kind) => ({
+        ...kind,
+        list: async () => {
+          throw new Error('cloud down');
+        },
+      }),
+    });
+    registry.set('acme', entryOf(fakeAccount('acme')));
+    links.start();
+    links.linkFor(widget({ providerConfigRef: { name: 'acme' } }));
+    for (let i = 0; i < 100 && lines.length === 0; i++) await sleep(5);
+    assert.equal(lines[0]?.msg, 'cloud list failed; keeping the last view');
+    assert.equal(lines[0]?.account, 'acme');
   });
 
   test('an account’s own poll interval beats the operator’s', async () => {
