@@ -281,6 +281,33 @@ describe('makeAccount and openPolicy', () => {
   });
 });
 
+describe('an account’s client', () => {
+  test('logs its calls with the account’s name, and keeps to the account’s rate with a burst of its size', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    // Nothing listens on port 9: every attempt fails at once, and each is logged.
+    const account = makeAccount(
+      'acme',
+      'http://127.0.0.1:9/',
+      new RotatingKey('k', async () => 'k'),
+      openPolicy(true),
+      { requestTimeoutMs: 500, requestsPerSecond: 100, logger, registry: new Registry() },
+      { requestsPerSecond: 2 },
+    );
+    const calls = [1, 2, 3].map(() => account.client.vms.types().catch(() => undefined));
+    try {
+      await sleep(200);
+      const first = lines.filter((line) => line.attempt === 1);
+      assert.equal(first.length, 2, 'two at once, the third waits for the rate');
+      assert.equal(first[0]?.component, 'gpucloud-api');
+      assert.equal(first[0]?.account, 'acme');
+    } finally {
+      await account.client.close();
+      await Promise.all(calls);
+    }
+  });
+});
+
 describe('RotatingKey', () => {
   test('keeps the key before the last change, ignores an empty or unchanged key, and refreshes by reading', async () => {
     let next = 'b';
