@@ -122,6 +122,7 @@ describe('status fields and conditions', () => {
     widget.status = 'FAILED';
     await sleep(30);
     await w.reconcile(KEY);
+    assert.equal(w.eventsOf(KEY).filter((event) => event.type === 'Warning').length, 1, 'said at the change');
     await w.reconcile(KEY);
     const warnings = w.eventsOf(KEY).filter((event) => event.type === 'Warning');
     assert.deepEqual(
@@ -129,6 +130,23 @@ describe('status fields and conditions', () => {
       [['Crashed', 'the widget crashed']],
     );
     assert.equal(cond(w, 'Ready')?.reason, 'Crashed');
+  });
+
+  test('a broken object adopted with no status yet is said as a Warning', async () => {
+    const w = open({
+      adapt: (base) => ({
+        ...base,
+        readiness: () => ({ ready: false, broken: true, reason: 'Crashed', message: 'the widget crashed' }),
+      }),
+    });
+    const broken = w.cloud.put({ name: 'b', status: 'FAILED' });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: broken.id } });
+    const { errors } = await w.settle(KEY);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(
+      w.eventsOf(KEY).map((event) => [event.type, event.reason]),
+      [['Warning', 'Crashed']],
+    );
   });
 
   test('an object not broken says no Warning when its phase changes', async () => {
@@ -180,6 +198,33 @@ describe('Ready, counted once', () => {
       w.recorded.fleet.filter((event) => event === 'ready'),
       ['ready'],
     );
+  });
+
+  test('a copy read before the Ready write does not count the resource again', async () => {
+    const w = open();
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const obj = w.api.objects.get(KEY);
+    assert.ok(obj?.status);
+    obj.status.conditions = [];
+    await w.reconcile(KEY);
+    assert.deepEqual(w.recorded.fleet, ['ready']);
+  });
+
+  test('a restart finds the Ready condition among the others', async () => {
+    const w = open();
+    const running = w.cloud.put({ name: 'r' });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: running.id } });
+    const at = new Date().toISOString();
+    w.api.setStatus(KEY, {
+      id: running.id,
+      conditions: [
+        { type: 'Synced', status: 'False', reason: 'CloudUnavailable', message: 'x', lastTransitionTime: at },
+        { type: 'Ready', status: 'True', reason: 'Running', message: '', lastTransitionTime: at },
+      ],
+    });
+    await w.settle(KEY);
+    assert.deepEqual(w.recorded.fleet, []);
   });
 
   test('a resource already Ready when first seen (a restart) is not counted', async () => {
@@ -268,6 +313,18 @@ describe('drift', () => {
     assert.equal(w.eventsOf(KEY).filter((e) => e.reason === 'Drifted').length, 2);
   });
 
+  test('policies that list Update report drift', async () => {
+    const w = open();
+    const outside = w.cloud.put({ name: 'o', size: 2 });
+    w.api.create(
+      'w',
+      { size: 5, managementPolicies: ['Observe', 'Update'] },
+      { annotations: { [EXTERNAL_ID]: outside.id } },
+    );
+    await w.settle(KEY);
+    assert.equal(cond(w, 'Synced')?.reason, 'Drifted');
+  });
+
   test('a kind that reports no drift is Synced', async () => {
     const w = open({ adapt: (base) => ({ ...base, drift: undefined }) });
     w.api.create('w', { size: 1 });
@@ -283,14 +340,22 @@ describe('drift', () => {
     const outside = w.cloud.put({ name: 'o', size: 2 });
     w.api.create('w', { size: 5 }, { annotations: { [EXTERNAL_ID]: outside.id } });
     w.api.setStatus(KEY, { note: 'no conditions' });
-    await w.settle(KEY);
+    assert.deepEqual((await w.settle(KEY)).errors, []);
     assert.equal(cond(w, 'Synced')?.reason, 'Drifted');
+    assert.deepEqual(
+      w.eventsOf(KEY).map((event) => [event.type, event.reason]),
+      [['Warning', 'Drifted']],
+    );
     assert.equal(cond(w, 'Ready')?.status, 'True');
     assert.deepEqual(w.recorded.fleet, ['ready', 'drifted']);
     const fresh = open();
     const other = fresh.cloud.put({ name: 'o', size: 2 });
     fresh.api.create('w', { size: 5 }, { annotations: { [EXTERNAL_ID]: other.id } });
-    await fresh.settle(KEY);
+    assert.deepEqual((await fresh.settle(KEY)).errors, []);
+    assert.deepEqual(
+      fresh.eventsOf(KEY).map((event) => event.reason),
+      ['Drifted'],
+    );
     assert.equal(cond(fresh, 'Synced')?.reason, 'Drifted');
     assert.deepEqual(fresh.recorded.fleet, ['ready', 'drifted']);
     await w.close();
@@ -400,6 +465,23 @@ describe('finite objects', () => {
       w.cloud.calls.filter((c) => c.op === 'get').length,
       w.cloud.calls.slice(0, gets).filter((c) => c.op === 'get').length,
     );
+  });
+
+  test('a finished object with ttlSecondsAfterFinished 0 is deleted once finished', async () => {
+    const w = open({ adapt: finite });
+    const done = w.cloud.put({ name: 'd', status: 'PAUSED' });
+    w.api.create('w', { ttlSecondsAfterFinished: 0 }, { annotations: { [EXTERNAL_ID]: done.id } });
+    await w.reconcile(KEY);
+    assert.ok(w.api.get(KEY)?.metadata.deletionTimestamp, 'its deletion started');
+  });
+
+  test('a finished object with a time to live is looked at again when it runs out', async () => {
+    const w = open({ adapt: finite });
+    const done = w.cloud.put({ name: 'd', status: 'PAUSED' });
+    w.api.create('w', { ttlSecondsAfterFinished: 60 }, { annotations: { [EXTERNAL_ID]: done.id } });
+    const result = await w.reconcile(KEY);
+    assert.equal(cond(w, 'Complete')?.status, 'True');
+    assert.ok((result.requeueAfterMs ?? 0) > 59_000 && (result.requeueAfterMs ?? 0) <= 60_000);
   });
 
   test('an object of a finite kind still running has no outcome and no completion time', async () => {
@@ -538,7 +620,7 @@ describe('details', () => {
     let runtime = 10;
     const w = open({ adapt: detailed(async () => ({ runtime: runtime++ })) });
     w.api.create('w', {});
-    await w.settle(KEY);
+    assert.deepEqual((await w.settle(KEY)).errors, []);
     assert.equal(statusOf(w).runtime, undefined, 'not yet due');
     await sleep(300);
     assert.deepEqual(w.state.woken, [KEY], 'the schedule wakes the resource');
@@ -606,8 +688,15 @@ describe('details', () => {
     const w = open({ adapt: detailed(async () => ({ runtime: 99 })) });
     const paused = w.cloud.put({ name: 'p', status: 'PAUSED' });
     w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: paused.id } });
-    await w.settle(KEY);
+    assert.deepEqual((await w.settle(KEY)).errors, []);
+    await sleep(300);
+    await w.reconcile(KEY);
     assert.equal('runtime' in statusOf(w), false);
+    assert.deepEqual(w.state.woken, [], 'never scheduled');
+    assert.deepEqual(
+      w.cloud.calls.filter((call) => call.op === 'details'),
+      [],
+    );
   });
 });
 
@@ -633,6 +722,23 @@ describe('connection Secret', () => {
     const warning = w.eventsOf(KEY).find((event) => event.reason === 'ConnectionSecretNotOwned');
     assert.equal(warning?.type, 'Warning');
     assert.equal(warning?.message, synced?.message);
+  });
+
+  test('a refused Secret on a resource whose status has no conditions is said once', async () => {
+    const w = open();
+    w.api.secrets.set('ns-a/taken', { data: { a: 'b' } });
+    const outside = w.cloud.put({ name: 'o' });
+    w.api.create(
+      'w',
+      { writeConnectionSecretToRef: { name: 'taken' } },
+      { annotations: { [EXTERNAL_ID]: outside.id } },
+    );
+    w.api.setStatus(KEY, { note: 'no conditions' });
+    assert.deepEqual((await w.settle(KEY)).errors, []);
+    assert.deepEqual(
+      w.eventsOf(KEY).map((event) => event.reason),
+      ['ConnectionSecretNotOwned'],
+    );
   });
 
   test('a resource that writes its Secret asks for nothing more', async () => {
