@@ -573,8 +573,9 @@ describe("the list's view", () => {
     await w.reconcile(KEY);
     assert.equal(statusOf(w).phase, 'PAUSED');
     assert.deepEqual(
-      w.cloud.calls.filter((call) => call.op === 'get'),
-      [{ op: 'get', id }],
+      w.cloud.mutations(id).map((call) => call.op),
+      ['pause'],
+      'not paused twice',
     );
   });
 
