@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { EXTERNAL_ID, FINALIZER, OWNER_ENV } from '../../src/managed/annotations.ts';
+import {
+  CREATE_INTENT,
+  CREATE_NAME,
+  EXTERNAL_ID,
+  FINALIZER,
+  OWNER_ENV,
+} from '../../src/managed/annotations.ts';
+import { sealIntent } from '../../src/managed/creation.ts';
 import { ReconcileError } from '../../src/managed/errors.ts';
 import type { ExternalKind, ManagedObject } from '../../src/managed/external-kind.ts';
 import type { ManagedStatus } from '../../src/managed/status-schema.ts';
@@ -46,6 +53,11 @@ function finite(w: WidgetWorld): void {
       outcomeOf: (phase) => (phase === 'PAUSED' ? 'Complete' : phase === 'FAILED' ? 'Failed' : undefined),
     },
   }));
+}
+
+/** The create intent the operator writes before a create, dated `at`. */
+function intent(uid: string, at: number) {
+  return { [CREATE_INTENT]: `${at}.${sealIntent('signing-key', uid, at, 'w')}`, [CREATE_NAME]: 'w' };
 }
 
 const synced = (w: WidgetWorld, key = KEY) => conditionOf(w.api.get(key), 'Synced');
@@ -205,6 +217,116 @@ describe('one reconcile of a living resource', () => {
     assert.equal(markers[0], `${OWNER_ENV}=${obj.metadata.uid}`);
     assert.equal(synced(w)?.message, 'bad env [redacted]');
     assert.ok(!JSON.stringify(w.recorded.events).includes('hunter2'));
+  });
+});
+
+describe('a resource with an interrupted create', () => {
+  test('gets the finalizer before its object is taken over, added to any others', async () => {
+    const w = open();
+    const obj = w.api.create('w', {}, { finalizers: ['someone/else'] });
+    const at = Date.now() - 5_000;
+    w.api.annotate(KEY, intent(obj.metadata.uid, at));
+    const found = w.cloud.put({ name: 'w', marker: obj.metadata.uid, createdAt: at + 10 });
+    const { errors } = await w.settle(KEY);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(w.api.get(KEY)?.metadata.finalizers, ['someone/else', FINALIZER]);
+    assert.equal(w.api.get(KEY)?.status?.id, found.id);
+    assert.equal(creates(w), 0);
+  });
+
+  test('without any finalizer gets exactly the operator’s', async () => {
+    const w = open();
+    const obj = w.api.create('w', {});
+    const at = Date.now() - 5_000;
+    w.api.annotate(KEY, intent(obj.metadata.uid, at));
+    w.cloud.put({ name: 'w', marker: obj.metadata.uid, createdAt: at + 10 });
+    const { errors } = await w.settle(KEY);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(w.api.get(KEY)?.metadata.finalizers, [FINALIZER]);
+    assert.equal(ready(w)?.status, 'True');
+  });
+
+  test('that holds the finalizer gets no second one', async () => {
+    const w = open();
+    const obj = w.api.create('w', {}, { finalizers: [FINALIZER] });
+    const at = Date.now() - 5_000;
+    w.api.annotate(KEY, intent(obj.metadata.uid, at));
+    w.cloud.put({ name: 'w', marker: obj.metadata.uid, createdAt: at + 10 });
+    await w.settle(KEY);
+    assert.deepEqual(w.api.get(KEY)?.metadata.finalizers, [FINALIZER]);
+    assert.deepEqual(
+      w.api.writes.filter((write) => write.what.includes('finalizers')),
+      [],
+    );
+  });
+
+  test('so recent that a list cannot yet show what it made waits, with no create', async () => {
+    const w = open();
+    const obj = w.api.create('w', {}, { finalizers: [FINALIZER] });
+    w.api.annotate(KEY, intent(obj.metadata.uid, Date.now()));
+    const result = await w.reconciler.reconcile(AT);
+    assert.ok(result.requeueAfterMs !== undefined && result.requeueAfterMs > 0, JSON.stringify(result));
+    assert.equal(creates(w), 0);
+    assert.equal(w.api.get(KEY)?.status, undefined);
+  });
+});
+
+describe('kinds and policies', () => {
+  test('a kind without spot capacity is never preempted', async () => {
+    const w = open();
+    reshape(w, ({ spot: _spot, ...kind }) => kind);
+    w.api.create('w', { spot: true, recoveryPolicy: 'Recreate' });
+    await w.settle(KEY);
+    const id = String(w.api.get(KEY)?.status?.id);
+    const widget = w.cloud.objects.get(id);
+    assert.ok(widget);
+    widget.status = 'FAILED';
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    const { errors } = await w.settle(KEY);
+    assert.deepEqual(errors, []);
+    assert.equal(ready(w)?.reason, 'NotRunning');
+    assert.deepEqual(w.cloud.mutations(id), []);
+    assert.equal(w.api.get(KEY)?.status?.preemptions, undefined);
+  });
+
+  test('the Update policy named among others lets steps run', async () => {
+    const w = open();
+    w.api.create('w', { managementPolicies: ['Observe', 'Create', 'Update', 'Delete'] });
+    await w.settle(KEY);
+    const id = String(w.api.get(KEY)?.status?.id);
+    w.api.patchSpec(KEY, { paused: true });
+    await w.settle(KEY);
+    assert.deepEqual(
+      w.cloud.mutations(id).map((call) => call.op),
+      ['pause'],
+    );
+  });
+
+  test('a step is taken once: the next reconcile does not trust a list from before it', async () => {
+    const w = open();
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const id = String(w.api.get(KEY)?.status?.id);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    w.api.patchSpec(KEY, { paused: true });
+    await w.reconciler.reconcile(AT);
+    await w.reconciler.reconcile(AT);
+    await w.reconciler.reconcile(AT);
+    assert.deepEqual(
+      w.cloud.mutations(id).map((call) => call.op),
+      ['pause'],
+    );
+  });
+});
+
+describe('a vanished resource of a namespace the account refuses', () => {
+  test('is forgotten, and its successor reconciled next', async () => {
+    const w = open({ policy: { allowsNamespace: (namespace) => namespace !== 'ns-a' } });
+    w.api.create('w', {}, { finalizers: [FINALIZER] });
+    w.reconciler.vanished(w.api.vanish(KEY), true);
+    w.api.create('w', {});
+    assert.deepEqual(await w.reconciler.reconcile(AT), { requeue: true });
+    assert.deepEqual(w.cloud.calls, []);
   });
 });
 

@@ -253,6 +253,45 @@ describe('a deleted resource', () => {
   });
 });
 
+describe('a deleted resource with no finalizers at all', () => {
+  test('is the apiserver’s to remove, on every path', async () => {
+    const w = open({ policy: { allowsNamespace: (namespace) => namespace !== 'ns-b' } });
+    const deleted = { deletionTimestamp: new Date().toISOString() };
+    w.api.create('w', {}, deleted);
+    w.api.create('s', {}, { ...deleted, annotations: { [SKIP_RECONCILE]: 'true' } });
+    w.api.create('r', {}, deleted, 'ns-b');
+    for (const key of [AT, { namespace: 'ns-a', name: 's' }, { namespace: 'ns-b', name: 'r' }]) {
+      assert.deepEqual(await w.reconciler.reconcile(key), {});
+    }
+    assert.deepEqual(w.recorded.events, []);
+    assert.deepEqual(w.api.writes, []);
+  });
+});
+
+describe('releasing a resource', () => {
+  test('removes only the operator’s finalizer', async () => {
+    const w = open();
+    const outside = w.cloud.put({ name: 'w' });
+    w.api.create(
+      'w',
+      { deletionPolicy: 'Orphan' },
+      { annotations: { [EXTERNAL_ID]: outside.id }, finalizers: ['someone/else', FINALIZER] },
+    );
+    w.api.delete(KEY);
+    await w.settle(KEY);
+    assert.deepEqual(w.api.get(KEY)?.metadata.finalizers, ['someone/else']);
+    assert.equal(last(w)?.reason, 'Orphaned');
+  });
+
+  test('with the Delete policy named among others deletes the object', async () => {
+    const w = open();
+    const id = await made(w, { managementPolicies: ['Observe', 'Create', 'Update', 'Delete'] });
+    w.api.delete(KEY);
+    await w.settle(KEY);
+    assert.equal(w.cloud.objects.get(id)?.status, 'TERMINATED');
+  });
+});
+
 describe('a skipped resource', () => {
   test('is left alone while it lives', async () => {
     const w = open();

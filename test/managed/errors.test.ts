@@ -10,6 +10,7 @@ import {
   toReconcileError,
   withoutSecrets,
 } from '../../src/managed/errors.ts';
+import { NotLeaderError } from '../../src/managed/fence.ts';
 
 // How each failure reads on the resource: its Synced reason, its message and whether it is retried.
 
@@ -27,6 +28,20 @@ describe('toReconcileError', () => {
   test('a ReconcileError is passed on as it is', () => {
     const error = new ReconcileError('Mine', 'as thrown', { terminal: true });
     assert.equal(toReconcileError(error), error);
+    assert.equal(error.name, 'ReconcileError');
+    assert.equal(String(error), 'ReconcileError: as thrown');
+  });
+
+  test('a change refused for want of the lease is an InternalError that says why, retried', () => {
+    const error = new NotLeaderError('Widget');
+    assert.equal(error.name, 'NotLeaderError');
+    const failure = toReconcileError(error);
+    assert.equal(failure.reason, 'InternalError');
+    assert.equal(failure.terminal, false);
+    assert.equal(
+      failure.message,
+      "not changing any Widget in the cloud: the leader lease is no longer certainly this process's",
+    );
   });
 
   test('a refused API key is CloudKeyRejected and retried, whatever its envelope says', () => {

@@ -340,6 +340,27 @@ describe('a step that adds GPUs', () => {
     assert.equal(account.usage.total(), 2);
   });
 
+  test('is reserved while it runs, whatever the lists say', async () => {
+    const cloud = new FakeCloud();
+    const cache = fakeCache();
+    cache.listed = true;
+    const account = accountWith({ maxLiveGpus: 4 }, 2);
+    const during: number[] = [];
+    const adapter = guardedAdapter(
+      kindAsking(
+        cloud,
+        { live: true, gpus: gpus(2) },
+        resume(() => void during.push(account.usage.total())),
+      ),
+      account,
+      cache,
+    );
+    const plan = await adapter.plan(mr, paused, ctx);
+    assert.ok(plan.kind === 'act');
+    await plan.step.run();
+    assert.deepEqual(during, [4]);
+  });
+
   test('counts only what it adds to what the object holds already', async () => {
     const cloud = new FakeCloud();
     let ran = 0;

@@ -258,6 +258,53 @@ describe('an object lost while its resource lives', () => {
   });
 });
 
+describe('more lost objects', () => {
+  test('an annotated id the cloud does not have is refused at once, for good, saying what to do', async () => {
+    const w = open();
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: '4242' } });
+    await assert.rejects(w.reconciler.reconcile({ namespace: 'ns-a', name: 'w' }), { name: 'TerminalError' });
+    assert.equal(synced(w)?.reason, 'ExternalResourceNotFound');
+    assert.equal(
+      synced(w)?.message,
+      `the cloud has no live Widget with id 4242, named by annotation ${EXTERNAL_ID}; fix or remove the annotation`,
+    );
+    assert.deepEqual(await w.reconciler.reconcile({ namespace: 'ns-a', name: 'w' }), {}, 'not retried');
+  });
+
+  test('a Lost object is said in a Warning event', async () => {
+    const w = open();
+    finite(w);
+    const id = await made(w, {});
+    await gone(w, id);
+    await w.settle(KEY);
+    const lost = w.recorded.events.find((event) => event.reason === 'Lost');
+    assert.equal(lost?.type, 'Warning');
+  });
+
+  test('with the Create policy named among others, a replacement is made', async () => {
+    const w = open();
+    const id = await made(w, { managementPolicies: ['Observe', 'Create', 'Update', 'Delete'] });
+    await gone(w, id);
+    await w.settle(KEY);
+    assert.equal(creates(w), 2);
+  });
+
+  test('of a kind without spot capacity is made again, never counted a preemption', async () => {
+    const w = open();
+    const base = FakeCloud.prototype.kind;
+    w.cloud.kind = (org, name) => {
+      const { spot: _spot, ...kind } = base.call(w.cloud, org, name);
+      return kind;
+    };
+    const id = await made(w, { spot: true });
+    await gone(w, id);
+    const { errors } = await w.settle(KEY);
+    assert.deepEqual(errors, []);
+    assert.equal(creates(w), 2);
+    assert.equal(w.api.get(KEY)?.status?.preemptions, undefined);
+  });
+});
+
 const spec = (fields: CommonSpec): ManagedObject<CommonSpec> => ({
   apiVersion: 'v1',
   kind: 'Widget',

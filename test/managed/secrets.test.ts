@@ -155,7 +155,11 @@ describe('connection Secrets', () => {
     const refused = await secrets.publish(mr, 'taken', { id: '1' });
     assert.equal(refused?.reason, 'ConnectionSecretNotOwned');
     assert.equal(refused?.terminal, false);
-    assert.match(refused?.message ?? '', /^Secret taken exists and is not controlled by this resource/);
+    assert.equal(
+      refused?.message,
+      'Secret taken exists and is not controlled by this resource, so its connection details are not ' +
+        'written there: delete that Secret, or name another in spec.writeConnectionSecretToRef',
+    );
     assert.deepEqual(api.secrets.get('ns-a/taken')?.data, { mine: 'yes' });
     await secrets.publish(mr, 'taken', { id: '1' });
     assert.equal(writes, 2, 'a refusal is not remembered as written');
