@@ -263,7 +263,7 @@ describe('a resource with an interrupted create', () => {
   test('so recent that a list cannot yet show what it made waits, with no create', async () => {
     const w = open();
     const obj = w.api.create('w', {}, { finalizers: [FINALIZER] });
-    w.api.annotate(KEY, intent(obj.metadata.uid, Date.now()));
+    w.api.annotate(KEY, intent(obj.metadata.uid, Date.now() + 300));
     const result = await w.reconciler.reconcile(AT);
     assert.ok(result.requeueAfterMs !== undefined && result.requeueAfterMs > 0, JSON.stringify(result));
     assert.equal(creates(w), 0);
@@ -281,7 +281,7 @@ describe('kinds and policies', () => {
     const widget = w.cloud.objects.get(id);
     assert.ok(widget);
     widget.status = 'FAILED';
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    await new Promise((resolve) => setTimeout(resolve, 100));
     const { errors } = await w.settle(KEY);
     assert.deepEqual(errors, []);
     assert.equal(ready(w)?.reason, 'NotRunning');
@@ -307,7 +307,7 @@ describe('kinds and policies', () => {
     w.api.create('w', {});
     await w.settle(KEY);
     const id = String(w.api.get(KEY)?.status?.id);
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    await new Promise((resolve) => setTimeout(resolve, 100));
     w.api.patchSpec(KEY, { paused: true });
     await w.reconciler.reconcile(AT);
     await w.reconciler.reconcile(AT);
@@ -340,7 +340,7 @@ describe('a finished resource', () => {
     const widget = w.cloud.objects.get(id);
     assert.ok(widget);
     widget.status = 'PAUSED';
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    await new Promise((resolve) => setTimeout(resolve, 100));
     await w.settle(KEY, 3);
     assert.equal(conditionOf(w.api.get(KEY), 'Complete')?.status, 'True');
     const calls = w.cloud.calls.filter((call) => call.op === 'get').length;
@@ -364,7 +364,7 @@ describe('a finished resource', () => {
     const widget = w.cloud.objects.get(id);
     assert.ok(widget);
     widget.status = 'FAILED';
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    await new Promise((resolve) => setTimeout(resolve, 100));
     await w.settle(KEY, 3);
     await w.settle(KEY);
     assert.equal(w.api.get(KEY), undefined);

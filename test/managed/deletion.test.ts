@@ -219,11 +219,12 @@ describe('a deleted resource', () => {
   test('with a fresh create intent waits for the search, then lets go when it made nothing', async () => {
     const w = open();
     const obj = w.api.create('w', {}, { finalizers: [FINALIZER] });
-    w.api.annotate(KEY, intent(obj.metadata.uid, 'w', Date.now()));
+    // Dated a little ahead (within the clock skew allowed), so that a slow machine still sees it fresh.
+    w.api.annotate(KEY, intent(obj.metadata.uid, 'w', Date.now() + 300));
     w.api.delete(KEY);
     assert.deepEqual(await w.reconciler.reconcile(AT), { requeueAfterMs: 20 });
     assert.ok(w.api.get(KEY), 'held while the search waits');
-    await w.settle(KEY);
+    await w.settle(KEY, 100);
     assert.equal(w.api.get(KEY), undefined);
     assert.equal(last(w)?.reason, 'Deleted');
     assert.equal(last(w)?.message, 'nothing to delete');

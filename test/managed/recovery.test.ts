@@ -58,7 +58,7 @@ async function adopted(w: WidgetWorld, spec: Record<string, unknown>, spot = fal
 /** Deletes `id` behind the operator's back, and lets the account's cache list once since. */
 async function gone(w: WidgetWorld, id: string): Promise<void> {
   w.cloud.objects.delete(id);
-  await new Promise((resolve) => setTimeout(resolve, 40));
+  await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
 const creates = (w: WidgetWorld) => w.cloud.calls.filter((call) => call.op === 'create').length;
