@@ -334,8 +334,18 @@ describe('creating and recovering', () => {
   });
 
   test('the reconcile right after a create sees the new object without a get', async () => {
-    // No list comes between the two reconciles.
-    const w = open({ pollIntervalMs: 60_000 });
+    // No list comes between the two reconciles, and recording the id takes a few milliseconds: the
+    // object as the create answered it is older than the act that made it.
+    const w = open({
+      pollIntervalMs: 60_000,
+      writer: (base) => ({
+        ...base,
+        patchObject: async (mr, patch) => {
+          await sleep(5);
+          return base.patchObject(mr, patch);
+        },
+      }),
+    });
     w.api.create('w', {});
     await w.reconcile(KEY);
     await w.reconcile(KEY);
