@@ -679,3 +679,17 @@ test('a hint about an object the cache has never seen reads it', async (t) => {
   assert.deepEqual(changes, ['new']);
   assert.equal(cache.has('new'), true);
 });
+
+test('the steady interval counts from the end of a slow list', async (t) => {
+  const { cloud, cache, at } = world(t);
+  cloud.listGate = deferred();
+  const gate = cloud.listGate;
+  cache.start();
+  await at(250);
+  cloud.listGate = undefined;
+  gate.resolve();
+  await at(1249);
+  assert.deepEqual(cloud.listTimes, [1]);
+  await at(1250);
+  assert.deepEqual(cloud.listTimes, [1, 1250]);
+});

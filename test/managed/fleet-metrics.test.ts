@@ -67,6 +67,7 @@ test('GPUs, spend and cost add up by namespace, GPU model and kind; idle resourc
     ['p2', { runningGpus: 1, gpuType: 'L40S', dollarsPerHour: 0.5, dollarsSoFar: 2 }],
     ['p3', { runningGpus: 4, dollarsPerHour: 8, dollarsSoFar: 1 }],
     ['p4', idle],
+    ['p5', { runningGpus: 1, gpuType: 'H100', dollarsPerHour: 0, dollarsSoFar: 0 }],
   ]);
   metrics.add({
     kind: 'GpuPod',
@@ -75,11 +76,13 @@ test('GPUs, spend and cost add up by namespace, GPU model and kind; idle resourc
       resource('a', 'p2'),
       resource('b', 'p3'),
       resource(undefined, 'p4'),
+      resource(undefined, 'p5'),
     ],
     usage: (mr) => usages.get(mr.metadata.name ?? '') ?? idle,
   });
   metrics.add({ kind: 'GpuVm', resources: () => [resource('a', 'v1')] });
   assert.deepEqual(await samples(registry, 'gpucloud_gpus_running'), [
+    [{ namespace: '', gpu_type: 'H100' }, 1],
     [{ namespace: 'a', gpu_type: 'L40S' }, 3],
     [{ namespace: 'b', gpu_type: 'unknown' }, 4],
   ]);
@@ -195,6 +198,18 @@ test('the oldest deletion and the longest wait for Ready are exported per kind a
           { type: 'Ready', status: 'False', lastTransitionTime: '2026-01-01T09:00:00Z' },
         ],
       }),
+      resource(undefined, 'unnamespaced', {}, { creationTimestamp: '2026-01-01T09:59:58Z' }),
+      resource(
+        'g',
+        'odd-condition',
+        {
+          conditions: [
+            { type: 'Ready', status: 'False', lastTransitionTime: '2026-01-01T09:00:00Z' },
+            { type: 5 },
+          ],
+        },
+        { creationTimestamp: '2026-01-01T09:59:40Z' },
+      ),
       resource('e', 'garbled', { conditions: 'none' }, { creationTimestamp: '2026-01-01T09:59:00Z' }),
     ],
   });
@@ -204,12 +219,14 @@ test('the oldest deletion and the longest wait for Ready are exported per kind a
     [{ kind: 'GpuPod', namespace: 'a' }, 600],
   ]);
   assert.deepEqual(await samples(registry, 'gpucloud_not_ready_age_seconds'), [
+    [{ kind: 'GpuPod', namespace: '' }, 2],
     [{ kind: 'GpuPod', namespace: 'a' }, 1800],
     [{ kind: 'GpuPod', namespace: 'b' }, 10],
     [{ kind: 'GpuPod', namespace: 'c' }, 3600],
     [{ kind: 'GpuPod', namespace: 'd' }, 3600],
     [{ kind: 'GpuPod', namespace: 'e' }, 60],
     [{ kind: 'GpuPod', namespace: 'f' }, 3600],
+    [{ kind: 'GpuPod', namespace: 'g' }, 20],
   ]);
 });
 

@@ -88,13 +88,17 @@ test('empty and non-string ids are no claim, and a resource without uid claims w
       widget({ name: 'blank', uid: 'u1', annotation: '' }),
       widget({ name: 'numeric', uid: 'u2', status: { id: 42 } }),
       widget({ name: 'no-id-field', uid: 'u3', status: { phase: 'RUNNING' } }),
-      widget({ name: 'null-status', uid: 'u4', status: null }),
+      widget({ name: 'null-status', uid: 'u4', annotation: 'c-4', status: null }),
       widget({ name: 'anonymous', annotation: 'c-5' }),
       widget({ name: 'odd-status', uid: 'u6', annotation: 'c-6', status: 'c-6' }),
     ),
   ]);
   assert.deepEqual(store.claimsOn(''), []);
   assert.deepEqual(store.claimsOn('42'), []);
+  assert.deepEqual(
+    store.claimsOn('c-4').map((claim) => claim.uid),
+    ['u4'],
+  );
   assert.deepEqual(
     store.claimsOn('c-6').map((claim) => [claim.uid, claim.proved]),
     [['u6', false]],
