@@ -168,9 +168,10 @@ describe('claims', () => {
 });
 
 describe('the named object missing', () => {
-  test('an object the lists do not show yet is read with a get', async () => {
-    // The cloud's lists lag behind: a new object shows in a get first.
+  test('an object the lists do not show yet is read with a get, once, and whole', async () => {
+    // The cloud's lists lag behind: a new object shows in a get first. No list comes in between.
     const w = open({
+      pollIntervalMs: 60_000,
       adapt: (base) => ({
         ...base,
         list: async () => (await base.list()).filter((widget) => widget.name !== 'fresh'),
@@ -180,8 +181,11 @@ describe('the named object missing', () => {
     await w.settle('ns-a/v');
     const fresh = w.cloud.put({ name: 'fresh' });
     w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: fresh.id } });
+    w.api.setStatus(KEY, { note: 'stale' });
+    await w.reconcile(KEY);
     await w.reconcile(KEY);
     assert.equal(statusOf(w).id, fresh.id);
+    assert.equal(statusOf(w).note, undefined, 'what a get answers is whole: nothing carried from status');
     assert.deepEqual(
       w.cloud.calls.filter((call) => call.op === 'get'),
       [{ op: 'get', id: fresh.id }],
