@@ -3,6 +3,7 @@ import type { Result } from '../controller/controller.ts';
 import type { AccountLink } from './account-links.ts';
 import { EXTERNAL_ID } from './annotations.ts';
 import { forgetCloud } from './cloud-view.ts';
+import type { ConditionInput } from './conditions.ts';
 import { ReconcileError } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
 import type { CommonSpec, ManagedObject, Plan } from './external-kind.ts';
@@ -69,19 +70,24 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
     // A spot object gone without the operator asking was taken back, unless that was already seen (it
     // FAILED first, and recovery deleted it).
     const spot = link.adapter.spot?.requested(mr.spec) === true;
+    const creates = allows(mr.spec.managementPolicies, 'Create');
+    const gone = new ReconcileError(
+      'ExternalResourceGone',
+      `${kind} ${id} is gone from the cloud; managementPolicies do not include Create, so no replacement is made`,
+      { terminal: true },
+    );
     if (spot && readyReason(mr.status) !== PREEMPTED) {
+      // Without Create, the refusal goes in the same status write as the preemption: a failure written
+      // after it, from the status as read, would drop the count.
+      const refusal = creates ? undefined : gone;
       await this.#recordPreemption(
         mr,
         `spot ${kind} ${id} is gone from the cloud without the operator asking`,
+        refusal,
       );
+      if (refusal) return {};
     }
-    if (!allows(mr.spec.managementPolicies, 'Create')) {
-      throw new ReconcileError(
-        'ExternalResourceGone',
-        `${kind} ${id} is gone from the cloud; managementPolicies do not include Create, so no replacement is made`,
-        { terminal: true },
-      );
-    }
+    if (!creates) throw gone;
     if (spot && !recreates(mr)) return {};
     // It existed and was deleted behind our back: the spec still asks for it, so make a new one.
     await this.#o.writer.patchObject(mr, { annotations: { [EXTERNAL_ID]: null } });
@@ -106,14 +112,22 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
   }
 
   /** Counts a preemption in status, with its Warning event; the Ready reason marks it counted. */
-  async #recordPreemption(mr: ManagedObject<Spec>, what: string): Promise<void> {
+  async #recordPreemption(mr: ManagedObject<Spec>, what: string, refusal?: ReconcileError): Promise<void> {
     const message = `${what}; ${recreates(mr) ? 'creating a replacement (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'}`;
     this.#o.events.event(mr, 'Warning', PREEMPTED, message);
     logResource(this.#o.log, 'warn', mr, {}, message);
     this.#o.fleet.preempted();
-    await writeStatus(this.#o.writer, mr, { ...statusAsIs(mr.status), ...countPreemption(mr.status) }, [
-      { type: 'Ready', status: 'False', reason: PREEMPTED, message },
-    ]);
+    const conditions: ConditionInput[] = [{ type: 'Ready', status: 'False', reason: PREEMPTED, message }];
+    if (refusal) {
+      conditions.push({ type: 'Synced', status: 'False', reason: refusal.reason, message: refusal.message });
+      this.#o.events.event(mr, 'Warning', refusal.reason, refusal.message);
+    }
+    await writeStatus(
+      this.#o.writer,
+      mr,
+      { ...statusAsIs(mr.status), ...countPreemption(mr.status) },
+      conditions,
+    );
   }
 }
 

@@ -403,3 +403,27 @@ describe('the spot status', () => {
     assert.equal(readyReason(undefined), undefined);
   });
 });
+
+test('a spot object gone without the Create policy keeps its counted preemption in status, beside the refusal', async () => {
+  world = widgetWorld();
+  const w = world;
+  const outside = w.cloud.put({ name: 'w', spot: true });
+  w.api.create(
+    'w',
+    { spot: true, managementPolicies: ['Observe', 'Update', 'Delete'] },
+    { annotations: { [EXTERNAL_ID]: outside.id } },
+  );
+  await w.settle(KEY);
+  w.cloud.objects.delete(outside.id);
+  await new Promise((resolve) => setTimeout(resolve, 40));
+  await w.settle(KEY);
+  await w.settle(KEY);
+  assert.deepEqual(
+    w.recorded.fleet.filter((event) => event === 'preempted'),
+    ['preempted'],
+    'counted once in the metrics',
+  );
+  assert.equal(conditionOf(w.api.get(KEY), 'Synced')?.reason, 'ExternalResourceGone');
+  assert.equal(w.api.get(KEY)?.status?.preemptions, 1, 'and in status');
+  assert.equal(conditionOf(w.api.get(KEY), 'Ready')?.reason, 'Preempted');
+});
