@@ -36,14 +36,19 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
   readonly #claims: Pick<Identity<Spec, Cloud>, 'mayAdopt' | 'claimVerdict'>;
   readonly #memories: readonly Memory[];
 
+  readonly #onReleased: (uid: string) => void;
+
+  /** `onReleased`: told of each finalizer this process removes, before the removal is sent. */
   constructor(
     options: DeletionOptions,
     claims: Pick<Identity<Spec, Cloud>, 'mayAdopt' | 'claimVerdict'>,
     memories: readonly Memory[],
+    onReleased: (uid: string) => void,
   ) {
     this.#o = options;
     this.#claims = claims;
     this.#memories = memories;
+    this.#onReleased = onReleased;
   }
 
   /**
@@ -155,7 +160,10 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
     vanished = false,
   ): Promise<void> {
     const finalizers = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
-    if (!vanished) await this.#o.writer.patchObject(mr, { finalizers });
+    if (!vanished) {
+      this.#onReleased(mr.metadata.uid);
+      await this.#o.writer.patchObject(mr, { finalizers });
+    }
     for (const memory of this.#memories) memory.forget(mr.metadata.uid);
     const id = namedId(mr);
     if (link) {

@@ -41,6 +41,8 @@ export interface ManagedReconcilerOptions<Spec extends CommonSpec, Cloud> {
   log: Logger;
 }
 
+/** Releases remembered until their delete event: more means events were missed, and the oldest go. */
+const MAX_RELEASED = 10_000;
 /** A connection Secret refused (not the resource's) is tried again this often, until its name is free. */
 const SECRET_RECHECK_MS = 30_000;
 /** A resource waiting on another looks again this often: a read of the informer caches, no cloud call. */
@@ -64,6 +66,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #deletion: Deletion<Spec, Cloud>;
   /** Resources the apiserver removed while they held the finalizer, by key, in the state they went in. */
   readonly #vanished = new Map<string, ManagedObject<unknown>>();
+  /**
+   * Uids whose finalizer this process removed, until their delete event comes: that event carries the
+   * state stored before the removal (the apiserver deletes rather than writes the last update), finalizer
+   * and all, and must not read as a vanished resource. Oldest first, bounded.
+   */
+  readonly #released = new Set<string>();
 
   constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
     this.#o = options;
@@ -72,7 +80,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#recovery = new Recovery(options);
     this.#status = new StatusReport(options);
     this.#failures = new FailureReport(options, this.#refused);
-    this.#deletion = new Deletion(options, this.#identity, [this.#refused, this.#lateInit, this.#status]);
+    this.#deletion = new Deletion(
+      options,
+      this.#identity,
+      [this.#refused, this.#lateInit, this.#status],
+      (uid) => this.#released.add(uid),
+    );
   }
 
   /**
@@ -84,12 +97,17 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
    * change that matters (deletionPolicy set to Orphan, then released).
    */
   vanished(obj: ManagedObject<unknown>, finalState: boolean): void {
+    const { uid } = obj.metadata;
+    if (this.#released.delete(uid)) return;
     if (!finalState || !obj.metadata.finalizers?.includes(FINALIZER)) return;
+    // Left alone by the user's word: nothing of it is touched, deletion or not.
+    if (obj.metadata.annotations?.[SKIP_RECONCILE] === 'true') return;
     const deletionTimestamp = obj.metadata.deletionTimestamp ?? new Date().toISOString();
     this.#vanished.set(keyOf(obj), { ...obj, metadata: { ...obj.metadata, deletionTimestamp } });
   }
 
   async reconcile(key: ObjectKey): Promise<Result> {
+    if (this.#released.size > MAX_RELEASED) this.#released.delete(this.#released.values().next().value ?? '');
     const stored = this.#read(key);
     const gone = this.#vanished.get(keyOf({ metadata: key }));
     if (gone && gone.metadata.uid !== stored?.metadata.uid) return this.#finalizeVanished(gone, stored);

@@ -147,6 +147,27 @@ describe('creation', () => {
     assert.equal(w.cloud.objects.get(listed)?.status, 'RUNNING');
   });
 
+  test('the delete event of a resource this process released (it carries the finalizer) is not a vanished resource', async () => {
+    // The apiserver deletes instead of writing the update that removes the last finalizer, so the watch's
+    // DELETED event carries the state stored before it, finalizer and all.
+    const w = open();
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const id = String(w.api.get(KEY)?.status?.id);
+    w.api.annotate(KEY, { 'gpucloud.io/skip-reconcile': 'true' });
+    w.api.delete(KEY);
+    const lastStored = w.api.get(KEY);
+    assert.ok(lastStored?.metadata.finalizers?.includes(FINALIZER));
+    if (!lastStored) return;
+    await w.settle(KEY);
+    assert.equal(w.api.get(KEY), undefined, 'released');
+    const calls = w.cloud.calls.length;
+    w.reconciler.vanished(lastStored, true);
+    await w.settle(KEY);
+    assert.equal(w.cloud.objects.get(id)?.status, 'RUNNING', 'skip-reconcile: left alone');
+    assert.equal(w.cloud.calls.length, calls, 'no call at all');
+  });
+
   test('a transient create failure is retried; a terminal one is reported and not retried', async () => {
     const w = open();
     w.api.create('w', {});
