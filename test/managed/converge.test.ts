@@ -10,18 +10,10 @@ import {
 } from '../../src/managed/annotations.ts';
 import { sealIntent } from '../../src/managed/creation.ts';
 import { ReconcileError } from '../../src/managed/errors.ts';
-import type { ExternalKind, ManagedObject } from '../../src/managed/external-kind.ts';
+import type { ManagedObject } from '../../src/managed/external-kind.ts';
 import type { ManagedStatus } from '../../src/managed/status-schema.ts';
 import { expireFinished, finishedAt } from '../../src/managed/time-to-live.ts';
-import {
-  conditionOf,
-  FakeApi,
-  FakeCloud,
-  type Widget,
-  type WidgetSpec,
-  type WidgetWorld,
-  widgetWorld,
-} from './fakes.ts';
+import { conditionOf, FakeApi, reshape, type WidgetSpec, type WidgetWorld, widgetWorld } from './fakes.ts';
 
 // The order of one reconcile of a living resource: what it returns (when to look again), the steps it
 // takes and the calls it makes; and the time to live of a finished resource.
@@ -35,14 +27,6 @@ afterEach(async () => world?.close());
 function open(options?: Parameters<typeof widgetWorld>[0]): WidgetWorld {
   world = widgetWorld(options);
   return world;
-}
-
-function reshape(
-  w: WidgetWorld,
-  change: (kind: ExternalKind<WidgetSpec, Widget>) => ExternalKind<WidgetSpec, Widget>,
-): void {
-  const base = FakeCloud.prototype.kind;
-  w.cloud.kind = (org, name) => change(base.call(w.cloud, org, name));
 }
 
 /** Widgets that finish: PAUSED is Complete, FAILED is Failed. */

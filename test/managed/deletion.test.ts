@@ -9,15 +9,7 @@ import {
 } from '../../src/managed/annotations.ts';
 import { sealIntent } from '../../src/managed/creation.ts';
 import { ReconcileError } from '../../src/managed/errors.ts';
-import type { ExternalKind } from '../../src/managed/external-kind.ts';
-import {
-  conditionOf,
-  FakeCloud,
-  type Widget,
-  type WidgetSpec,
-  type WidgetWorld,
-  widgetWorld,
-} from './fakes.ts';
+import { conditionOf, reshape, type WidgetWorld, widgetWorld } from './fakes.ts';
 
 // Deletion and release: which cloud object a deleted resource deletes, if any; the events that say why
 // it was let go; resources the apiserver removed with the finalizer; skipped and refused resources.
@@ -34,13 +26,6 @@ function open(options?: Parameters<typeof widgetWorld>[0]): WidgetWorld {
 }
 
 /** Changes the widget kind of `w` before its first reconcile. */
-function reshape(
-  w: WidgetWorld,
-  change: (kind: ExternalKind<WidgetSpec, Widget>) => ExternalKind<WidgetSpec, Widget>,
-): void {
-  const base = FakeCloud.prototype.kind;
-  w.cloud.kind = (org, name) => change(base.call(w.cloud, org, name));
-}
 
 function intent(uid: string, name: string, at: number) {
   return { [CREATE_INTENT]: `${at}.${sealIntent('signing-key', uid, at, name)}`, [CREATE_NAME]: name };

@@ -490,3 +490,12 @@ export type WidgetWorld = ReturnType<typeof widgetWorld>;
 export function conditionOf(obj: Stored | undefined, type: string) {
   return obj?.status?.conditions?.find((condition) => condition.type === type);
 }
+
+/** Changes a world's kind before its first reconcile, for what a widget is not (finite, no delete, ...). */
+export function reshape(
+  w: WidgetWorld,
+  change: (kind: ExternalKind<WidgetSpec, Widget>) => ExternalKind<WidgetSpec, Widget>,
+): void {
+  const base = FakeCloud.prototype.kind;
+  w.cloud.kind = (org, name) => change(base.call(w.cloud, org, name));
+}
