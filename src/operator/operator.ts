@@ -1,6 +1,7 @@
 import { Manager } from '../controller/manager.ts';
 import { loadKubeConnection } from '../kube/connection.ts';
 import type { Logger } from '../lib/logger.ts';
+import { AccountMetering } from '../managed/account-links.ts';
 import {
   AccountRegistry,
   type ClientSettings,
@@ -10,10 +11,9 @@ import {
   readKeyFile,
   watchKeyFile,
 } from '../managed/account-registry.ts';
-import { AccountMetering } from '../managed/account-links.ts';
 import { type AccountDirectory, DEFAULT_ACCOUNT } from '../managed/accounts.ts';
-import type { ManagedControllerSettings } from '../managed/kind-controller.ts';
 import { FleetMetrics } from '../managed/fleet-metrics.ts';
+import type { ManagedControllerSettings } from '../managed/kind-controller.ts';
 import { gpuPodKind, registrations, resourceOf } from '../resources/kinds.ts';
 import { addProviderConfigController } from '../resources/provider-config/controller.ts';
 import { callbackUrl, startCallbackServer } from './callback-server.ts';
