@@ -128,15 +128,24 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     verifyAfterMs: settings.verifyAfterMs,
     log,
   });
-  // Before the sources' handlers (which enqueue the key): the reconcile then finds the vanished state.
-  for (const informer of informers) {
-    informer.addEventHandler({
-      onDelete: (obj, finalState) => {
-        const mr = parseManagedOrUndefined(obj);
-        if (mr) reconciler.vanished(mr, finalState);
-      },
-    });
-  }
+  // Only while the controller runs (on the leader): a standby would keep every deletion's last state and
+  // never finalize it. The key the same event enqueues is reconciled after every handler has run.
+  const vanishedSource: EventSource = {
+    hasSynced: () => true,
+    start() {
+      const stops = informers.map((informer) =>
+        informer.addEventHandler({
+          onDelete: (obj, finalState) => {
+            const mr = parseManagedOrUndefined(obj);
+            if (mr) reconciler.vanished(mr, finalState);
+          },
+        }),
+      );
+      return () => {
+        for (const stop of stops) stop();
+      };
+    },
+  };
   const relevantChange = anyOf(generationChanged, annotationsChanged(BOOKKEEPING), deletionChanged);
   const cloudSource: EventSource = {
     hasSynced: () => true,
@@ -161,6 +170,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
             ) && relevantChange(oldObj, newObj),
         }),
       ),
+      vanishedSource,
       cloudSource,
     ],
     reconcile: (key) => reconciler.reconcile(key),

@@ -84,7 +84,11 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       options,
       this.#identity,
       [this.#refused, this.#lateInit, this.#status],
-      (uid) => this.#released.add(uid),
+      (uid) => {
+        this.#released.add(uid);
+        if (this.#released.size > MAX_RELEASED)
+          this.#released.delete(this.#released.values().next().value ?? '');
+      },
     );
   }
 
@@ -107,7 +111,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   }
 
   async reconcile(key: ObjectKey): Promise<Result> {
-    if (this.#released.size > MAX_RELEASED) this.#released.delete(this.#released.values().next().value ?? '');
     const stored = this.#read(key);
     const gone = this.#vanished.get(keyOf({ metadata: key }));
     if (gone && gone.metadata.uid !== stored?.metadata.uid) return this.#finalizeVanished(gone, stored);
