@@ -51,6 +51,15 @@ export interface RunningSimulator {
     setTotal(region: string, gpuType: string, gpus: number): void;
     describe(): PoolUsage[];
   };
+  /** Pod metrics under test control. */
+  readonly metrics: {
+    /**
+     * From the current simulated time on, the pod's `gpu_utilization` series report `percent`
+     * (0..100) for GPU `gpuIndex`, or for every GPU when it is omitted; earlier samples keep their
+     * values. Samples still exist only while the pod is RUNNING. Throws naming what is wrong.
+     */
+    setGpuUtilization(podId: string, percent: number, gpuIndex?: number): void;
+  };
   /** API keys at run time, as a key rotation changes them. */
   readonly keys: { add(key: string, org: string): void; revoke(key: string): void };
   /** Closes every connection, cancels every pending step and delivery. */
@@ -87,6 +96,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       preempt: (id) => sim.failures.preempt(id),
     },
     state: { snapshot: () => snapshot(sim) },
+    metrics: {
+      setGpuUtilization: (podId, percent, gpuIndex) => sim.pods.setGpuUtilization(podId, percent, gpuIndex),
+    },
     keys: { add: (key, org) => sim.keys.add(key, org), revoke: (key) => sim.keys.revoke(key) },
     calls: {
       snapshot: () => sim.calls.snapshot(),

@@ -32,7 +32,8 @@ function action<S extends z.ZodType>(body: S, run: (body: z.output<S>) => unknow
 const noBody = z.undefined();
 
 /**
- * The admin surface: fault control, the read-only state, call counts, simulated time and capacity.
+ * The admin surface: fault control, the read-only state, call counts, simulated time, capacity and
+ * GPU utilisation.
  * Plain JSON, not the service envelope; a failure answers `{error}`.
  */
 export class Admin {
@@ -85,6 +86,20 @@ export class Admin {
           ({ region, gpuType, gpus }) => {
             sim.ctx.capacity.setTotal(region, gpuType, gpus);
             return sim.ctx.capacity.describe();
+          },
+        ),
+      ],
+      [
+        'PUT /metrics/gpu-utilization',
+        action(
+          z.strictObject({
+            id: z.string(),
+            percent: z.number().min(0).max(100),
+            gpuIndex: z.number().int().min(0).optional(),
+          }),
+          ({ id, percent, gpuIndex }) => {
+            sim.pods.setGpuUtilization(id, percent, gpuIndex);
+            return { ok: true, from: sim.ctx.clock.now() };
           },
         ),
       ],

@@ -36,8 +36,11 @@ export function metricWindow(
 }
 
 /**
- * Synthetic but stable series: one point per step while the pod existed, each value a function of
- * the pod, the series and the instant, so reading the same window twice gives the same answer.
+ * Synthetic but stable series: one point per step while the pod was RUNNING (none while it was
+ * initialising, paused, degraded or gone: an idle detector must see no samples then, not low ones),
+ * each value a function of the pod, the series and the instant, so reading the same window twice
+ * gives the same answer. GPU utilisation set through the simulator's controls overrides the value
+ * from the instant it was set.
  */
 export function podSeries(
   pod: PodRecord,
@@ -46,11 +49,7 @@ export function podSeries(
   now: number,
 ): MetricSeries[] {
   const { start, end, stepMs } = metricWindow(query, now);
-  const lastAlive = pod.status === 'TERMINATED' ? pod.updatedAt : now;
-  const from = Math.ceil(Math.max(start, pod.createdAt) / stepMs) * stepMs;
-  const to = Math.min(end, lastAlive);
-  const stamps: number[] = [];
-  for (let t = from; t <= to; t += stepMs) stamps.push(t);
+  const stamps = runningStamps(pod, start, Math.min(end, now), stepMs);
   const gpus = pod.model === CPU_MODEL ? 0 : pod.spec.gpuCount;
   const series = (
     labels: Record<string, string>,
@@ -73,7 +72,10 @@ export function podSeries(
     }
     case 'gpu_utilization':
       return perGpu((index) =>
-        series({ gpu_show_index: String(index) }, (t) => round(40 + 60 * noise(t, index), 2)),
+        series(
+          { gpu_show_index: String(index) },
+          (t) => utilizationSetAt(pod, index, t) ?? round(40 + 60 * noise(t, index), 2),
+        ),
       );
     case 'gpu_memory': {
       const total = pod.model.gpuMemoryInGb * GIB;
@@ -86,6 +88,29 @@ export function podSeries(
       );
     }
   }
+}
+
+/** Step-aligned instants in `[start, end]` at which the pod was RUNNING, in order. */
+function runningStamps(pod: PodRecord, start: number, end: number, stepMs: number): number[] {
+  const stamps: number[] = [];
+  const take = (from: number, over: (t: number) => boolean) => {
+    for (let t = Math.ceil(Math.max(start, from) / stepMs) * stepMs; t <= end && !over(t); t += stepMs)
+      stamps.push(t);
+  };
+  // A past period ends the instant the pod stopped running, so that instant has no sample.
+  for (const run of pod.runs) take(run.from, (t) => t >= run.to);
+  if (pod.runningSince !== undefined) take(pod.runningSince, () => false);
+  return stamps;
+}
+
+/** The latest utilisation set for GPU `index` at or before `t`, if any was. */
+function utilizationSetAt(pod: PodRecord, index: number, t: number): number | undefined {
+  for (let i = pod.gpuUtilization.length - 1; i >= 0; i--) {
+    const setting = pod.gpuUtilization[i];
+    if (setting !== undefined && setting.from <= t && (setting.gpuIndex ?? index) === index)
+      return setting.percent;
+  }
+  return undefined;
 }
 
 export function podStorage(pod: PodRecord, now: number): StorageUsage {

@@ -55,6 +55,22 @@ export interface PodRecord extends Stored<PodStatus>, Stepping {
   runningMillis: number;
   /** Start of the current RUNNING period. */
   runningSince: number | undefined;
+  /** Past RUNNING periods, `[from, to)`, oldest first: metrics have samples only inside them. */
+  readonly runs: RunPeriod[];
+  /** GPU utilisation set by the simulator's controls, in the order set (so in time order). */
+  readonly gpuUtilization: GpuUtilizationSetting[];
+}
+
+export interface RunPeriod {
+  readonly from: number;
+  readonly to: number;
+}
+
+/** From `from` on, `percent` for GPU `gpuIndex`, or for every GPU when it is undefined. */
+export interface GpuUtilizationSetting {
+  readonly from: number;
+  readonly percent: number;
+  readonly gpuIndex: number | undefined;
 }
 
 /** Billing uptime up to `now`: only time spent RUNNING counts. */

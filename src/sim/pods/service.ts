@@ -52,6 +52,8 @@ export class PodService {
       desiredState: 'RUNNING',
       runningMillis: 0,
       runningSince: undefined,
+      runs: [],
+      gpuUtilization: [],
       pending: undefined,
     };
     this.store.add(pod);
@@ -113,6 +115,24 @@ export class PodService {
   }
 
   /**
+   * The simulator's control behind idle-detection tests: from now on the pod's GPU utilisation series
+   * report `percent` for GPU `gpuIndex`, or every GPU. Throws naming what is wrong.
+   */
+  setGpuUtilization(id: string, percent: number, gpuIndex?: number): void {
+    if (!Number.isFinite(percent) || percent < 0 || percent > 100)
+      throw new RangeError(`percent must be between 0 and 100, got ${percent}`);
+    const pod = this.store.find(id);
+    if (pod === undefined) throw new Error(`pod ${id} does not exist`);
+    if (pod.model === CPU_MODEL) throw new Error(`pod ${id} is a CPU pod: it has no GPU series`);
+    if (
+      gpuIndex !== undefined &&
+      !(Number.isInteger(gpuIndex) && gpuIndex >= 0 && gpuIndex < pod.spec.gpuCount)
+    )
+      throw new RangeError(`gpuIndex must be an integer from 0 to ${pod.spec.gpuCount - 1}, got ${gpuIndex}`);
+    pod.gpuUtilization.push({ from: this.#ctx.clock.now(), percent, gpuIndex });
+  }
+
+  /**
    * A fault: a RUNNING (or DEGRADED, to fail) pod breaks. Returns false when the pod is in no state
    * to break. `reason` goes to the pod's system log.
    */
@@ -134,6 +154,7 @@ export class PodService {
     const now = this.#ctx.clock.now();
     if (pod.runningSince !== undefined) {
       pod.runningMillis += now - pod.runningSince;
+      pod.runs.push({ from: pod.runningSince, to: now });
       pod.runningSince = undefined;
     }
     if (status === 'RUNNING') pod.runningSince = now;
