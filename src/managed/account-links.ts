@@ -1,4 +1,5 @@
 import type { GpuCloudClient } from '../api/client.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import { type Account, type AccountDirectory, accountOf } from './accounts.ts';
 import { CloudCache } from './cloud-cache.ts';
@@ -27,7 +28,7 @@ export interface AccountLinkSettings {
   readonly refreshMinIntervalMs: number;
   readonly detailsCallsPerSecond: number;
   readonly detailsIntervalMs: number;
-  readonly creation: Omit<CreationOptions, 'intentKeys'>;
+  readonly creation: Omit<CreationOptions, 'intentKeys' | 'clock'>;
 }
 
 export interface AccountLinksOptions<Spec extends CommonSpec, Cloud> {
@@ -45,6 +46,7 @@ export interface AccountLinksOptions<Spec extends CommonSpec, Cloud> {
   wakeKey(key: string): void;
   /** For kinds whose objects hold GPUs: the hub that opens every such kind's link to an account in use. */
   metering?: AccountMetering | undefined;
+  clock: Clock;
   log: Logger;
 }
 
@@ -128,15 +130,16 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
   }
 
   #make(account: Account): AccountLink<Spec, Cloud> {
-    const { settings, log } = this.#o;
+    const { settings, log, clock } = this.#o;
     const base = this.#o.adapterFor(account.client);
     const cache = new CloudCache(base, {
       intervalMs: account.pollIntervalMs ?? settings.pollIntervalMs,
       minIntervalMs: settings.refreshMinIntervalMs,
       onChange: (id) => this.#o.wake(id),
+      clock,
       log: log.child({ account: account.name }),
     });
-    const adapter = fencedAdapter(guardedAdapter(base, account, cache), () => this.#o.mayAct());
+    const adapter = fencedAdapter(guardedAdapter(base, account, cache, clock), () => this.#o.mayAct());
     if (this.#o.metering) {
       account.usage.meter(base.kind, {
         heldGpus: () => cache.objects().reduce((sum, cloud) => sum + base.heldGpus(cloud), 0),
@@ -150,10 +153,12 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
         callsPerFetch: base.details.calls,
         intervalMs: settings.detailsIntervalMs,
         enqueue: (key) => this.#o.wakeKey(key),
+        clock,
       });
     const creation = new Creation(adapter, cache, this.#o.store, this.#o.writer, {
       ...settings.creation,
       intentKeys: () => account.intentKeys(),
+      clock,
     });
     return { account, adapter, cache, creation, details, actedAt: new Map() };
   }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Clock } from '../lib/clock.ts';
 import type { ExternalKind } from './external-kind.ts';
 
 /** The parts of a kind's adapter the cache uses. */
@@ -22,6 +23,7 @@ export interface CloudCacheOptions {
   minIntervalMs: number;
   /** Called with every id whose fingerprint changed, appeared or disappeared between two lists. */
   onChange(id: string): void;
+  clock: Clock;
   log: Logger;
 }
 
@@ -119,7 +121,11 @@ export class CloudCache<Cloud> {
   /** Records what a reconciler learnt first-hand (a create's answer, a get), so the next list compares to it. */
   remember(cloud: Cloud): void {
     const id = this.#adapter.idOf(cloud);
-    this.#entries.set(id, { cloud, fingerprint: this.#adapter.fingerprint(cloud), seenAt: Date.now() });
+    this.#entries.set(id, {
+      cloud,
+      fingerprint: this.#adapter.fingerprint(cloud),
+      seenAt: this.#options.clock.now(),
+    });
   }
 
   /**
@@ -168,7 +174,7 @@ export class CloudCache<Cloud> {
   }
 
   #listDueWithin(ms: number): boolean {
-    const now = Date.now();
+    const now = this.#options.clock.now();
     const pending = this.#running !== undefined || this.#asked || this.#hinted.size > 0;
     return pending || this.#waiters.length > 0 || this.#timerAt <= now + ms || now - this.#readAt < ms;
   }
@@ -176,7 +182,7 @@ export class CloudCache<Cloud> {
   async #readOne(id: string): Promise<void> {
     if (this.#reading.has(id)) return;
     this.#reading.add(id);
-    const startedAt = Date.now();
+    const startedAt = this.#options.clock.now();
     this.#readAt = startedAt;
     try {
       const cloud = await this.#adapter.get(id);
@@ -224,12 +230,12 @@ export class CloudCache<Cloud> {
   }
 
   #scheduleSoon(): void {
-    this.#schedule(Math.max(0, this.#lastStart + this.#options.minIntervalMs - Date.now()));
+    this.#schedule(Math.max(0, this.#lastStart + this.#options.minIntervalMs - this.#options.clock.now()));
   }
 
   #schedule(delayMs: number): void {
     if (this.#stopped || this.#running) return;
-    const at = Date.now() + delayMs;
+    const at = this.#options.clock.now() + delayMs;
     const current = this.#timer ? this.#timerAt : Number.POSITIVE_INFINITY;
     if (at >= current) return;
     clearTimeout(this.#timer);
@@ -240,7 +246,7 @@ export class CloudCache<Cloud> {
   async #refresh(): Promise<void> {
     this.#timer = undefined;
     this.#timerAt = Number.POSITIVE_INFINITY;
-    const startedAt = Date.now();
+    const startedAt = this.#options.clock.now();
     const dueAt = this.#lastStart + this.#nextInterval();
     for (const [id, phase] of this.#hinted) if (this.#shows(id, phase)) this.#hinted.delete(id);
     if (startedAt < dueAt && !this.#asked && this.#waiters.length === 0 && this.#hinted.size === 0) {

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { GpuCloudError } from '../api/errors.ts';
+import type { Clock } from '../lib/clock.ts';
 import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from './annotations.ts';
 import type { CloudCache } from './cloud-cache.ts';
 import { isConflict, isNotFound, ReconcileError } from './errors.ts';
@@ -22,6 +23,7 @@ export interface CreationOptions {
    * by hand and is ignored: it must never send the operator searching for somebody else's object.
    */
   intentKeys(): readonly string[];
+  clock: Clock;
 }
 
 /**
@@ -98,7 +100,8 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     const annotations = mr.metadata.annotations ?? {};
     const [written = '', seal] = (annotations[CREATE_INTENT] ?? '').split('.');
     const at = Number(written);
-    if (written === '' || Number.isNaN(at) || at > Date.now() + this.#options.skewMs) return undefined;
+    if (written === '' || Number.isNaN(at) || at > this.#options.clock.now() + this.#options.skewMs)
+      return undefined;
     if (seal === undefined) return undefined;
     const name = annotations[CREATE_NAME] ?? '';
     const sealed = this.#options
@@ -146,10 +149,10 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     if (ownId !== undefined) return { kind: 'found', cloud: await this.#adapter.get(ownId) };
     // A create another process sent may land up to a grace after its intent; ours, until we gave up.
     const settledAt = own?.ambiguousSince ?? intentAt + this.#options.graceMs;
-    const wait = settledAt - Date.now();
+    const wait = settledAt - this.#options.clock.now();
     if (wait > 0) return { kind: 'wait', ms: wait };
     // Only a list that starts now can show everything that landed: an older one may predate it.
-    await this.#cache.waitForListAfter(Date.now());
+    await this.#cache.waitForListAfter(this.#options.clock.now());
     for (const cloud of this.#cache.objects()) {
       if (await this.#isCandidate(mr, cloud, intentAt, ctx)) return { kind: 'found', cloud };
     }
@@ -204,7 +207,7 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
   }
 
   async #writeIntent(mr: ManagedObject<Spec>): Promise<ManagedObject<Spec>> {
-    const at = Date.now();
+    const at = this.#options.clock.now();
     // Conditional: written from a stale read (the cache not yet showing an earlier intent or id), an
     // intent would lead to a second create; the conflict makes the next reconcile read afresh instead.
     const name = cloudName(mr);
@@ -259,7 +262,7 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     if (error instanceof ReconcileError || error instanceof NotLeaderError) return;
     if (error instanceof GpuCloudError && !error.mayHaveTakenEffect) return;
     const intent = this.#intents.get(mr.metadata.uid);
-    if (intent) intent.ambiguousSince = Date.now();
+    if (intent) intent.ambiguousSince = this.#options.clock.now();
   }
 
   async #isCandidate(

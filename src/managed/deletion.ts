@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Result } from '../controller/controller.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { AccountLink } from './account-links.ts';
 import { accountOf } from './accounts.ts';
 import { FINALIZER, namedId, SKIP_RECONCILE } from './annotations.ts';
@@ -18,6 +19,7 @@ export interface DeletionOptions {
   events: EventSink;
   /** After a delete call, look again this soon even if the cloud cache reports no change. */
   verifyAfterMs: number;
+  clock: Clock;
   log: Logger;
 }
 
@@ -88,7 +90,7 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
       await release('Deleted', id ? `${kind} ${id} is deleted in the cloud` : 'nothing to delete');
       return {};
     }
-    link.actedAt.set(id, Date.now());
+    link.actedAt.set(id, this.#o.clock.now());
     await remove(id);
     link.cache.requestRefresh();
     events.event(mr, 'Normal', 'Deleting', `deleting ${kind} ${id} in the cloud`);

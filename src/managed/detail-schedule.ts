@@ -1,3 +1,4 @@
+import type { Clock } from '../lib/clock.ts';
 import { IndexedMinHeap } from '../lib/min-heap.ts';
 import { TokenBucket } from '../lib/token-bucket.ts';
 
@@ -10,6 +11,7 @@ export interface DetailScheduleOptions {
   intervalMs: number;
   /** Wakes the resource's reconcile when its fetch is due and paid for. */
   enqueue(key: string): void;
+  clock: Clock;
 }
 
 const TICK_MS = 250;
@@ -36,7 +38,7 @@ export class DetailSchedule {
     this.#options = options;
     // Unused budget does not pile up beyond one second's worth (or one fetch): bursts stay bounded.
     const cap = Math.max(options.callsPerSecond, options.callsPerFetch);
-    this.#budget = new TokenBucket(options.callsPerSecond, cap, Date.now, 0);
+    this.#budget = new TokenBucket(options.callsPerSecond, cap, () => options.clock.now(), 0);
   }
 
   start(): void {
@@ -56,7 +58,7 @@ export class DetailSchedule {
   track(key: string, known = false): void {
     if (this.#tracked.has(key)) return;
     this.#tracked.add(key);
-    this.#turns.set(key, Date.now() + (known ? Math.random() * this.#options.intervalMs : 0));
+    this.#turns.set(key, this.#options.clock.now() + (known ? Math.random() * this.#options.intervalMs : 0));
   }
 
   /** Stops refreshing `key` (deleted, or in a state with nothing to measure). */
@@ -83,11 +85,11 @@ export class DetailSchedule {
   fetched(key: string, values: Record<string, unknown> | undefined): void {
     if (!this.#released.delete(key) || !this.#tracked.has(key)) return;
     if (values !== undefined) this.#last.set(key, values);
-    this.#turns.set(key, Date.now() + this.#options.intervalMs);
+    this.#turns.set(key, this.#options.clock.now() + this.#options.intervalMs);
   }
 
   #tick(): void {
-    const now = Date.now();
+    const now = this.#options.clock.now();
     const { callsPerFetch } = this.#options;
     while (this.#budget.msUntil(callsPerFetch) === 0) {
       const next = this.#turns.peek();

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { type Result, TerminalError } from '../controller/controller.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { ConditionInput } from './conditions.ts';
 import { isConflict, toReconcileError, withoutSecrets } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
@@ -15,6 +16,7 @@ export interface FailureReportOptions {
   writer: ManagedWriter;
   events: EventSink;
   fleet: Pick<KindEvents, 'refused'>;
+  clock: Clock;
   log: Logger;
 }
 
@@ -57,7 +59,7 @@ export class FailureReport {
       message: failure.message,
     };
     const current = mr.status;
-    await writeStatus(this.#o.writer, mr, statusAsIs(current), [synced]).catch((writeError: unknown) => {
+    await writeStatus(this.#o, mr, statusAsIs(current), [synced]).catch((writeError: unknown) => {
       logResource(this.#o.log, 'warn', mr, { err: writeError }, 'could not record the failure in status');
     });
     if (!failure.terminal) throw failure;

@@ -1,3 +1,4 @@
+import type { Clock } from '../lib/clock.ts';
 import type { Account } from './accounts.ts';
 import type { Demand } from './demand.ts';
 import { ReconcileError } from './errors.ts';
@@ -25,6 +26,7 @@ export function guardedAdapter<Spec, Cloud>(
   adapter: ExternalKind<Spec, Cloud>,
   account: Account,
   cache: CountedBy,
+  clock: Clock,
 ): ExternalKind<Spec, Cloud> {
   return {
     ...adapter,
@@ -44,7 +46,7 @@ export function guardedAdapter<Spec, Cloud>(
         return cloud;
       } finally {
         // A create that failed may still have landed (a timeout): reserved until a later list shows.
-        endedAt = Date.now();
+        endedAt = clock.now();
       }
     },
     plan: async (mr, cloud, ctx): Promise<Plan> => {
@@ -65,7 +67,7 @@ export function guardedAdapter<Spec, Cloud>(
             try {
               await step.run();
             } finally {
-              endedAt = Date.now();
+              endedAt = clock.now();
               cache.requestRefresh();
             }
           },

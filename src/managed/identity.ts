@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Clock } from '../lib/clock.ts';
 import type { AccountLink } from './account-links.ts';
 import type { Account } from './accounts.ts';
 import { EXTERNAL_ID, namedId } from './annotations.ts';
@@ -30,6 +31,7 @@ export interface IdentityOptions {
   /** Whether another account's claims count against this one's (they share an API URL). */
   links: { sameScope(account: Account, other: string): boolean };
   events: EventSink;
+  clock: Clock;
   log: Logger;
 }
 
@@ -81,7 +83,7 @@ export class Identity<Spec extends CommonSpec, Cloud> {
     const obtained = await link.creation.obtain(mr, ctx, fill);
     if (obtained.kind === 'wait') return obtained;
     const newId = link.adapter.idOf(obtained.cloud);
-    link.actedAt.set(newId, Date.now());
+    link.actedAt.set(newId, this.#o.clock.now());
     // What made or found the object is as new as this act: a reconcile woken by the id's own write event
     // (it may come before the write's answer) sees it without a get.
     link.cache.remember(obtained.cloud);

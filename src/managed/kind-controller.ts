@@ -5,6 +5,7 @@ import { annotationsChanged, anyOf, deletionChanged, generationChanged } from '.
 import { type EventSource, objectsOf } from '../controller/source.ts';
 import { keyFromString, type ObjectKey } from '../kube/object.ts';
 import type { ResourceType } from '../kube/resource-type.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import { type AccountLinkSettings, AccountLinks, type AccountMetering } from './account-links.ts';
 import type { AccountDirectory } from './accounts.ts';
@@ -45,6 +46,7 @@ export interface ManagedControllerSettings extends AccountLinkSettings {
   readonly fleet: FleetMetrics;
   /** Shared by every kind: opens each GPU-holding kind's link to an account any kind uses. */
   readonly metering: AccountMetering;
+  readonly clock: Clock;
 }
 
 /** Adds one kind's controller to a manager: what a kind's registration hands the operator. */
@@ -108,6 +110,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     wakeKey: (key) => wake.emit(keyFromString(key)),
     // Kinds that hold something (a usage) count toward the account's limits; tasks hold nothing.
     metering: kind.usage ? settings.metering : undefined,
+    clock: settings.clock,
     log,
   });
   const fleet = settings.fleet.add({
@@ -126,6 +129,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     links,
     fleet,
     verifyAfterMs: settings.verifyAfterMs,
+    clock: settings.clock,
     log,
   });
   // Only while the controller runs (on the leader): a standby would keep every deletion's last state and

@@ -1,3 +1,4 @@
+import type { Clock } from '../lib/clock.ts';
 import type { AccountLink } from './account-links.ts';
 import { FINALIZER } from './annotations.ts';
 import type { Recorded } from './creation.ts';
@@ -34,8 +35,11 @@ export class LateInitialization<Spec extends CommonSpec, Cloud> {
    */
   readonly #initialized = new Map<string, { fields: Record<string, unknown>; at: number }>();
 
-  constructor(writer: ManagedWriter) {
+  readonly #clock: Clock;
+
+  constructor(writer: ManagedWriter, clock: Clock) {
     this.#writer = writer;
+    this.#clock = clock;
   }
 
   /**
@@ -71,7 +75,7 @@ export class LateInitialization<Spec extends CommonSpec, Cloud> {
       });
     }
     if (filled !== undefined && recorded === undefined && !this.#initialized.has(uid)) {
-      this.#initialized.set(uid, { fields: filled, at: Date.now() });
+      this.#initialized.set(uid, { fields: filled, at: this.#clock.now() });
     }
     const initialized = recorded ?? (filled && Object.keys(filled).sort());
     const spec: Spec =
@@ -86,7 +90,7 @@ export class LateInitialization<Spec extends CommonSpec, Cloud> {
    * of milliseconds, not a minute, so memories past the minute go.
    */
   forgetExpired(): void {
-    const cutoff = Date.now() - INITIALIZED_MEMORY_MS;
+    const cutoff = this.#clock.now() - INITIALIZED_MEMORY_MS;
     for (const [uid, entry] of this.#initialized) {
       if (entry.at >= cutoff) return;
       this.#initialized.delete(uid);

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Result } from '../controller/controller.ts';
 import type { ObjectKey } from '../kube/object.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { AccountLink, AccountLinks } from './account-links.ts';
 import { NamespaceNotAllowedError } from './accounts.ts';
 import { FINALIZER, namedId, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
@@ -38,6 +39,7 @@ export interface ManagedReconcilerOptions<Spec extends CommonSpec, Cloud> {
   fleet: KindEvents;
   /** After acting, look again this soon even if the cloud cache reports no change (a safety net). */
   verifyAfterMs: number;
+  clock: Clock;
   log: Logger;
 }
 
@@ -76,7 +78,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
     this.#o = options;
     this.#identity = new Identity(options);
-    this.#lateInit = new LateInitialization(options.writer);
+    this.#lateInit = new LateInitialization(options.writer, options.clock);
     this.#recovery = new Recovery(options);
     this.#status = new StatusReport(options);
     this.#failures = new FailureReport(options, this.#refused);
@@ -106,7 +108,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (!finalState || !obj.metadata.finalizers?.includes(FINALIZER)) return;
     // Left alone by the user's word: nothing of it is touched, deletion or not.
     if (obj.metadata.annotations?.[SKIP_RECONCILE] === 'true') return;
-    const deletionTimestamp = obj.metadata.deletionTimestamp ?? new Date().toISOString();
+    const deletionTimestamp = obj.metadata.deletionTimestamp ?? new Date(this.#o.clock.now()).toISOString();
     this.#vanished.set(keyOf(obj), { ...obj, metadata: { ...obj.metadata, deletionTimestamp } });
   }
 
@@ -127,7 +129,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     try {
       const mr: ManagedObject<Spec> = { ...stored, spec: this.#o.parseSpec(stored.spec) };
       // A finished object is never read again: only its time to live is left to keep.
-      const finished = finishedAt(mr.status);
+      const finished = finishedAt(mr.status, this.#o.clock.now());
       if (finished !== undefined && !mr.metadata.deletionTimestamp) {
         return await expireFinished(this.#o, mr, finished);
       }
@@ -214,7 +216,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const named = namedId(stored) !== undefined;
     if (!named) {
       this.#identity.refuseUnlessCreates(stored);
-      const backoff = recreateBackoff(stored.status);
+      const backoff = recreateBackoff(stored.status, this.#o.clock.now());
       if (backoff > 0) return { requeueAfterMs: backoff };
       const blocked = adapter.blocker?.(stored);
       if (blocked) {
@@ -266,7 +268,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     link: AccountLink<Spec, Cloud>,
   ): Promise<void> {
     const id = link.adapter.idOf(cloud);
-    link.actedAt.set(id, Date.now());
+    link.actedAt.set(id, this.#o.clock.now());
     await plan.step.run();
     link.cache.requestRefresh();
     this.#o.events.event(mr, 'Normal', plan.step.reason, plan.step.describe);

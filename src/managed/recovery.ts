@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Result } from '../controller/controller.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { AccountLink } from './account-links.ts';
 import { EXTERNAL_ID } from './annotations.ts';
 import { forgetCloud } from './cloud-view.ts';
@@ -26,6 +27,7 @@ export interface RecoveryOptions {
   writer: ManagedWriter;
   events: EventSink;
   fleet: Pick<KindEvents, 'preempted'>;
+  clock: Clock;
   log: Logger;
 }
 
@@ -103,8 +105,8 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
     const message = `${this.#o.kind} ${id} is gone from the cloud before it finished; it is not made again`;
     this.#o.events.event(mr, 'Warning', 'Lost', message);
     logResource(this.#o.log, 'warn', mr, { id }, message);
-    const completionTime = new Date().toISOString();
-    await writeStatus(this.#o.writer, mr, { ...statusAsIs(mr.status), completionTime }, [
+    const completionTime = new Date(this.#o.clock.now()).toISOString();
+    await writeStatus(this.#o, mr, { ...statusAsIs(mr.status), completionTime }, [
       { type: 'Ready', status: 'False', reason: 'Lost', message },
       { type: 'Failed', status: 'True', reason: 'Lost', message },
     ]);
@@ -123,9 +125,9 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
       this.#o.events.event(mr, 'Warning', refusal.reason, refusal.message);
     }
     await writeStatus(
-      this.#o.writer,
+      this.#o,
       mr,
-      { ...statusAsIs(mr.status), ...countPreemption(mr.status) },
+      { ...statusAsIs(mr.status), ...countPreemption(mr.status, this.#o.clock.now()) },
       conditions,
     );
   }
@@ -138,7 +140,7 @@ export function recreates(mr: ManagedObject<CommonSpec>): boolean {
 }
 
 /** How long a preempted resource still waits before its replacement is created: 0 when it need not. */
-export function recreateBackoff(status: ManagedStatus | undefined): number {
+export function recreateBackoff(status: ManagedStatus | undefined, now: number): number {
   const last = Date.parse(String(status?.lastPreemptionTime ?? ''));
   if (Number.isNaN(last) || readyReason(status) !== PREEMPTED) return 0;
   const preemptions = typeof status?.preemptions === 'number' ? status.preemptions : 1;
@@ -146,7 +148,7 @@ export function recreateBackoff(status: ManagedStatus | undefined): number {
     RECREATE_BACKOFF_MS.max,
     RECREATE_BACKOFF_MS.first * 2 ** Math.max(0, preemptions - 1),
   );
-  return Math.max(0, last + delay - Date.now());
+  return Math.max(0, last + delay - now);
 }
 
 export function readyReason(status: ManagedStatus | undefined): string | undefined {
@@ -158,8 +160,8 @@ export function spotStatus(status: ManagedStatus | undefined): Record<string, un
   return { preemptions: status?.preemptions, lastPreemptionTime: status?.lastPreemptionTime };
 }
 
-/** The spot status with one more preemption, seen now. */
-export function countPreemption(status: ManagedStatus | undefined): Record<string, unknown> {
+/** The spot status with one more preemption, seen at `now`. */
+export function countPreemption(status: ManagedStatus | undefined, now: number): Record<string, unknown> {
   const preemptions = typeof status?.preemptions === 'number' ? status.preemptions : 0;
-  return { preemptions: preemptions + 1, lastPreemptionTime: new Date().toISOString() };
+  return { preemptions: preemptions + 1, lastPreemptionTime: new Date(now).toISOString() };
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Clock } from '../lib/clock.ts';
 import type { AccountLink } from './account-links.ts';
 import { type CloudView, fingerprintDigest } from './cloud-view.ts';
 import type { ConditionInput } from './conditions.ts';
@@ -19,6 +20,7 @@ export interface StatusReportOptions {
   writer: ManagedWriter;
   events: EventSink;
   fleet: Pick<KindEvents, 'preempted' | 'becameReady' | 'drifted'>;
+  clock: Clock;
   log: Logger;
 }
 
@@ -60,7 +62,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
         recreates(mr) ? 'replacing it (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'
       }`;
       if (readyReason(mr.status) !== PREEMPTED) {
-        spot = countPreemption(mr.status);
+        spot = countPreemption(mr.status, this.#o.clock.now());
         this.#o.fleet.preempted();
         this.#o.events.event(mr, 'Warning', PREEMPTED, `${this.#o.kind} ${adapter.idOf(cloud)}: ${message}`);
       }
@@ -87,7 +89,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
         message: readiness.message,
       });
     }
-    const completionTime = outcome && new Date().toISOString();
+    const completionTime = outcome && new Date(this.#o.clock.now()).toISOString();
     // The list's view leaves out what only a get shows: the status, written from the same state, has it.
     const own = view.partial
       ? { ...statusAsIs(mr.status), ...definedOnly(adapter.statusOf(cloud, mr)) }
@@ -114,7 +116,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       if (before?.reason !== refused.reason)
         this.#o.events.event(mr, 'Warning', refused.reason, refused.message);
     }
-    await writeStatus(this.#o.writer, mr, fields, conditions);
+    await writeStatus(this.#o, mr, fields, conditions);
     return {
       finished: completionTime === undefined ? undefined : Date.parse(completionTime),
       secretRefused: refused !== undefined,
@@ -123,7 +125,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
 
   /** Not created yet, for a reason that is not this resource's (what it refers to is not ready). */
   async reportBlocked(mr: ManagedObject<Spec>, blocked: Blocker): Promise<void> {
-    await writeStatus(this.#o.writer, mr, statusAsIs(mr.status), [
+    await writeStatus(this.#o, mr, statusAsIs(mr.status), [
       { type: 'Ready', status: 'False', reason: blocked.reason, message: blocked.message },
       { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' },
     ]);

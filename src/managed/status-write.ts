@@ -1,19 +1,26 @@
+import type { Clock } from '../lib/clock.ts';
 import { type ConditionInput, mergeConditions, statusChanged } from './conditions.ts';
 import type { ManagedObject } from './external-kind.ts';
 import type { ManagedStatus } from './status-schema.ts';
 import type { ManagedWriter } from './writer.ts';
+
+/** What a status write needs: the writer, and the clock its timestamps come from. */
+export interface StatusWriting {
+  writer: ManagedWriter;
+  clock: Clock;
+}
 
 /**
  * Writes the status: `fields`, the conditions merged into those it has, and the generation observed.
  * Nothing is written when that changes nothing; `lastSyncTime` moves only with a write.
  */
 export async function writeStatus(
-  writer: ManagedWriter,
+  { writer, clock }: StatusWriting,
   mr: ManagedObject<unknown>,
   fields: Record<string, unknown>,
   conditions: ConditionInput[],
 ): Promise<void> {
-  const now = new Date();
+  const now = new Date(clock.now());
   const current = mr.status;
   const next: ManagedStatus = {
     ...fields,

@@ -1,5 +1,6 @@
 import { Manager } from '../controller/manager.ts';
 import { loadKubeConnection } from '../kube/connection.ts';
+import { type Clock, systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import { AccountMetering } from '../managed/account-links.ts';
 import {
@@ -29,6 +30,7 @@ export async function runOperator(
   config: OperatorConfig,
   logger: Logger,
   signal: AbortSignal,
+  clock: Clock = systemClock,
 ): Promise<void> {
   const manager = new Manager({
     name: OPERATOR_NAME,
@@ -71,6 +73,7 @@ export async function runOperator(
       : undefined;
   const settings = controllerSettings(
     config,
+    clock,
     accounts,
     new FleetMetrics(manager.registry, () => manager.mayAct()),
   );
@@ -132,6 +135,7 @@ export async function runOperator(
 
 function controllerSettings(
   config: OperatorConfig,
+  clock: Clock,
   accounts: AccountDirectory,
   fleet: FleetMetrics,
 ): ManagedControllerSettings {
@@ -148,6 +152,7 @@ function controllerSettings(
     accounts,
     fleet,
     metering: new AccountMetering(),
+    clock,
     // An interrupted create is searched for only with lists that started after any create it could
     // have sent had time to answer: one request timeout, plus retries' worth of slack.
     creation: { graceMs: 2 * requestTimeoutMs, skewMs: 5 * 60_000 },

@@ -6,6 +6,7 @@ import { afterEach, describe, test } from 'node:test';
 import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
 import { GpuCloudClient } from '../../src/api/client.ts';
+import { systemClock } from '../../src/lib/clock.ts';
 import { AccountLinks, AccountMetering } from '../../src/managed/account-links.ts';
 import {
   AccountRegistry,
@@ -446,6 +447,7 @@ function linksWorld(
     wake: (id) => void woken.push(id),
     wakeKey: (key) => void wokenKeys.push(key),
     metering: options.metering,
+    clock: systemClock,
     log: options.log ?? log,
   });
   opened.push(links);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { type TestContext, test } from 'node:test';
+import { systemClock } from '../../src/lib/clock.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { CloudCache, type CloudLister } from '../../src/managed/cloud-cache.ts';
 
@@ -111,6 +112,7 @@ function world(t: TestContext, options: { enrich?: boolean } = {}) {
     intervalMs: INTERVAL,
     minIntervalMs: MIN,
     onChange: (id) => changes.push(id),
+    clock: systemClock,
     log,
   });
   t.after(() => cache.stop());

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GpuCloudClient } from '../../src/api/client.ts';
+import { systemClock } from '../../src/lib/clock.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { CloudCache } from '../../src/managed/cloud-cache.ts';
 import { gpuPodAdapter } from '../../src/resources/gpu-pod/adapter.ts';
@@ -26,6 +27,7 @@ describe('the cloud cache over the real pod adapter and simulator', () => {
       intervalMs: 60_000,
       minIntervalMs: 10,
       onChange: (id) => changed.push(id),
+      clock: systemClock,
       log,
     });
   });

@@ -13,6 +13,7 @@ import { ReconcileError } from '../../src/managed/errors.ts';
 import type { ManagedObject } from '../../src/managed/external-kind.ts';
 import type { ManagedStatus } from '../../src/managed/status-schema.ts';
 import { expireFinished, finishedAt } from '../../src/managed/time-to-live.ts';
+import { MovableClock } from '../support/clock.ts';
 import { conditionOf, FakeApi, reshape, type WidgetSpec, type WidgetWorld, widgetWorld } from './fakes.ts';
 
 // The order of one reconcile of a living resource: what it returns (when to look again), the steps it
@@ -133,6 +134,10 @@ describe('one reconcile of a living resource', () => {
       JSON.stringify(result),
     );
     assert.equal(w.cloud.calls.length, calls);
+    w.clock.advance(result.requeueAfterMs);
+    await w.settle(KEY);
+    assert.equal(w.cloud.calls.filter((call) => call.op === 'create').length, 2, 'replaced once it is over');
+    assert.notEqual(w.api.get(KEY)?.status?.id, id);
   });
 
   test('a named resource gets its finalizer; one that already has it gets no second write', async () => {
@@ -337,6 +342,12 @@ describe('a finished resource', () => {
     );
     assert.equal(w.cloud.calls.filter((call) => call.op === 'get').length, calls);
     assert.ok(w.api.get(KEY));
+    w.clock.advance(3_590_000);
+    await w.reconciler.reconcile(AT);
+    assert.equal(w.api.get(KEY)?.metadata.deletionTimestamp, undefined, 'kept until its time to live ends');
+    w.clock.advance(10_000);
+    await w.reconciler.reconcile(AT);
+    assert.ok(w.api.get(KEY)?.metadata.deletionTimestamp, 'deleted once it has');
   });
 
   test('past its time to live is deleted; when deleted, its deletion runs as any other', async () => {
@@ -369,47 +380,40 @@ const statusWith = (conditions: Array<[string, string]>, completionTime?: string
 });
 
 describe('finishedAt', () => {
+  const NOW = Date.parse('2026-03-01T00:00:00.000Z');
+
   test('is the completion time of a Complete or Failed resource', () => {
     const at = '2026-01-02T03:04:05.000Z';
-    assert.equal(finishedAt(statusWith([['Complete', 'True']], at)), Date.parse(at));
-    assert.equal(
-      finishedAt(
-        statusWith(
-          [
-            ['Ready', 'False'],
-            ['Failed', 'True'],
-          ],
-          at,
-        ),
-      ),
-      Date.parse(at),
+    assert.equal(finishedAt(statusWith([['Complete', 'True']], at), NOW), Date.parse(at));
+    const failed = statusWith(
+      [
+        ['Ready', 'False'],
+        ['Failed', 'True'],
+      ],
+      at,
     );
+    assert.equal(finishedAt(failed, NOW), Date.parse(at));
   });
 
   test('is now when the completion time is missing or unreadable', () => {
     for (const status of [statusWith([['Complete', 'True']]), statusWith([['Failed', 'True']], 'soon')]) {
-      const at = finishedAt(status);
-      assert.ok(at !== undefined && Math.abs(at - Date.now()) < 1_000);
+      assert.equal(finishedAt(status, NOW), NOW);
     }
   });
 
   test('is undefined until an outcome is True', () => {
     const at = '2026-01-02T03:04:05.000Z';
-    assert.equal(
-      finishedAt(
-        statusWith(
-          [
-            ['Complete', 'False'],
-            ['Failed', 'False'],
-          ],
-          at,
-        ),
-      ),
-      undefined,
+    const pending = statusWith(
+      [
+        ['Complete', 'False'],
+        ['Failed', 'False'],
+      ],
+      at,
     );
-    assert.equal(finishedAt(statusWith([['Ready', 'True']], at)), undefined);
-    assert.equal(finishedAt({ completionTime: at }), undefined);
-    assert.equal(finishedAt(undefined), undefined);
+    assert.equal(finishedAt(pending, NOW), undefined);
+    assert.equal(finishedAt(statusWith([['Ready', 'True']], at), NOW), undefined);
+    assert.equal(finishedAt({ completionTime: at }, NOW), undefined);
+    assert.equal(finishedAt(undefined, NOW), undefined);
   });
 });
 
@@ -422,28 +426,31 @@ describe('expireFinished', () => {
 
   test('keeps a resource without a time to live', async () => {
     const api = new FakeApi();
+    const clock = new MovableClock();
     const mr = finishedResource(api, undefined);
-    assert.deepEqual(await expireFinished({ writer: api.writer, log }, mr, 0), {});
+    clock.advance(365 * 86_400_000);
+    assert.deepEqual(await expireFinished({ writer: api.writer, log, clock }, mr, 0), {});
     assert.ok(api.get(KEY));
   });
 
-  test('looks again when the time to live ends', async () => {
+  test('looks again exactly when the time to live ends, and deletes it then', async () => {
     const api = new FakeApi();
+    const T = Date.parse('2026-03-01T00:00:00.000Z');
+    const clock = { now: () => T };
     const mr = finishedResource(api, 10);
-    const result = await expireFinished({ writer: api.writer, log }, mr, Date.now() - 4_000);
-    assert.ok(
-      result.requeueAfterMs !== undefined && result.requeueAfterMs > 5_000 && result.requeueAfterMs <= 6_000,
-    );
-    assert.ok(api.get(KEY));
-  });
-
-  test('deletes it once the time to live has passed, or just ends', async () => {
-    const api = new FakeApi();
-    const mr = finishedResource(api, 10);
-    assert.deepEqual(await expireFinished({ writer: api.writer, log }, mr, Date.now() - 11_000), {});
+    const o = { writer: api.writer, log, clock };
+    assert.deepEqual(await expireFinished(o, mr, T - 4_000), { requeueAfterMs: 6_000 });
+    assert.deepEqual(await expireFinished(o, mr, T - 9_999), { requeueAfterMs: 1 });
+    assert.ok(api.get(KEY), 'kept until the time to live has passed');
+    assert.deepEqual(await expireFinished(o, mr, T - 10_000), {});
     assert.equal(api.get(KEY), undefined);
+  });
+
+  test('a resource with no time to live left is deleted at once', async () => {
+    const api = new FakeApi();
+    const clock = new MovableClock();
     const exact = finishedResource(api, 0);
-    assert.deepEqual(await expireFinished({ writer: api.writer, log }, exact, Date.now()), {});
+    assert.deepEqual(await expireFinished({ writer: api.writer, log, clock }, exact, clock.now()), {});
     assert.equal(api.get(KEY), undefined);
   });
 });

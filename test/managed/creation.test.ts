@@ -16,6 +16,7 @@ import { ReconcileError } from '../../src/managed/errors.ts';
 import type { ActContext, ExternalKind, ManagedObject } from '../../src/managed/external-kind.ts';
 import { NotLeaderError } from '../../src/managed/fence.ts';
 import type { Metadata } from '../../src/managed/writer.ts';
+import { MovableClock } from '../support/clock.ts';
 import { FakeApi, FakeCloud, type Widget, type WidgetSpec } from './fakes.ts';
 
 // Crash-safe creation on small fakes: the fake cloud's widget kind, a real CloudCache over it, the
@@ -31,6 +32,7 @@ interface Setup {
   cache: CloudCache<Widget>;
   creation: Creation<WidgetSpec, Widget>;
   adapter: ExternalKind<WidgetSpec, Widget>;
+  clock: MovableClock;
 }
 
 const caches: Array<CloudCache<Widget>> = [];
@@ -43,6 +45,8 @@ function setup(
   options: {
     graceMs?: number;
     keys?: string[];
+    /** Flows with the wall clock unless a test brings one that stands still. */
+    clock?: MovableClock;
     cloud?: FakeCloud;
     api?: FakeApi;
     adapter?: (base: ExternalKind<WidgetSpec, Widget>) => ExternalKind<WidgetSpec, Widget>;
@@ -52,10 +56,12 @@ function setup(
   const api = options.api ?? new FakeApi();
   const base = cloud.kind();
   const adapter = options.adapter ? options.adapter(base) : base;
+  const clock = options.clock ?? new MovableClock({ flowing: true });
   const cache = new CloudCache<Widget>(adapter, {
     intervalMs: 60_000,
     minIntervalMs: 0,
     onChange: () => {},
+    clock,
     log: pino({ level: 'silent' }),
   });
   caches.push(cache);
@@ -64,8 +70,9 @@ function setup(
     graceMs: options.graceMs ?? GRACE,
     skewMs: SKEW,
     intentKeys: () => keys,
+    clock,
   });
-  return { cloud, api, cache, creation, adapter };
+  return { cloud, api, cache, creation, adapter, clock };
 }
 
 function widgetOf(obj: ManagedObject<unknown> | undefined): ManagedObject<WidgetSpec> {
@@ -252,9 +259,8 @@ describe('intentAt', () => {
   });
 
   test('refuses a date later than clock skew allows, and accepts one just within it', () => {
-    const now = 1_800_000_000_000;
-    mock.timers.enable({ apis: ['Date'], now });
-    const { creation } = setup();
+    const { creation, clock } = setup({ clock: new MovableClock() });
+    const now = clock.now();
     const within = resource(new FakeApi(), (uid) => intentOf(uid, 'w', now + SKEW));
     assert.equal(creation.intentAt(within), now + SKEW);
     const beyond = resource(new FakeApi(), (uid) => intentOf(uid, 'w', now + SKEW + 1));
@@ -266,12 +272,12 @@ describe('intentAt', () => {
 
 describe('find', () => {
   test("another process's intent within the grace waits for what remains of it, and obtain creates nothing", async () => {
-    const { api, cloud, creation } = setup();
-    const at = Date.now() - 10_000;
+    const { api, cloud, creation, clock } = setup({ clock: new MovableClock() });
+    const at = clock.now();
     const mr = resource(api, (uid) => intentOf(uid, 'w', at));
-    const found = await creation.find(mr, at, ctxOf(mr));
-    assert.equal(found.kind, 'wait');
-    assert.ok(found.kind === 'wait' && found.ms > GRACE - 10_000 - 1_000 && found.ms <= GRACE - 10_000);
+    assert.deepEqual(await creation.find(mr, at, ctxOf(mr)), { kind: 'wait', ms: GRACE });
+    clock.advance(10_000);
+    assert.deepEqual(await creation.find(mr, at, ctxOf(mr)), { kind: 'wait', ms: GRACE - 10_000 });
     const obtained = await creation.obtain(mr, ctxOf(mr));
     assert.equal(obtained.kind, 'wait');
     assert.equal(creates(cloud), 0);
@@ -279,10 +285,9 @@ describe('find', () => {
   });
 
   test('searches with a list that starts now once the grace has passed exactly', async () => {
-    const now = 1_800_000_000_000;
-    mock.timers.enable({ apis: ['Date'], now });
-    const { api, cloud, creation } = setup();
-    const at = now - GRACE;
+    const { api, cloud, creation, clock } = setup({ clock: new MovableClock() });
+    const at = clock.now();
+    clock.advance(GRACE);
     const mr = resource(api, (uid) => intentOf(uid, 'w', at));
     const made = cloud.put({ name: 'w', marker: mr.metadata.uid, createdAt: at + 5 });
     const found = await creation.find(mr, at, ctxOf(mr));

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
+import { systemClock } from '../../src/lib/clock.ts';
 import { DetailSchedule } from '../../src/managed/detail-schedule.ts';
 
 // The details budget, driven precisely: Date and setInterval are mocked; the schedule ticks every 250 ms.
@@ -14,6 +15,7 @@ function world(t: TestContext, callsPerSecond: number, callsPerFetch: number) {
     callsPerFetch,
     intervalMs: INTERVAL,
     enqueue: (key) => released.push(key),
+    clock: systemClock,
   });
   t.after(() => details.stop());
   let offset = 0;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { systemClock } from '../../src/lib/clock.ts';
 import { DetailSchedule } from '../../src/managed/detail-schedule.ts';
 import { until } from '../support/until.ts';
 
@@ -9,6 +10,7 @@ function schedule(released: string[]) {
     callsPerFetch: 1,
     intervalMs: 3_600_000,
     enqueue: (key) => released.push(key),
+    clock: systemClock,
   });
 }
 

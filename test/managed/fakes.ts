@@ -25,6 +25,7 @@ import type { KindEvents } from '../../src/managed/fleet-metrics.ts';
 import { ManagedReconciler } from '../../src/managed/reconciler.ts';
 import type { Claim, ManagedStore } from '../../src/managed/store.ts';
 import type { ManagedWriter, Metadata, ObjectPatch } from '../../src/managed/writer.ts';
+import { MovableClock } from '../support/clock.ts';
 
 export interface WidgetSpec extends CommonSpec {
   size?: number | undefined;
@@ -129,7 +130,11 @@ export class FakeCloud {
         this.calls.push({ op: 'create' });
         const failure = this.failNextCreate;
         this.failNextCreate = undefined;
-        if (failure) throw failure;
+        if (failure) {
+          // It took its time before failing, as a timed-out request does.
+          await this.duringCreate?.();
+          throw failure;
+        }
         const widget = this.put({
           name: cloudName(mr),
           size: mr.spec.size ?? 1,
@@ -410,6 +415,7 @@ export function widgetWorld(
     refused: (reason) => void recorded.fleet.push(`refused ${reason}`),
   };
   const metering = new AccountMetering();
+  const clock = new MovableClock({ flowing: true });
   /** One kind's links over `kindCloud`, metered with every other kind of the world. */
   const linksOf = (kindCloud: FakeCloud, kindName: string) =>
     new AccountLinks<WidgetSpec, Widget>({
@@ -428,6 +434,7 @@ export function widgetWorld(
       wake: () => {},
       wakeKey: () => {},
       metering,
+      clock,
       log,
     });
   const links = linksOf(cloud, 'Widget');
@@ -447,10 +454,13 @@ export function widgetWorld(
     links,
     fleet,
     verifyAfterMs: 20,
+    clock,
     log,
   });
   links.start();
   return {
+    /** The clock every part reads: a test moves it to pass a backoff, a grace or a time to live. */
+    clock,
     cloud,
     gadgets,
     api,

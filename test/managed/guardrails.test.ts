@@ -8,6 +8,7 @@ import type { Demand } from '../../src/managed/demand.ts';
 import { ReconcileError } from '../../src/managed/errors.ts';
 import type { ActContext, ExternalKind, ManagedObject, Plan } from '../../src/managed/external-kind.ts';
 import { guardedAdapter } from '../../src/managed/guardrails.ts';
+import { MovableClock } from '../support/clock.ts';
 import { FakeCloud, type Widget, type WidgetSpec } from './fakes.ts';
 
 // The account's policy in front of every create and every step that adds GPUs: each refusal, and the
@@ -30,6 +31,9 @@ function accountWith(policy: Partial<AccountPolicy>, live = 0, counted = true): 
 }
 
 /** A cache whose answers the test sets. */
+/** Stands still unless a test moves it: what a reservation waits for is then exact. */
+const clock = new MovableClock();
+
 function fakeCache() {
   const cache = {
     known: new Set<string>(),
@@ -138,6 +142,7 @@ describe('a create is checked against the account policy', () => {
         kindAsking(cloud, refused.demand),
         accountWith(refused.policy, refused.live),
         fakeCache(),
+        clock,
       );
       const error = await refusal(adapter.create(mr, ctx));
       assert.equal(error.reason, refused.reason);
@@ -195,6 +200,7 @@ describe('a create is checked against the account policy', () => {
         kindAsking(cloud, ok.demand),
         accountWith(ok.policy, ok.live),
         fakeCache(),
+        clock,
       );
       const made = await adapter.create(mr, ctx);
       assert.equal(cloud.objects.get(made.id)?.status, 'RUNNING');
@@ -207,6 +213,7 @@ describe('a create is checked against the account policy', () => {
       kindAsking(cloud, { live: true, gpus: gpus(1) }),
       accountWith({ maxLiveGpus: 10 }, 0, false),
       fakeCache(),
+      clock,
     );
     const error = await refusal(adapter.create(mr, ctx));
     assert.equal(error.reason, 'UsageNotCounted');
@@ -224,11 +231,13 @@ describe('a create is checked against the account policy', () => {
       kindAsking(cloud, { live: true, gpus: gpus(1) }),
       accountWith({}, 0, false),
       fakeCache(),
+      clock,
     ).create(mr, ctx);
     await guardedAdapter(
       kindAsking(cloud, { live: true, gpus: gpus(0) }),
       accountWith({ maxLiveGpus: 1 }, 0, false),
       fakeCache(),
+      clock,
     ).create(mr, ctx);
     assert.equal(cloud.live().length, 2);
   });
@@ -242,7 +251,7 @@ describe('the reservation of a create', () => {
     cache.listed = true;
     const totals: number[] = [];
     cloud.duringCreate = () => void totals.push(account.usage.total());
-    const adapter = guardedAdapter(kindAsking(cloud, { live: true, gpus: gpus(3) }), account, cache);
+    const adapter = guardedAdapter(kindAsking(cloud, { live: true, gpus: gpus(3) }), account, cache, clock);
     const made = await adapter.create(mr, ctx);
     assert.deepEqual(totals, [4], 'held while the create is in flight, whatever the lists say');
     assert.equal(account.usage.total(), 4, 'held until the cache has the object');
@@ -255,12 +264,13 @@ describe('the reservation of a create', () => {
     const account = accountWith({ maxLiveGpus: 10 }, 0);
     const cache = fakeCache();
     cloud.failNextCreate = new Error('timeout');
-    const adapter = guardedAdapter(kindAsking(cloud, { live: true, gpus: gpus(2) }), account, cache);
-    const before = Date.now();
+    const adapter = guardedAdapter(kindAsking(cloud, { live: true, gpus: gpus(2) }), account, cache, clock);
+    // The create takes five seconds before it fails: only a list after it ended can tell.
+    cloud.duringCreate = () => clock.advance(5_000);
+    const started = clock.now();
     await assert.rejects(adapter.create(mr, ctx), /timeout/);
     assert.equal(account.usage.total(), 2, 'it may have landed');
-    const asked = cache.listedAsked.at(-1);
-    assert.ok(asked !== undefined && asked >= before && asked <= Date.now(), 'since the create ended');
+    assert.deepEqual(cache.listedAsked, [started + 5_000], 'a list since the create ended');
     cache.listed = true;
     assert.equal(account.usage.total(), 0);
   });
@@ -269,7 +279,12 @@ describe('the reservation of a create', () => {
     const cloud = new FakeCloud();
     cloud.createDelayMs = 20;
     const account = accountWith({ maxLiveGpus: 3 }, 0);
-    const adapter = guardedAdapter(kindAsking(cloud, { live: true, gpus: gpus(2) }), account, fakeCache());
+    const adapter = guardedAdapter(
+      kindAsking(cloud, { live: true, gpus: gpus(2) }),
+      account,
+      fakeCache(),
+      clock,
+    );
     const results = await Promise.allSettled([adapter.create(mr, ctx), adapter.create(mr, ctx)]);
     assert.deepEqual(
       results.map((result) => result.status),
@@ -305,6 +320,7 @@ describe('a step that adds GPUs', () => {
       ),
       accountWith({ maxLiveGpus: 3 }, 2),
       cache,
+      clock,
     );
     const plan = await adapter.plan(mr, paused, ctx);
     assert.equal(plan.kind, 'act');
@@ -329,6 +345,7 @@ describe('a step that adds GPUs', () => {
       ),
       account,
       cache,
+      clock,
     );
     const plan = await adapter.plan(mr, paused, ctx);
     assert.ok(plan.kind === 'act');
@@ -354,6 +371,7 @@ describe('a step that adds GPUs', () => {
       ),
       account,
       cache,
+      clock,
     );
     const plan = await adapter.plan(mr, paused, ctx);
     assert.ok(plan.kind === 'act');
@@ -374,6 +392,7 @@ describe('a step that adds GPUs', () => {
       ),
       account,
       fakeCache(),
+      clock,
     );
     const plan = await adapter.plan(mr, running, ctx);
     assert.ok(plan.kind === 'act');
@@ -398,6 +417,7 @@ describe('a step that adds GPUs', () => {
         kindAsking(cloud, demand, step),
         accountWith({ maxLiveGpus: 0 }, 9),
         fakeCache(),
+        clock,
       );
       const plan = await adapter.plan(mr, held, ctx);
       assert.equal(plan, step, 'the plan as the kind made it');
@@ -407,6 +427,7 @@ describe('a step that adds GPUs', () => {
       kindAsking(cloud, { live: true, gpus: gpus(2) }, waiting),
       accountWith({ maxLiveGpus: 0 }, 9),
       fakeCache(),
+      clock,
     );
     assert.equal(await adapter.plan(mr, paused, ctx), waiting);
   });

@@ -13,6 +13,7 @@ import type { KindEvents } from '../../src/managed/fleet-metrics.ts';
 import { ManagedReconciler } from '../../src/managed/reconciler.ts';
 import type { ManagedStore } from '../../src/managed/store.ts';
 import type { ManagedWriter } from '../../src/managed/writer.ts';
+import { MovableClock } from '../support/clock.ts';
 import { FakeApi, FakeCloud, type Recorded, type Widget, type WidgetSpec } from './fakes.ts';
 
 const spec = z.looseObject({
@@ -75,6 +76,7 @@ export function kindWorld(
     refused: (reason) => void recorded.fleet.push(`refused ${reason}`),
   };
   const state = { leader: true, woken: [] as string[] };
+  const clock = new MovableClock({ flowing: true });
   const writer = options.writer ? options.writer(api.writer) : api.writer;
   const store = options.store ? options.store(api.store) : api.store;
   const adapt = options.adapt ?? ((base: Kind) => base);
@@ -93,6 +95,7 @@ export function kindWorld(
     mayAct: () => state.leader,
     wake: () => {},
     wakeKey: (woken) => void state.woken.push(woken),
+    clock,
     log,
   });
   const reconciler = new ManagedReconciler<WidgetSpec, Widget>({
@@ -107,6 +110,7 @@ export function kindWorld(
     links,
     fleet,
     verifyAfterMs: 20,
+    clock,
     log: options.log ?? log,
   });
   links.start();
@@ -115,6 +119,7 @@ export function kindWorld(
     return reconciler.reconcile({ namespace, name });
   };
   return {
+    clock,
     cloud,
     api,
     recorded,

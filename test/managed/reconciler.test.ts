@@ -393,9 +393,8 @@ describe('preemption', () => {
     assert.equal(ready(w)?.reason, 'Preempted');
     assert.equal(w.api.get(KEY)?.status?.preemptions, 1);
     assert.equal(w.cloud.objects.get(first)?.status, 'TERMINATED', 'deleted first');
-    // The replacement waits out its backoff: start it from a preemption long ago.
-    const status = w.api.get(KEY)?.status ?? {};
-    w.api.setStatus(KEY, { ...status, lastPreemptionTime: new Date(Date.now() - 3_600_000).toISOString() });
+    // The replacement waits out its backoff, 10 s after the first preemption.
+    w.clock.advance(10_000);
     await w.settle(KEY);
     const second = w.api.get(KEY)?.status?.id;
     assert.notEqual(second, first);

@@ -174,8 +174,10 @@ describe('an object lost while its resource lives', () => {
     );
     assert.equal(w.api.get(KEY)?.metadata.annotations?.[EXTERNAL_ID], undefined, 'the id is let go');
     assert.equal(creates(w), 1, 'the replacement waits its backoff');
-    const status = w.api.get(KEY)?.status ?? {};
-    w.api.setStatus(KEY, { ...status, lastPreemptionTime: new Date(Date.now() - 3_600_000).toISOString() });
+    w.clock.advance(9_000);
+    await w.settle(KEY);
+    assert.equal(creates(w), 1, 'not before its 10 s');
+    w.clock.advance(1_000);
     await w.settle(KEY);
     assert.equal(creates(w), 2);
     assert.notEqual(w.api.get(KEY)?.status?.id, id);
@@ -342,34 +344,38 @@ const preempted = (extra: Partial<ManagedStatus>): ManagedStatus => ({
 });
 
 describe('the backoff before a replacement', () => {
-  const waits = (status: ManagedStatus) => recreateBackoff(status);
-  const near = (actual: number, expected: number) =>
-    assert.ok(actual <= expected && actual > expected - 1_000, `${actual} is about ${expected}`);
+  const NOW = Date.parse('2026-03-01T00:00:00.000Z');
+  const ago = (ms: number) => new Date(NOW - ms).toISOString();
+  const waits = (status: ManagedStatus) => recreateBackoff(status, NOW);
 
   test('doubles from 10 s with each preemption, up to 5 minutes', () => {
-    const now = new Date().toISOString();
-    near(waits(preempted({ lastPreemptionTime: now, preemptions: 1 })), 10_000);
-    near(waits(preempted({ lastPreemptionTime: now })), 10_000);
-    near(waits(preempted({ lastPreemptionTime: now, preemptions: 0 })), 10_000);
-    near(waits(preempted({ lastPreemptionTime: now, preemptions: 2 })), 20_000);
-    near(waits(preempted({ lastPreemptionTime: now, preemptions: 3 })), 40_000);
-    near(waits(preempted({ lastPreemptionTime: now, preemptions: 5 })), 160_000);
-    near(waits(preempted({ lastPreemptionTime: now, preemptions: 6 })), 300_000);
-    near(waits(preempted({ lastPreemptionTime: now, preemptions: 40 })), 300_000);
+    const table: Array<[number | undefined, number]> = [
+      [1, 10_000],
+      [undefined, 10_000],
+      [0, 10_000],
+      [2, 20_000],
+      [3, 40_000],
+      [5, 160_000],
+      [6, 300_000],
+      [40, 300_000],
+    ];
+    for (const [preemptions, expected] of table) {
+      assert.equal(waits(preempted({ lastPreemptionTime: ago(0), preemptions })), expected, `${preemptions}`);
+    }
   });
 
   test('counts from the last preemption, and is over once waited out', () => {
-    const fiveAgo = new Date(Date.now() - 5_000).toISOString();
-    near(waits(preempted({ lastPreemptionTime: fiveAgo, preemptions: 1 })), 5_000);
-    const longAgo = new Date(Date.now() - 3_600_000).toISOString();
-    assert.equal(waits(preempted({ lastPreemptionTime: longAgo, preemptions: 40 })), 0);
+    assert.equal(waits(preempted({ lastPreemptionTime: ago(5_000), preemptions: 1 })), 5_000);
+    assert.equal(waits(preempted({ lastPreemptionTime: ago(9_999), preemptions: 1 })), 1);
+    assert.equal(waits(preempted({ lastPreemptionTime: ago(10_000), preemptions: 1 })), 0);
+    assert.equal(waits(preempted({ lastPreemptionTime: ago(3_600_000), preemptions: 40 })), 0);
   });
 
   test('none without a preemption time, or once Ready no longer says Preempted', () => {
-    const now = new Date().toISOString();
+    const now = ago(0);
     assert.equal(waits(preempted({})), 0);
     assert.equal(waits(preempted({ lastPreemptionTime: 'not a time' })), 0);
-    assert.equal(recreateBackoff(undefined), 0);
+    assert.equal(recreateBackoff(undefined, NOW), 0);
     assert.equal(waits({ lastPreemptionTime: now, preemptions: 1 }), 0);
     assert.equal(
       waits({
@@ -386,10 +392,12 @@ describe('the backoff before a replacement', () => {
 
 describe('the spot status', () => {
   test('a preemption adds one to the count and dates it now', () => {
-    const first = countPreemption(undefined);
-    assert.equal(first.preemptions, 1);
-    assert.ok(Math.abs(Date.parse(String(first.lastPreemptionTime)) - Date.now()) < 1_000);
-    assert.equal(countPreemption({ preemptions: 4 }).preemptions, 5);
+    const now = Date.parse('2026-03-01T00:00:00.000Z');
+    assert.deepEqual(countPreemption(undefined, now), {
+      preemptions: 1,
+      lastPreemptionTime: '2026-03-01T00:00:00.000Z',
+    });
+    assert.equal(countPreemption({ preemptions: 4 }, now).preemptions, 5);
   });
 
   test('as it stands, and the Ready reason', () => {

@@ -5,6 +5,7 @@ import { after, before } from 'node:test';
 import { z } from 'zod';
 import { isStatus, KubeClient } from '../../src/kube/client.ts';
 import { collectionPath, objectPath, type ResourceType } from '../../src/kube/resource-type.ts';
+import type { Clock } from '../../src/lib/clock.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { type ControlPlane, startControlPlane } from '../../src/local/controlplane.ts';
 import { CREATE_INTENT, CREATE_NAME } from '../../src/managed/annotations.ts';
@@ -180,6 +181,8 @@ export interface OperatorOptions {
   apiKey?: string;
   /** Another identity than the admin, e.g. a ServiceAccount's. */
   kubeconfigPath?: string;
+  /** Where the operator reads the time: the simulator's clock, to move both together. */
+  clock?: Clock;
 }
 
 /** Starts the operator as `npm start` would, but in this process, with its logs captured. */
@@ -217,7 +220,7 @@ export async function startOperator(
   });
   const logger = createLogger({ level: config.logLevel, destination });
   const shutdown = new AbortController();
-  const running = runOperator(config, logger, shutdown.signal);
+  const running = runOperator(config, logger, shutdown.signal, options.clock);
   running.catch(() => undefined);
   return {
     logs,
