@@ -1,0 +1,137 @@
+import type { GpuCountOption, GpuSpec } from '../../api/schemas/gpus.ts';
+import type { PodView } from '../gpu-pod/details.ts';
+import type { GpuPodSpec } from '../gpu-pod/schema.ts';
+import { type Candidate, decimal, exactPrice, type Price, type PriceBook, priceOf } from './price-book.ts';
+
+/** The fields of a GpuPod's spec its price depends on. */
+export type PodPriceSpec = Pick<
+  GpuPodSpec,
+  | 'gpuType'
+  | 'gpuCount'
+  | 'regions'
+  | 'isSpot'
+  | 'maxPrice'
+  | 'resourceType'
+  | 'minSingleCardRamInGb'
+  | 'minSingleCardVramInGb'
+  | 'minSingleCardVcpu'
+  | 'containerVolumeInGb'
+>;
+
+/**
+ * What a pod of this spec would cost per hour if created now: the GPU offers it could be placed on — its
+ * GPU type, spot or on-demand as asked (on-demand when unset), in one of its regions (any when none),
+ * with an option of its GPU count, the per-card minimums and the container volume it asks for, at or
+ * under its `maxPrice` — each at `pricePerGpuPerHour × gpuCount`. The cloud reports that per-GPU price as
+ * the pod's `singleCardPrice`, so the price is what the pod shows once made (`singleCardPrice × gpuCount`).
+ * GPU hours only: the container volume is billed per GB-hour apart (as `gpucloud cost` and the fleet
+ * metrics count a pod).
+ */
+export async function gpuPodSpecPrice(book: PriceBook, spec: PodPriceSpec): Promise<Price> {
+  if (spec.resourceType === 'CPU') return notQuoted();
+  const isSpot = spec.isSpot ?? false;
+  const regions = spec.regions?.length ? new Set(spec.regions) : undefined;
+  const found = await book.offers(
+    (offer) =>
+      offer.gpuType === spec.gpuType &&
+      offer.isSpot === isSpot &&
+      (regions === undefined || regions.has(offer.region)) &&
+      offer.gpuMemoryInGb >= (spec.minSingleCardVramInGb ?? 0) &&
+      offer.ramPerGpuInGb >= (spec.minSingleCardRamInGb ?? 0) &&
+      offer.vcpuPerGpu >= (spec.minSingleCardVcpu ?? 0) &&
+      offer.gpuCountOptions.some((option) => fits(option, spec)),
+  );
+  const candidates = found.items.flatMap((offer) =>
+    offer.gpuCountOptions.filter((option) => fits(option, spec)).map((option) => candidate(offer, option)),
+  );
+  const within =
+    spec.maxPrice === undefined
+      ? candidates
+      : candidates.filter((each) => each.perHour <= (spec.maxPrice ?? Number.POSITIVE_INFINITY));
+  const price = priceOf(within, 'offers', found.asOf);
+  if (price) return price;
+  const asked =
+    `${spec.gpuCount} × ${spec.gpuType}, ${isSpot ? 'spot' : 'on-demand'}` +
+    (regions ? ` in ${[...regions].join(' or ')}` : '');
+  const message =
+    candidates.length > 0
+      ? `every offer of ${asked} costs more than its maxPrice of ${spec.maxPrice} USD/hour (the lowest is ${Math.min(...candidates.map((each) => each.perHour))})`
+      : `no GPU offer matches ${asked}${minimums(spec)}: gpucloud offers lists what the cloud rents`;
+  return { priced: false, reason: 'NoOfferMatches', message };
+}
+
+/**
+ * What a pod the cloud runs costs per hour: its own `singleCardPrice × gpuCount` when the view carries it
+ * (a get does; exact), else — pod lists carry no price — the offer of its GPU type, region, cloud type,
+ * spot or not and GPU count, at today's price (quoted; a range if several offers fit). Priced as it runs,
+ * whatever its status: whether it counts towards a spend rate is what it holds (pricing.ts).
+ */
+export async function gpuPodCloudPrice(book: PriceBook, pod: PodView): Promise<Price> {
+  const ownPrice = decimal(pod.singleCardPrice);
+  if (ownPrice !== undefined) {
+    return exactPrice(
+      ownPrice * pod.gpuCount,
+      `singleCardPrice ${pod.singleCardPrice} × ${pod.gpuCount} GPUs`,
+    );
+  }
+  if (pod.resourceType === 'CPU') return notQuoted();
+  const found = await book.offers(
+    (offer) =>
+      offer.gpuType === pod.gpuType &&
+      offer.region === pod.region &&
+      offer.isSpot === pod.isSpot &&
+      offer.cloudType === pod.cloudType,
+  );
+  const candidates = found.items.flatMap((offer) =>
+    offer.gpuCountOptions
+      .filter((option) => option.gpuCount === pod.gpuCount)
+      // A running pod has its machine: the price stands whether the pool has room for another or not.
+      .map((option) => ({ ...candidate(offer, option), available: true })),
+  );
+  return (
+    priceOf(candidates, 'offers', found.asOf) ?? {
+      priced: false,
+      reason: 'NoOfferMatches',
+      message: `no GPU offer of ${pod.gpuCount} × ${pod.gpuType} (${pod.isSpot ? 'spot' : 'on-demand'}, ${pod.cloudType}) in ${pod.region} to price pod ${pod.id} by: its list entry carries no price`,
+    }
+  );
+}
+
+function fits(option: GpuCountOption, spec: PodPriceSpec): boolean {
+  const volume = spec.containerVolumeInGb;
+  return (
+    option.gpuCount === spec.gpuCount &&
+    (volume === undefined ||
+      (volume >= option.containerVolume.minInGb && volume <= option.containerVolume.maxInGb))
+  );
+}
+
+function candidate(offer: GpuSpec, option: GpuCountOption): Candidate {
+  const perGpu = Number(option.price.pricePerGpuPerHour);
+  const kind = offer.isSpot ? 'spot' : 'on-demand';
+  return {
+    perHour: perGpu * option.gpuCount,
+    currency: option.price.currency,
+    basis: `offer ${offer.gpuType} ${kind} ${offer.cloudType} in ${offer.region}: ${option.price.pricePerGpuPerHour}/GPU-hour × ${option.gpuCount}`,
+    available: option.available,
+  };
+}
+
+function minimums(spec: PodPriceSpec): string {
+  const asked = [
+    spec.minSingleCardVramInGb === undefined ? '' : `${spec.minSingleCardVramInGb} GB VRAM`,
+    spec.minSingleCardRamInGb === undefined ? '' : `${spec.minSingleCardRamInGb} GB RAM`,
+    spec.minSingleCardVcpu === undefined ? '' : `${spec.minSingleCardVcpu} vCPUs`,
+  ].filter(Boolean);
+  const volume =
+    spec.containerVolumeInGb === undefined ? '' : `, a ${spec.containerVolumeInGb} GB container volume`;
+  return `${asked.length ? ` with at least ${asked.join(', ')} per card` : ''}${volume}`;
+}
+
+function notQuoted(): Price {
+  return {
+    priced: false,
+    reason: 'NotQuoted',
+    message: 'a CPU pod has no price before it exists: the GPU search lists GPU machines only',
+  };
+}
