@@ -15,6 +15,75 @@ const labelSelectorSchema = z
   })
   .describe('Namespaces by label; an empty selector matches every namespace.');
 
+/** Hours in an average month (365 × 24 / 12): a monthly budget is checked as this many hours at the spend rate. */
+export const HOURS_PER_MONTH = 730;
+
+const budgetSchema = withRules(
+  z
+    .object({
+      name: z
+        .string()
+        .min(1)
+        .max(63)
+        .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, {
+          message:
+            'must be a DNS label: lower-case letters, digits and "-", starting and ending alphanumeric',
+        })
+        .describe('Name of the budget, unique in the list: what refusals and gpucloud plan call it.'),
+      namespaces: withRules(
+        z.object({
+          names: z.array(dnsSubdomainSchema).max(1000).optional().describe('Namespaces by name.'),
+          selector: labelSelectorSchema.optional(),
+        }),
+        [
+          {
+            rule: 'has(self.names) || has(self.selector)',
+            message:
+              'namespaces needs names or a selector (an empty selector covers every namespace); leave it out to cover the whole account',
+          },
+        ],
+      )
+        .optional()
+        .describe(
+          'The namespaces whose resources the budget covers: listed by name, or matched by label (either ' +
+            'matching covers). When unset, the budget covers the whole account: every object its lists ' +
+            'show, managed by a resource or not.',
+        ),
+      maxSpendPerHour: z
+        .number()
+        .min(0)
+        .max(1_000_000)
+        .optional()
+        .describe(
+          'Most US dollars per hour the covered objects may cost at once: the hourly prices of those that ' +
+            'hold GPUs now (the objects maxLiveGpus counts), plus what a create, resume, start or scale-up ' +
+            'would add.',
+        ),
+      maxSpendPerMonth: z
+        .number()
+        .min(0)
+        .max(1_000_000_000)
+        .optional()
+        .describe(
+          `Most US dollars per month at the current spend rate: checked as the hourly rate × ${HOURS_PER_MONTH} ` +
+            `hours, so it limits the rate to maxSpendPerMonth / ${HOURS_PER_MONTH} per hour. It is not a ` +
+            "record of what was spent this month: the cloud's API has no billing ledger.",
+        ),
+    })
+    .describe(
+      'A limit in US dollars on what the objects it covers may cost per hour. gpucloud plan says what ' +
+        'each budget makes of a set of manifests, before they are applied.',
+    ),
+  [
+    {
+      rule: 'has(self.maxSpendPerHour) || has(self.maxSpendPerMonth)',
+      message: 'a budget needs maxSpendPerHour, maxSpendPerMonth or both',
+    },
+  ],
+);
+
+export type Budget = z.output<typeof budgetSchema>;
+
 export const ProviderConfigSpecSchema = withRules(
   z
     .object({
@@ -86,6 +155,14 @@ export const ProviderConfigSpecSchema = withRules(
             .optional()
             .describe(
               'Most GPUs live at once on the account, counting every object of every kind its lists show, managed or not: GPU pods not paused or terminated, VMs not stopped or terminated, running endpoint workers. A create counts what the cloud runs (a pod created paused runs until it is paused); concurrent creates and resumes reserve their GPUs, so a burst never goes over.',
+            ),
+          budgets: listMap(z.array(budgetSchema).max(32), ['name'])
+            .optional()
+            .describe(
+              'Limits in US dollars, on the whole account (a budget without namespaces) or on a set of namespaces: ' +
+                "every budget that covers a resource must allow what it adds. A price is the object's own where it " +
+                "carries one (a pod read with a get, an endpoint), else today's GPU offer (a pod as lists show " +
+                'it) or VM type (a VM); docs/spend.md says how exact each is.',
             ),
         })
         .optional()
