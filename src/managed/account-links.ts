@@ -19,6 +19,8 @@ export interface AccountLink<Spec extends CommonSpec, Cloud> {
   readonly cache: CloudCache<Cloud>;
   readonly creation: Creation<Spec, Cloud>;
   readonly details: DetailSchedule | undefined;
+  /** Idle checks of the resources that ask for them, on a budget of their own. */
+  readonly idle: DetailSchedule | undefined;
   /** When this process last acted on a cloud id of the account: observations older than that are stale. */
   readonly actedAt: Map<string, number>;
 }
@@ -28,6 +30,10 @@ export interface AccountLinkSettings {
   readonly refreshMinIntervalMs: number;
   readonly detailsCallsPerSecond: number;
   readonly detailsIntervalMs: number;
+  /** Cloud calls per second idle checks may spend, per kind and account. */
+  readonly idleChecksPerSecond: number;
+  /** How often one resource's utilisation is looked at, at most. */
+  readonly idleCheckIntervalMs: number;
   readonly creation: Omit<CreationOptions, 'intentKeys' | 'clock'>;
 }
 
@@ -155,21 +161,33 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
         enqueue: (key) => this.#o.wakeKey(key),
         clock,
       });
+    const idleCheck = base.pause?.idle;
+    const idle =
+      idleCheck &&
+      new DetailSchedule({
+        callsPerSecond: settings.idleChecksPerSecond,
+        callsPerFetch: idleCheck.calls,
+        intervalMs: settings.idleCheckIntervalMs,
+        enqueue: (key) => this.#o.wakeKey(key),
+        clock,
+      });
     const creation = new Creation(adapter, cache, this.#o.store, this.#o.writer, {
       ...settings.creation,
       intentKeys: () => account.intentKeys(),
       clock,
     });
-    return { account, adapter, cache, creation, details, actedAt: new Map() };
+    return { account, adapter, cache, creation, details, idle, actedAt: new Map() };
   }
 
   #start(link: AccountLink<Spec, Cloud>): void {
     link.cache.start();
     link.details?.start();
+    link.idle?.start();
   }
 
   #stop(link: AccountLink<Spec, Cloud>): void {
     link.cache.stop();
     link.details?.stop();
+    link.idle?.stop();
   }
 }

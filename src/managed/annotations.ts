@@ -20,6 +20,12 @@ export const CREATE_INTENT = 'gpucloud.io/create-intent';
  */
 export const CREATE_NAME = 'gpucloud.io/create-name';
 
+/**
+ * Set by the resource's user to lift the operator's pause (idle, deadline, budget): any new value resumes
+ * the object, as a new generation of the spec does. `gpucloud resume` writes the time; kubectl can too.
+ */
+export const RESUME = 'gpucloud.io/resume';
+
 /** What the operator writes only for itself: a change to these alone is no news to reconcile. */
 export const BOOKKEEPING = [CREATE_INTENT, CREATE_NAME] as const;
 

@@ -172,6 +172,7 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
       link.creation.forget(mr.metadata.uid);
       if (id) forgetCloud(id, link);
       link.details?.untrack(keyOf(mr));
+      link.idle?.untrack(keyOf(mr));
     }
     this.#o.events.event(mr, 'Normal', reason, message);
     logResource(this.#o.log, 'info', mr, { id }, message);

@@ -239,6 +239,29 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
     /** The cloud cannot tell a preemption from another failure: a spot object FAILED counts as one. */
     preempted(cloud: Cloud): boolean;
   };
+  /**
+   * Kinds whose objects pause and keep their data (pods): what the operator's own pause (idle, a deadline,
+   * a budget) makes of the spec, and idle detection for resources that ask for it.
+   */
+  readonly pause?: {
+    /** The spec with the object paused: what the plan, readiness and the guardrails see while it is held. */
+    paused(spec: Spec): Spec;
+    readonly idle?: {
+      /** The idle rule the spec asks for; undefined: never paused for being idle. */
+      rule(spec: Spec): IdleRule | undefined;
+      /** Cloud calls one `check` makes, for the idle schedule's budget. */
+      readonly calls: number;
+      /** Whether the object runs, so that there is utilisation to read. */
+      applies(cloud: Cloud): boolean;
+      /**
+       * One look at the object's utilisation over the rule's window, ending `now`: why it is idle, or
+       * undefined when it is busy or cannot be told (younger than the window, samples missing).
+       */
+      check(cloud: Cloud, rule: IdleRule, now: number): Promise<string | undefined>;
+    };
+  };
+  /** The resource's deadline, for kinds that have one: seconds from its first object's creation, and the action. */
+  deadline?(spec: Spec): Deadline | undefined;
   /** Deletes the object; kinds whose objects cannot be deleted (finished tasks) have none. */
   delete?(id: string): Promise<void>;
   /**
@@ -272,6 +295,18 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
     applies(cloud: Cloud): boolean;
     fetch(cloud: Cloud): Promise<Record<string, unknown>>;
   };
+}
+
+/** A resource's rule for pausing an idle object: utilisation below a percentage for a number of minutes. */
+export interface IdleRule {
+  readonly belowPercent: number;
+  readonly forMinutes: number;
+}
+
+/** What happens when a resource's deadline passes: its object paused (held), or deleted for good. */
+export interface Deadline {
+  readonly seconds: number;
+  readonly action: 'Pause' | 'Delete';
 }
 
 /** `namespace/name` of a custom resource: the work-queue key and the key of per-resource memory. */

@@ -48,6 +48,10 @@ export interface KindEvents {
   drifted(): void;
   preempted(): void;
   refused(reason: string): void;
+  /** The operator paused an object its user did not pause (idle, deadline, budget). */
+  pausedByOperator(reason: string): void;
+  /** A deadline passed and its action (Pause, Delete) was taken. */
+  deadlineExceeded(action: string): void;
 }
 
 // From seconds (a pod the cloud has ready) to an hour (a VM waiting on capacity).
@@ -64,6 +68,8 @@ export class FleetMetrics {
   readonly #timeToReady: Histogram<'kind'>;
   readonly #drift: Counter<'kind'>;
   readonly #preemptions: Counter<'kind'>;
+  readonly #operatorPauses: Counter<'kind' | 'reason'>;
+  readonly #deadlines: Counter<'kind' | 'action'>;
   readonly #terminal: Counter<'kind' | 'reason'>;
 
   constructor(registry: Registry, isLeader: () => boolean) {
@@ -205,6 +211,18 @@ export class FleetMetrics {
       labelNames: ['kind'],
       registers,
     });
+    this.#operatorPauses = new Counter({
+      name: 'gpucloud_operator_pauses_total',
+      help: 'Objects the operator paused though their spec did not ask it, by kind and reason (Idle, DeadlineExceeded, BudgetExceeded)',
+      labelNames: ['kind', 'reason'],
+      registers,
+    });
+    this.#deadlines = new Counter({
+      name: 'gpucloud_deadlines_exceeded_total',
+      help: 'Resources whose activeDeadlineSeconds passed, by kind and the action taken (Pause, Delete)',
+      labelNames: ['kind', 'action'],
+      registers,
+    });
     this.#terminal = new Counter({
       name: 'gpucloud_terminal_failures_total',
       help: 'Failures retrying cannot fix, by kind and reason',
@@ -225,6 +243,8 @@ export class FleetMetrics {
       },
       drifted: () => this.#drift.inc({ kind }),
       preempted: () => this.#preemptions.inc({ kind }),
+      pausedByOperator: (reason) => this.#operatorPauses.inc({ kind, reason }),
+      deadlineExceeded: (action) => this.#deadlines.inc({ kind, action }),
       refused: (reason) => this.#terminal.inc({ kind, reason }),
     };
   }

@@ -12,7 +12,9 @@ import { type ActContext, type CommonSpec, keyOf, type ManagedObject, type Plan 
 import { FailureReport } from './failure-report.ts';
 import type { KindEvents } from './fleet-metrics.ts';
 import { Identity } from './identity.ts';
-import { LateInitialization } from './late-initialization.ts';
+import type { CloudView } from './cloud-view.ts';
+import { type Holding, LateInitialization } from './late-initialization.ts';
+import { OperatorPause, type PauseDecision } from './operator-pause.ts';
 import { allows } from './policies.ts';
 import { Recovery, recreateBackoff } from './recovery.ts';
 import { logResource } from './resource-log.ts';
@@ -66,6 +68,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #status: StatusReport<Spec, Cloud>;
   readonly #failures: FailureReport;
   readonly #deletion: Deletion<Spec, Cloud>;
+  readonly #pause: OperatorPause<Spec, Cloud>;
   /** Resources the apiserver removed while they held the finalizer, by key, in the state they went in. */
   readonly #vanished = new Map<string, ManagedObject<unknown>>();
   /**
@@ -79,6 +82,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#o = options;
     this.#identity = new Identity(options);
     this.#lateInit = new LateInitialization(options.writer, options.clock);
+    this.#pause = new OperatorPause(options);
     this.#recovery = new Recovery(options);
     this.#status = new StatusReport(options);
     this.#failures = new FailureReport(options, this.#refused);
@@ -230,7 +234,17 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const observed = await this.#identity.observeOrObtain(mr, link, ctx);
     if (observed.kind === 'wait') return { requeueAfterMs: observed.ms };
     if (observed.kind === 'missing') return this.#recovery.onMissing(mr, observed.id, link);
-    const held = await this.#lateInit.takeHold(mr, observed, link);
+    const holding = await this.#lateInit.takeHold(mr, observed, link);
+    const pause = await this.#pause.decide(holding.mr, observed.cloud, link);
+    const { deadline } = pause;
+    if (deadline?.passed && deadline.action === 'Delete' && adapter.delete && allows(policies, 'Delete')) {
+      return this.#deleteAtDeadline(holding, observed, pause, link);
+    }
+    // Paused by the operator: everything after sees the spec as paused, the guardrails included.
+    const held =
+      pause.pausedBy && adapter.pause
+        ? { ...holding, mr: { ...holding.mr, spec: adapter.pause.paused(holding.mr.spec) } }
+        : holding;
     const preempted = adapter.spot?.preempted(observed.cloud) ?? false;
     const plan = preempted
       ? this.#recovery.planAfterPreemption(held.mr, observed.cloud, link)
@@ -238,14 +252,39 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
         ? await adapter.plan(held.mr, observed.cloud, ctx)
         : ({ kind: 'in-sync' } as const);
     if (plan.kind === 'act') await this.#act(held.mr, observed.cloud, plan, link);
-    const { finished, secretRefused } = await this.#status.report(held, observed, preempted, link);
+    const { finished, secretRefused } = await this.#status.report(held, observed, preempted, link, pause);
     // The status holds it now; a copy older than this write is a matter of milliseconds, not a minute.
     this.#lateInit.forgetExpired();
     if (finished !== undefined) return expireFinished(this.#o, held.mr, finished);
     if (plan.kind === 'act') return { requeueAfterMs: this.#o.verifyAfterMs };
     if (secretRefused) return { requeueAfterMs: SECRET_RECHECK_MS };
-    const revisit = adapter.revisitAfterMs?.(held.mr);
-    return revisit === undefined ? {} : { requeueAfterMs: revisit };
+    const untilDeadline = deadline && !deadline.passed ? deadline.at - this.#o.clock.now() : undefined;
+    const revisit = [adapter.revisitAfterMs?.(held.mr), untilDeadline].filter((ms) => ms !== undefined);
+    return revisit.length === 0 ? {} : { requeueAfterMs: Math.max(0, Math.min(...revisit)) };
+  }
+
+  /**
+   * The deadline passed and asks for the object's deletion: deleted, and the resource finished (Failed,
+   * DeadlineExceeded), so that it is never created again; its time to live then applies.
+   */
+  async #deleteAtDeadline(
+    held: Holding<Spec>,
+    observed: CloudView<Cloud>,
+    pause: PauseDecision,
+    link: AccountLink<Spec, Cloud>,
+  ): Promise<Result> {
+    const { adapter } = link;
+    const remove = adapter.delete;
+    const { deadline } = pause;
+    if (!remove || !deadline) return {};
+    const id = adapter.idOf(observed.cloud);
+    const message = this.#pause.deleting(held.mr, deadline);
+    link.actedAt.set(id, this.#o.clock.now());
+    await remove(id);
+    link.cache.requestRefresh();
+    const ending = { reason: 'DeadlineExceeded', message };
+    const { finished } = await this.#status.report(held, observed, false, link, pause, ending);
+    return finished === undefined ? {} : expireFinished(this.#o, held.mr, finished);
   }
 
   async #ensureFinalizer(

@@ -12,6 +12,7 @@ import { allows } from './policies.ts';
 import { countPreemption, PREEMPTED, readyReason, recreates, spotStatus } from './recovery.ts';
 import { logResource } from './resource-log.ts';
 import { statusAsIs, writeStatus } from './status-write.ts';
+import type { PauseDecision } from './operator-pause.ts';
 import type { ManagedWriter } from './writer.ts';
 
 export interface StatusReportOptions {
@@ -51,6 +52,8 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     view: CloudView<Cloud>,
     preempted: boolean,
     link: AccountLink<Spec, Cloud>,
+    pause?: PauseDecision,
+    ending?: { reason: string; message: string },
   ): Promise<Reported> {
     const { adapter } = link;
     const { cloud } = view;
@@ -70,6 +73,9 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     } else if (readiness.broken && mr.status?.phase !== phase) {
       this.#o.events.event(mr, 'Warning', readiness.reason, readiness.message);
     }
+    const pausedBy = pause?.pausedBy;
+    if (ending) readiness = { ready: false, ...ending };
+    else if (pausedBy) readiness = { ready: false, reason: pausedBy.reason, message: pausedBy.message };
     this.#noteReady(mr, readiness.ready);
     const conditions: ConditionInput[] = [
       {
@@ -80,7 +86,16 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       },
       this.#synced(mr, cloud, preempted, link),
     ];
-    const outcome = adapter.finite?.outcomeOf(phase);
+    const deadline = pause?.deadline;
+    if (deadline) {
+      conditions.push({
+        type: 'DeadlineExceeded',
+        status: deadline.passed ? 'True' : 'False',
+        reason: deadline.passed ? 'DeadlineExceeded' : 'WithinDeadline',
+        message: `activeDeadlineSeconds ${deadline.seconds}: ${deadline.passed ? 'passed' : 'passes'} at ${new Date(deadline.at).toISOString()}`,
+      });
+    }
+    const outcome = ending ? 'Failed' : adapter.finite?.outcomeOf(phase);
     if (outcome) {
       conditions.push({
         type: outcome,
@@ -99,6 +114,9 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       ...(await this.#detailsFor(mr, cloud, link)),
       ...spot,
       lateInitialized,
+      pausedBy,
+      startTime: pause?.startTime,
+      deadlineTime: deadline && new Date(deadline.at).toISOString(),
       completionTime,
       cloudFingerprint: fingerprintDigest(adapter.fingerprint(cloud)),
       id: adapter.idOf(cloud),

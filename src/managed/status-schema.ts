@@ -85,6 +85,54 @@ export const finiteStatusShape = {
     .describe('When the operator saw the object finish; ttlSecondsAfterFinished counts from here.'),
 };
 
+/** Why the operator paused an object the user did not pause. */
+export const PAUSE_REASONS = ['Idle', 'DeadlineExceeded', 'BudgetExceeded'] as const;
+
+export const pausedBySchema = z
+  .object({
+    reason: z.enum(PAUSE_REASONS).describe('Idle, DeadlineExceeded or BudgetExceeded.'),
+    message: z.string().max(1024).describe('What the operator saw, in words.'),
+    since: z.iso.datetime().describe('When the operator paused it.'),
+    generation: z
+      .int()
+      .min(0)
+      .describe('metadata.generation when it was paused: a newer spec resumes it.'),
+    resumeToken: z
+      .string()
+      .max(253)
+      .optional()
+      .describe('The gpucloud.io/resume annotation when it was paused: another value resumes it.'),
+  })
+  .describe(
+    'Set while the operator holds the object paused though spec.paused does not ask it (idle, a deadline, ' +
+      'a budget). It survives restarts, never changes the spec, and is lifted only by its user: a new ' +
+      'generation of the spec, or a new value of the gpucloud.io/resume annotation (gpucloud resume).',
+  );
+export type PausedBy = z.output<typeof pausedBySchema>;
+
+/** The status of kinds the operator may pause (pods). */
+export const pauseStatusShape = { pausedBy: pausedBySchema.optional() };
+
+/** The status of kinds with a deadline: when it counts from and when it passes; a deleted one finished. */
+export const deadlineStatusShape = {
+  startTime: z.iso
+    .datetime()
+    .optional()
+    .describe(
+      "When the resource's first cloud object was created, as the cloud says: activeDeadlineSeconds counts " +
+        'from here, across restarts of the operator and replacements after preemption.',
+    ),
+  deadlineTime: z.iso
+    .datetime()
+    .optional()
+    .describe('When activeDeadlineSeconds passes: startTime plus the deadline.'),
+  ...finiteStatusShape,
+};
+
 /** Any kind's status as the generic reconciler reads it: the shared fields typed, the kind's own kept as they are. */
-export const managedStatusSchema = z.looseObject(baseStatusShape);
+export const managedStatusSchema = z.looseObject({
+  ...baseStatusShape,
+  ...pauseStatusShape,
+  startTime: deadlineStatusShape.startTime,
+});
 export type ManagedStatus = z.output<typeof managedStatusSchema>;

@@ -49,6 +49,8 @@ const configSchema = z.object({
   apiTimeoutSeconds: positive().default(30),
   detailsCallsPerSecond: positive().default(2),
   detailsIntervalSeconds: positive().default(300),
+  idleChecksPerSecond: positive().default(1),
+  idleCheckIntervalSeconds: positive().default(300),
   queueIntervalSeconds: positive().default(15),
   resyncMinutes: positive().default(60),
   defaultAdoption: z
@@ -86,6 +88,8 @@ const sources: Readonly<Record<Setting, { flag: string; env: string }>> = {
   apiTimeoutSeconds: { flag: 'api-timeout', env: 'GPUCLOUD_API_TIMEOUT_SECONDS' },
   detailsCallsPerSecond: { flag: 'details-rps', env: 'DETAILS_RPS' },
   detailsIntervalSeconds: { flag: 'details-interval', env: 'DETAILS_INTERVAL_SECONDS' },
+  idleChecksPerSecond: { flag: 'idle-check-rps', env: 'IDLE_CHECK_RPS' },
+  idleCheckIntervalSeconds: { flag: 'idle-check-interval', env: 'IDLE_CHECK_INTERVAL_SECONDS' },
   queueIntervalSeconds: { flag: 'queue-interval', env: 'QUEUE_INTERVAL_SECONDS' },
   resyncMinutes: { flag: 'resync', env: 'RESYNC_MINUTES' },
   defaultAdoption: { flag: 'default-adoption', env: 'GPUCLOUD_DEFAULT_ADOPTION' },

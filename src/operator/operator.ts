@@ -148,6 +148,8 @@ function controllerSettings(
     resyncPeriodMs: config.resyncMinutes * 60_000,
     detailsCallsPerSecond: config.detailsCallsPerSecond,
     detailsIntervalMs: config.detailsIntervalSeconds * 1000,
+    idleChecksPerSecond: config.idleChecksPerSecond,
+    idleCheckIntervalMs: config.idleCheckIntervalSeconds * 1000,
     verifyAfterMs: config.pollIntervalSeconds * 1000,
     accounts,
     fleet,

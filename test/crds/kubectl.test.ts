@@ -76,6 +76,14 @@ describe('the CRDs through kubectl', () => {
       observedGeneration: 1,
       lastSyncTime: now(),
       region: 'us-east-1',
+      pausedBy: {
+        reason: 'Idle',
+        message: 'paused by the operator: every GPU stayed below 5% utilisation for 30 minutes',
+        since: now(),
+        generation: 1,
+      },
+      startTime: now(),
+      deadlineTime: '2099-01-01T00:00:00Z',
       gpuDisplayName: 'RTX 4090 24GB',
       sshCommand: 'ssh root@203.0.113.7 -p 30022',
       internalIp: '10.0.3.17',
@@ -104,10 +112,13 @@ describe('the CRDs through kubectl', () => {
     });
     const table = await kubectl(controlPlane(), 'get', 'gpupods', '-n', NAMESPACE);
     const [header, ...rows] = table.trim().split('\n');
-    assert.match(header ?? '', /^NAME\s+PHASE\s+GPU TYPE\s+GPU COUNT\s+REGION\s+READY\s+AGE$/);
+    assert.match(
+      header ?? '',
+      /^NAME\s+PHASE\s+GPU TYPE\s+GPU COUNT\s+REGION\s+PAUSED BY\s+DEADLINE\s+READY\s+AGE$/,
+    );
     assert.match(
       rows.find((row) => row.startsWith('jupyter ')) ?? '',
-      /RUNNING\s+NVIDIA GeForce RTX 4090\s+1\s+us-east-1\s+True/,
+      /RUNNING\s+NVIDIA GeForce RTX 4090\s+1\s+us-east-1\s+Idle\s+2099-01-01T00:00:00Z\s+True/,
     );
   });
 

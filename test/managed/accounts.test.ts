@@ -441,6 +441,8 @@ function linksWorld(
       refreshMinIntervalMs: 0,
       detailsCallsPerSecond: options.detailsCallsPerSecond ?? 10,
       detailsIntervalMs: 60_000,
+      idleChecksPerSecond: 10,
+      idleCheckIntervalMs: 60_000,
       creation: { graceMs: 1_000, skewMs: 1_000 },
     },
     mayAct: options.mayAct ?? (() => true),

@@ -31,6 +31,9 @@ export interface WidgetSpec extends CommonSpec {
   size?: number | undefined;
   paused?: boolean | undefined;
   spot?: boolean | undefined;
+  deadlineSeconds?: number | undefined;
+  deadlineAction?: 'Pause' | 'Delete' | undefined;
+  idleBelowPercent?: number | undefined;
   providerConfigRef?: { name: string } | undefined;
 }
 
@@ -44,6 +47,9 @@ const widgetSpec = z.looseObject({
     .array(z.enum(['Observe', 'Create', 'Update', 'Delete', 'LateInitialize', '*']))
     .optional(),
   recoveryPolicy: z.enum(['Never', 'Recreate']).optional(),
+  deadlineSeconds: z.number().int().optional(),
+  deadlineAction: z.enum(['Pause', 'Delete']).optional(),
+  idleBelowPercent: z.number().optional(),
   writeConnectionSecretToRef: z.object({ name: z.string() }).optional(),
   providerConfigRef: z.object({ name: z.string() }).optional(),
 });
@@ -74,6 +80,8 @@ export class FakeCloud {
   failNextCreate: Error | undefined;
   /** How long a create takes to answer, after the object exists: a slow cloud. */
   createDelayMs = 0;
+  /** GPU utilisation over the idle window by widget id; a widget without one has no samples. */
+  readonly utilization = new Map<string, number>();
 
   put(fields: Partial<Widget> & { name: string }): Widget {
     const widget: Widget = {
@@ -172,6 +180,26 @@ export class FakeCloud {
         cleared: { paused: false },
       },
       drift: (mr, widget) => (mr.spec.size !== undefined && mr.spec.size !== widget.size ? ['size'] : []),
+      pause: {
+        paused: (spec) => ({ ...spec, paused: true }),
+        idle: {
+          rule: (spec) =>
+            spec.idleBelowPercent === undefined
+              ? undefined
+              : { belowPercent: spec.idleBelowPercent, forMinutes: 30 },
+          calls: 1,
+          applies: (widget) => widget.status === 'RUNNING',
+          check: async (widget, rule) => {
+            this.calls.push({ op: 'idle', id: widget.id });
+            const used = this.utilization.get(widget.id);
+            return used !== undefined && used < rule.belowPercent ? `at ${used}%` : undefined;
+          },
+        },
+      },
+      deadline: (spec) =>
+        spec.deadlineSeconds === undefined
+          ? undefined
+          : { seconds: spec.deadlineSeconds, action: spec.deadlineAction ?? 'Pause' },
       connectionDetails: (status) => ({ id: String(status.id) }),
       spot: {
         requested: (spec) => spec.spot === true,
@@ -413,6 +441,8 @@ export function widgetWorld(
     drifted: () => void recorded.fleet.push('drifted'),
     preempted: () => void recorded.fleet.push('preempted'),
     refused: (reason) => void recorded.fleet.push(`refused ${reason}`),
+    pausedByOperator: (reason) => void recorded.fleet.push(`paused ${reason}`),
+    deadlineExceeded: (action) => void recorded.fleet.push(`deadline ${action}`),
   };
   const metering = new AccountMetering();
   const clock = new MovableClock({ flowing: true });
@@ -428,6 +458,8 @@ export function widgetWorld(
         refreshMinIntervalMs: 0,
         detailsCallsPerSecond: 100,
         detailsIntervalMs: 60_000,
+        idleChecksPerSecond: 100,
+        idleCheckIntervalMs: 60_000,
         creation: { graceMs: 30, skewMs: 1_000 },
       },
       mayAct: () => true,

@@ -74,6 +74,8 @@ export function kindWorld(
     drifted: () => void recorded.fleet.push('drifted'),
     preempted: () => void recorded.fleet.push('preempted'),
     refused: (reason) => void recorded.fleet.push(`refused ${reason}`),
+    pausedByOperator: (reason) => void recorded.fleet.push(`paused ${reason}`),
+    deadlineExceeded: (action) => void recorded.fleet.push(`deadline ${action}`),
   };
   const state = { leader: true, woken: [] as string[] };
   const clock = new MovableClock({ flowing: true });
@@ -90,6 +92,8 @@ export function kindWorld(
       refreshMinIntervalMs: 0,
       detailsCallsPerSecond: 100,
       detailsIntervalMs: 60_000,
+      idleChecksPerSecond: 100,
+      idleCheckIntervalMs: 60_000,
       creation: { graceMs: 30, skewMs: 1_000 },
     },
     mayAct: () => state.leader,

@@ -238,6 +238,14 @@ export const valuesSchema = z
           300,
           'Seconds between detail refreshes of one resource (`--details-interval`).',
         ),
+        idleChecksPerSecond: positive(
+          1,
+          'Budget of GPU-utilisation reads for idle stop, per kind and account (`--idle-check-rps`): one read per check of a pod with spec.idleStop.',
+        ),
+        idleCheckIntervalSeconds: positive(
+          300,
+          'Seconds between idle checks of one pod at most (`--idle-check-interval`); with more pods than the budget allows, each is checked less often.',
+        ),
         queueIntervalSeconds: positive(
           15,
           'Seconds within which the task counts of an autoscaled endpoint are fresh: one count call per autoscaled endpoint per interval (`--queue-interval`).',

@@ -167,6 +167,21 @@ export const recoveryPolicySchema = z
       'creates a replacement, with backoff. Only with isSpot: true.',
   );
 
+/** A year: longer than any deadline a user means, and a bound the schema can check. */
+const MAX_DEADLINE_SECONDS = 366 * 86_400;
+
+export const activeDeadlineSecondsSchema = z
+  .int()
+  .min(1)
+  .max(MAX_DEADLINE_SECONDS)
+  .optional()
+  .describe(
+    "Seconds the resource may run, counted from its first cloud object's creation (status.startTime, as the " +
+      'cloud reports it): an operator restart neither resets nor skips it, and a replacement after ' +
+      'preemption does not restart it. Paused time counts, as it does for a Job. When it passes, ' +
+      'deadlineAction is taken and the condition DeadlineExceeded is True. Raise it (a new spec) to go on.',
+  );
+
 /** On a spot kind's spec: recovery is about spot capacity. */
 export const recoveryNeedsSpotRule: CelRule = {
   rule: "!has(self.recoveryPolicy) || self.recoveryPolicy == 'Never' || (has(self.isSpot) && self.isSpot)",

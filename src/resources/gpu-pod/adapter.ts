@@ -20,6 +20,7 @@ import {
 import type { AdapterOptions } from '../common/registration.ts';
 import { cloudFieldsOf, presentStrings, sshEndpoint } from '../common/schema.ts';
 import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView } from './details.ts';
+import { checkIdle, IDLE_CHECK_CALLS, idleRuleOf } from './idle.ts';
 import type { GpuPodSpec, GpuPodStatus } from './schema.ts';
 
 type GpuPod = ManagedObject<GpuPodSpec>;
@@ -85,6 +86,20 @@ export function gpuPodAdapter(
       cleared: { paused: false },
     },
     drift: (mr, pod) => podDrift(mr, pod),
+    pause: {
+      paused: (spec) => ({ ...spec, paused: true }),
+      idle: {
+        rule: idleRuleOf,
+        calls: IDLE_CHECK_CALLS,
+        applies: (pod) => pod.status === 'RUNNING',
+        check: (pod, rule, now) => checkIdle(client, pod, rule, now),
+      },
+    },
+    // Never deletes unless the spec says so: a deadline pauses by default.
+    deadline: (spec) =>
+      spec.activeDeadlineSeconds === undefined
+        ? undefined
+        : { seconds: spec.activeDeadlineSeconds, action: spec.deadlineAction ?? 'Pause' },
     connectionDetails: (status) => ({
       ...presentStrings({ sshCommand: status.sshCommand, internalIp: status.internalIp }),
       ...sshEndpoint(status.sshCommand),

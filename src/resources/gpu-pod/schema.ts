@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { listMap, withRules } from '../../kube/schema-meta.ts';
-import { baseStatusShape, spotStatusShape } from '../../managed/status-schema.ts';
+import {
+  baseStatusShape,
+  deadlineStatusShape,
+  pauseStatusShape,
+  spotStatusShape,
+} from '../../managed/status-schema.ts';
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import {
@@ -19,6 +24,7 @@ import {
   recoveryNeedsCreateAndDeleteRule,
   recoveryNeedsSpotRule,
   recoveryPolicySchema,
+  activeDeadlineSecondsSchema,
   regionSchema,
   sizeSchema,
 } from '../common/schema.ts';
@@ -111,9 +117,41 @@ const { shape, rules: immutabilityRules } = immutableExcept(
           `starts running. ${LATE_INITIALIZED} Removing it afterwards resumes the pod.`,
       ),
     recoveryPolicy: recoveryPolicySchema,
+    activeDeadlineSeconds: activeDeadlineSecondsSchema,
+    deadlineAction: z
+      .enum(['Pause', 'Delete'])
+      .optional()
+      .describe(
+        'What happens when activeDeadlineSeconds passes: Pause (the default) holds the pod paused, its volume ' +
+          'kept, until its user changes the spec or sets annotation gpucloud.io/resume; Delete deletes the ' +
+          'cloud pod and finishes the resource (Failed, DeadlineExceeded): it is never created again.',
+      ),
+    idleStop: z
+      .object({
+        gpuUtilizationBelowPercent: z
+          .number()
+          .min(0)
+          .max(100)
+          .describe('The pod is idle while every GPU stays below this utilisation, in percent.'),
+        forMinutes: z
+          .int()
+          .min(5)
+          .max(180)
+          .describe(
+            'For this long, 5 to 180 minutes (the metrics API serves at most 3 hours at a 30 s step): every ' +
+              'sample of the window must be below, and the window must be covered by samples of the pod ' +
+              'running; a pod younger than the window, or with samples missing, is not idle.',
+          ),
+      })
+      .optional()
+      .describe(
+        'Pause the pod when its GPUs stay idle: the operator holds it paused (status.pausedBy, reason Idle), ' +
+          'its volume kept, without touching spec.paused, until its user changes the spec or sets ' +
+          'annotation gpucloud.io/resume. Checked on a budget of its own (--idle-check-rps).',
+      ),
     ...managedSpecShape,
   },
-  ['paused', 'recoveryPolicy', ...MANAGED_SPEC_FIELDS],
+  ['paused', 'recoveryPolicy', 'activeDeadlineSeconds', 'deadlineAction', 'idleStop', ...MANAGED_SPEC_FIELDS],
   ['name', 'isSpot'],
 );
 
@@ -153,6 +191,8 @@ export const GpuPodStatusSchema = z
   .object({
     ...baseStatusShape,
     ...spotStatusShape,
+    ...pauseStatusShape,
+    ...deadlineStatusShape,
     region: z.string().optional().describe('Region code the cloud placed the pod in.'),
     gpuDisplayName: z.string().optional().describe('Display name of the GPU model.'),
     cloudType: z
@@ -238,5 +278,17 @@ export const gpuPodKind = defineKind({
     { name: 'GPU Type', type: 'string', jsonPath: '.spec.gpuType', description: 'GPU model.' },
     { name: 'GPU Count', type: 'integer', jsonPath: '.spec.gpuCount', description: 'Number of GPUs.' },
     { name: 'Region', type: 'string', jsonPath: '.status.region', description: 'Region the pod runs in.' },
+    {
+      name: 'Paused By',
+      type: 'string',
+      jsonPath: '.status.pausedBy.reason',
+      description: 'Why the operator holds the pod paused (Idle, DeadlineExceeded, BudgetExceeded).',
+    },
+    {
+      name: 'Deadline',
+      type: 'string',
+      jsonPath: '.status.deadlineTime',
+      description: 'When activeDeadlineSeconds passes.',
+    },
   ],
 });

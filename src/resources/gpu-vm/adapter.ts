@@ -71,6 +71,9 @@ export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm
     // Terminate is refused (11001) while the VM is starting: that error is transient and retried with
     // backoff; a key without terminate permission (11002) is terminal and shown on the resource.
     delete: (id) => ignoreNotFound(client.vms.terminate(id)),
+    // A VM cannot pause: its schema requires deadlineAction Delete with a deadline.
+    deadline: (spec) =>
+      spec.activeDeadlineSeconds === undefined ? undefined : { seconds: spec.activeDeadlineSeconds, action: 'Delete' },
     readiness: (_mr, vm) => readinessFrom(vm.status, readiness),
     phaseOf: (vm) => vm.status,
     statusOf: (vm): Partial<GpuVmStatus> => ({

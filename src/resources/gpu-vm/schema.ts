@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { withRules } from '../../kube/schema-meta.ts';
-import { baseStatusShape, spotStatusShape } from '../../managed/status-schema.ts';
+import { baseStatusShape, deadlineStatusShape, spotStatusShape } from '../../managed/status-schema.ts';
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import {
@@ -12,6 +12,7 @@ import {
   recoveryNeedsCreateAndDeleteRule,
   recoveryNeedsSpotRule,
   recoveryPolicySchema,
+  activeDeadlineSecondsSchema,
   regionSchema,
 } from '../common/schema.ts';
 
@@ -48,9 +49,18 @@ const { shape, rules } = immutableExcept(
         'Mount path of each volume, keyed by volume id. The cloud uses a default path for a volume not listed.',
       ),
     recoveryPolicy: recoveryPolicySchema,
+    activeDeadlineSeconds: activeDeadlineSecondsSchema,
+    deadlineAction: z
+      .enum(['Delete'])
+      .optional()
+      .describe(
+        'What happens when activeDeadlineSeconds passes; required with it, since a VM cannot be paused: ' +
+          'Delete deletes the cloud VM and finishes the resource (Failed, DeadlineExceeded); it is never ' +
+          'created again.',
+      ),
     ...managedSpecShape,
   },
-  ['name', 'recoveryPolicy', ...MANAGED_SPEC_FIELDS],
+  ['name', 'recoveryPolicy', 'activeDeadlineSeconds', 'deadlineAction', ...MANAGED_SPEC_FIELDS],
   ['isSpot'],
 );
 
@@ -62,13 +72,23 @@ export const GpuVmSpecSchema = withRules(
         'deletionPolicy. The VM can change only its name: a difference in region or isSpot is reported ' +
         'as Synced=False, reason Drifted (the VM object does not report its vmTypeId).',
     ),
-  [recoveryNeedsSpotRule, recoveryNeedsCreateAndDeleteRule, ...rules],
+  [
+    recoveryNeedsSpotRule,
+    recoveryNeedsCreateAndDeleteRule,
+    {
+      rule: '!has(self.activeDeadlineSeconds) || has(self.deadlineAction)',
+      message: 'a VM cannot be paused: with activeDeadlineSeconds, say deadlineAction: Delete',
+      fieldPath: '.deadlineAction',
+    },
+    ...rules,
+  ],
 );
 
 export const GpuVmStatusSchema = z
   .object({
     ...baseStatusShape,
     ...spotStatusShape,
+    ...deadlineStatusShape,
     name: z.string().optional().describe('Name of the VM in the cloud now.'),
     gpuType: z.string().optional().describe('GPU model of the VM.'),
     gpuDisplayName: z.string().optional().describe('Display name of the GPU model.'),
@@ -115,6 +135,12 @@ export const gpuVmKind = defineKind({
     { name: 'GPU Type', type: 'string', jsonPath: '.status.gpuType', description: 'GPU model.' },
     { name: 'GPU Count', type: 'integer', jsonPath: '.status.gpuCount', description: 'Number of GPUs.' },
     { name: 'Region', type: 'string', jsonPath: '.spec.region', description: 'Region of the VM.' },
+    {
+      name: 'Deadline',
+      type: 'string',
+      jsonPath: '.status.deadlineTime',
+      description: 'When activeDeadlineSeconds passes.',
+    },
     {
       name: 'IP',
       type: 'string',

@@ -1,0 +1,146 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../lib/clock.ts';
+import type { AccountLink } from './account-links.ts';
+import { RESUME } from './annotations.ts';
+import type { EventSink } from './event-sink.ts';
+import { type CommonSpec, type Deadline, keyOf, type ManagedObject } from './external-kind.ts';
+import type { KindEvents } from './fleet-metrics.ts';
+import { logResource } from './resource-log.ts';
+import type { PausedBy } from './status-schema.ts';
+
+export interface OperatorPauseOptions {
+  /** The kind's name, for messages. */
+  kind: string;
+  events: EventSink;
+  fleet: Pick<KindEvents, 'pausedByOperator' | 'deadlineExceeded'>;
+  clock: Clock;
+  log: Logger;
+}
+
+/** A deadline as it stands for one resource: when it passes, and whether it has. */
+export interface DeadlineState extends Deadline {
+  readonly at: number;
+  readonly passed: boolean;
+}
+
+/** What the operator's pause decides for one reconcile. */
+export interface PauseDecision {
+  /** The pause in force after this reconcile (kept, newly taken), or undefined. */
+  readonly pausedBy: PausedBy | undefined;
+  /** When the resource's deadline counts from, once its first object is known. */
+  readonly startTime: string | undefined;
+  readonly deadline: DeadlineState | undefined;
+}
+
+/**
+ * The operator's own pause of an object its user did not pause — idle, past its deadline, over a budget —
+ * kept as `status.pausedBy`, never as `spec.paused`: a GitOps tool would sync the spec back and resume
+ * it. While it holds, the plan, readiness and guardrails see the spec as paused. It survives restarts and
+ * leader changes (it is in the status), and only the resource's user lifts it: a new generation of the
+ * spec, or a new value of the `gpucloud.io/resume` annotation.
+ */
+export class OperatorPause<Spec extends CommonSpec, Cloud> {
+  readonly #o: OperatorPauseOptions;
+
+  constructor(options: OperatorPauseOptions) {
+    this.#o = options;
+  }
+
+  async decide(mr: ManagedObject<Spec>, cloud: Cloud, link: AccountLink<Spec, Cloud>): Promise<PauseDecision> {
+    const { adapter } = link;
+    const now = this.#o.clock.now();
+    const startTime = mr.status?.startTime ?? new Date(adapter.createdAtOf(cloud)).toISOString();
+    const rule = adapter.deadline?.(mr.spec);
+    const deadline = rule && deadlineOf(rule, startTime, now);
+    let pausedBy = this.#inForce(mr);
+    if (!pausedBy && adapter.pause && deadline?.passed && deadline.action === 'Pause') {
+      pausedBy = this.#take(mr, 'DeadlineExceeded', deadlineMessage(deadline), now);
+    }
+    if (pausedBy) {
+      link.idle?.untrack(keyOf(mr));
+    } else {
+      const idle = await this.#idle(mr, cloud, link, now);
+      if (idle !== undefined) pausedBy = this.#take(mr, 'Idle', idle, now);
+    }
+    return { pausedBy, startTime: adapter.deadline ? startTime : undefined, deadline };
+  }
+
+  /** The deadline has passed with action Delete: said once, as the object is deleted for good. */
+  deleting(mr: ManagedObject<Spec>, deadline: DeadlineState): string {
+    const message = `${deadlineMessage(deadline)}: deleting the cloud ${this.#o.kind}, which is not made again`;
+    this.#o.events.event(mr, 'Warning', 'DeadlineExceeded', message);
+    this.#o.fleet.deadlineExceeded('Delete');
+    logResource(this.#o.log, 'warn', mr, {}, message);
+    return message;
+  }
+
+  /** `status.pausedBy`, unless its user lifted it since: then it is let go, with an event. */
+  #inForce(mr: ManagedObject<Spec>): PausedBy | undefined {
+    const pausedBy = mr.status?.pausedBy;
+    if (!pausedBy) return undefined;
+    const token = mr.metadata.annotations?.[RESUME];
+    const newSpec = (mr.metadata.generation ?? 0) > pausedBy.generation;
+    if (!newSpec && token === pausedBy.resumeToken) return pausedBy;
+    const message = `resumed by its user (${newSpec ? 'a new spec' : `annotation ${RESUME}`}); it was paused: ${pausedBy.message}`;
+    this.#o.events.event(mr, 'Normal', 'Resumed', message);
+    logResource(this.#o.log, 'info', mr, {}, message);
+    return undefined;
+  }
+
+  #take(mr: ManagedObject<Spec>, reason: PausedBy['reason'], why: string, now: number): PausedBy {
+    const message = `paused by the operator: ${why}; it resumes when its user changes the spec or sets annotation ${RESUME} (gpucloud resume)`;
+    this.#o.events.event(mr, 'Warning', reason, message);
+    this.#o.fleet.pausedByOperator(reason);
+    if (reason === 'DeadlineExceeded') this.#o.fleet.deadlineExceeded('Pause');
+    logResource(this.#o.log, 'warn', mr, { reason }, message);
+    return {
+      reason,
+      message,
+      since: new Date(now).toISOString(),
+      generation: mr.metadata.generation ?? 0,
+      resumeToken: mr.metadata.annotations?.[RESUME],
+    };
+  }
+
+  /**
+   * Why the object is idle, looked at on the idle schedule's budget (one `check` a turn), only for
+   * resources that ask and objects that run; undefined while it is not, or not known to be.
+   */
+  async #idle(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    link: AccountLink<Spec, Cloud>,
+    now: number,
+  ): Promise<string | undefined> {
+    const idle = link.adapter.pause?.idle;
+    const schedule = link.idle;
+    if (!idle || !schedule) return undefined;
+    const key = keyOf(mr);
+    const rule = idle.rule(mr.spec);
+    if (!rule || !idle.applies(cloud)) {
+      schedule.untrack(key);
+      return undefined;
+    }
+    schedule.track(key);
+    if (!schedule.isDue(key)) return undefined;
+    let found: string | undefined;
+    try {
+      found = await idle.check(cloud, rule, now);
+    } catch (error) {
+      // Not known to be idle is not idle: the next turn looks again.
+      logResource(this.#o.log, 'warn', mr, { err: error }, 'reading GPU utilisation failed; not idle');
+    } finally {
+      schedule.fetched(key, {});
+    }
+    return found;
+  }
+}
+
+function deadlineOf(rule: Deadline, startTime: string, now: number): DeadlineState {
+  const at = Date.parse(startTime) + rule.seconds * 1000;
+  return { ...rule, at, passed: now >= at };
+}
+
+function deadlineMessage(deadline: DeadlineState): string {
+  return `its activeDeadlineSeconds (${deadline.seconds} s) passed at ${new Date(deadline.at).toISOString()}`;
+}

@@ -1,0 +1,181 @@
+import assert from 'node:assert/strict';
+import { afterEach, describe, test } from 'node:test';
+import { RESUME } from '../../src/managed/annotations.ts';
+import { until } from '../support/until.ts';
+import { conditionOf, type WidgetWorld, widgetWorld } from './fakes.ts';
+
+// The operator's own pause (idle, deadline) on the fake widget kind: a record in status, never the spec,
+// lifted only by the resource's user; and a deadline that deletes for good.
+
+const KEY = 'ns-a/w';
+const AT = { namespace: 'ns-a', name: 'w' };
+let world: WidgetWorld;
+
+afterEach(async () => world?.close());
+
+function open(): WidgetWorld {
+  world = widgetWorld();
+  return world;
+}
+
+const ready = (w: WidgetWorld) => conditionOf(w.api.get(KEY), 'Ready');
+const pausedBy = (w: WidgetWorld) => w.api.get(KEY)?.status?.pausedBy;
+const objectOf = (w: WidgetWorld) => w.cloud.objects.get(String(w.api.get(KEY)?.status?.id));
+const mutations = (w: WidgetWorld, op: string) => w.cloud.calls.filter((call) => call.op === op).length;
+
+/** Reconciles until the idle schedule has had its turn and the check ran (its tick is real time, 250 ms). */
+async function untilIdleChecked(w: WidgetWorld, checks: number): Promise<void> {
+  await until(
+    async () => {
+      await w.reconciler.reconcile(AT);
+      return mutations(w, 'idle') >= checks;
+    },
+    `idle check ${checks}`,
+    5_000,
+  );
+}
+
+describe('idle stop', () => {
+  test('an idle object is paused once, with the reason in status, and spec.paused untouched', async () => {
+    const w = open();
+    w.api.create('w', { idleBelowPercent: 5 });
+    await w.settle(KEY);
+    const widget = objectOf(w);
+    assert.ok(widget);
+    w.cloud.utilization.set(widget.id, 2);
+    await untilIdleChecked(w, 1);
+    await w.settle(KEY);
+    assert.equal(widget.status, 'PAUSED');
+    assert.equal(pausedBy(w)?.reason, 'Idle');
+    assert.match(String(pausedBy(w)?.message), /at 2%/);
+    assert.deepEqual(w.api.get(KEY)?.spec, { idleBelowPercent: 5, paused: false, size: 1 }, 'late-initialised false, never rewritten');
+    assert.equal(ready(w)?.reason, 'Idle');
+    assert.deepEqual(
+      w.recorded.fleet.filter((event) => event.startsWith('paused')),
+      ['paused Idle'],
+    );
+    // Neither the next reconciles nor a restart's first (the record is in status) resume it.
+    for (let turn = 0; turn < 3; turn++) await w.reconciler.reconcile(AT);
+    assert.equal(mutations(w, 'resume'), 0);
+    assert.equal(mutations(w, 'pause'), 1, 'paused once');
+  });
+
+  test('a busy object, or one without samples, is never paused', async () => {
+    const w = open();
+    w.api.create('w', { idleBelowPercent: 5 });
+    await w.settle(KEY);
+    const widget = objectOf(w);
+    assert.ok(widget);
+    await untilIdleChecked(w, 1);
+    w.cloud.utilization.set(widget.id, 50);
+    await w.settle(KEY);
+    assert.equal(widget.status, 'RUNNING');
+    assert.equal(pausedBy(w), undefined);
+    assert.equal(mutations(w, 'pause'), 0);
+  });
+
+  test('a resource that does not ask is never checked: no idle call', async () => {
+    const w = open();
+    w.api.create('w', {});
+    await w.settle(KEY);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await w.settle(KEY);
+    assert.equal(mutations(w, 'idle'), 0);
+  });
+
+  test('resumes when its user sets the resume annotation, or changes the spec', async () => {
+    const w = open();
+    w.api.create('w', { idleBelowPercent: 5 });
+    await w.settle(KEY);
+    const widget = objectOf(w);
+    assert.ok(widget);
+    w.cloud.utilization.set(widget.id, 1);
+    await untilIdleChecked(w, 1);
+    await w.settle(KEY);
+    assert.equal(widget.status, 'PAUSED');
+    // Its utilisation is not read while paused, and reads nothing when resumed until a new window.
+    w.cloud.utilization.delete(widget.id);
+    w.api.annotate(KEY, { [RESUME]: '2026-11-26T10:00:00Z' });
+    await w.settle(KEY);
+    assert.equal(widget.status, 'RUNNING');
+    assert.equal(pausedBy(w), undefined);
+    assert.ok(w.reasonsOf(KEY).includes('Resumed'));
+
+    w.cloud.utilization.set(widget.id, 1);
+    await untilIdleChecked(w, 2);
+    await w.settle(KEY);
+    assert.equal(widget.status, 'PAUSED', 'idle again: paused again');
+    assert.equal(pausedBy(w)?.resumeToken, '2026-11-26T10:00:00Z', 'the value it was paused under');
+    w.cloud.utilization.delete(widget.id);
+    w.api.patchSpec(KEY, { size: 1 });
+    await w.settle(KEY);
+    assert.equal(widget.status, 'RUNNING', 'a new generation resumes it');
+    assert.equal(pausedBy(w), undefined);
+  });
+});
+
+describe('a deadline', () => {
+  test('with Pause holds the object paused once it passes, and a raised deadline resumes it', async () => {
+    const w = open();
+    w.api.create('w', { deadlineSeconds: 60 });
+    await w.settle(KEY);
+    const widget = objectOf(w);
+    assert.ok(widget);
+    const result = await w.reconciler.reconcile(AT);
+    assert.ok(
+      result.requeueAfterMs !== undefined &&
+        result.requeueAfterMs <= 60_000 &&
+        result.requeueAfterMs > 58_000,
+      `looked at again when it passes: ${JSON.stringify(result)}`,
+    );
+    assert.equal(conditionOf(w.api.get(KEY), 'DeadlineExceeded')?.status, 'False');
+    assert.equal(w.api.get(KEY)?.status?.startTime, new Date(widget.createdAt).toISOString());
+    w.clock.advance(60_000);
+    await w.settle(KEY);
+    assert.equal(widget.status, 'PAUSED');
+    assert.equal(pausedBy(w)?.reason, 'DeadlineExceeded');
+    assert.equal(conditionOf(w.api.get(KEY), 'DeadlineExceeded')?.status, 'True');
+    assert.ok(w.recorded.fleet.includes('deadline Pause'));
+    // The resume annotation alone does not lift a deadline that still passed: it pauses again.
+    w.api.patchSpec(KEY, { deadlineSeconds: 3_600 });
+    await w.settle(KEY);
+    assert.equal(widget.status, 'RUNNING');
+    assert.equal(pausedBy(w), undefined);
+    assert.equal(conditionOf(w.api.get(KEY), 'DeadlineExceeded')?.status, 'False');
+  });
+
+  test('with Delete deletes the object and finishes the resource: it is never created again', async () => {
+    const w = open();
+    w.api.create('w', { deadlineSeconds: 30, deadlineAction: 'Delete' });
+    await w.settle(KEY);
+    const widget = objectOf(w);
+    assert.ok(widget);
+    w.clock.advance(30_000);
+    await w.settle(KEY);
+    assert.equal(widget.status, 'TERMINATED');
+    assert.equal(conditionOf(w.api.get(KEY), 'Failed')?.reason, 'DeadlineExceeded');
+    assert.equal(ready(w)?.reason, 'DeadlineExceeded');
+    await w.settle(KEY);
+    assert.equal(mutations(w, 'create'), 1, 'not made again');
+    assert.ok(w.recorded.fleet.includes('deadline Delete'));
+  });
+
+  test('counts from the first object: a replacement after preemption does not restart it', async () => {
+    const w = open();
+    w.api.create('w', { spot: true, recoveryPolicy: 'Recreate', deadlineSeconds: 600 });
+    await w.settle(KEY);
+    const first = objectOf(w);
+    assert.ok(first);
+    const startTime = w.api.get(KEY)?.status?.startTime;
+    first.status = 'FAILED';
+    await w.settle(KEY, 3);
+    w.clock.advance(300_000);
+    await w.settle(KEY);
+    const second = objectOf(w);
+    assert.ok(second && second.id !== first.id, 'replaced');
+    assert.equal(w.api.get(KEY)?.status?.startTime, startTime);
+    w.clock.advance(300_000);
+    await w.settle(KEY);
+    assert.equal(second.status, 'PAUSED', '600 s after the first object, not the second');
+  });
+});
