@@ -47,6 +47,7 @@ interface SampleOptions {
   conditions?: Condition[];
   spec?: Record<string, unknown>;
   deleting?: boolean;
+  status?: Record<string, unknown>;
 }
 
 /** A custom resource as the operator leaves it: status written for `observedGeneration`. */
@@ -73,6 +74,7 @@ function sample(kind: ManagedKindName, options: SampleOptions = {}): Record<stri
         observedGeneration: generation,
         ...condition,
       })),
+      ...options.status,
     },
   };
 }
@@ -205,6 +207,22 @@ describe('Suspended', () => {
       status: 'Suspended',
       message: 'The pod is paused (spec.paused)',
     });
+  });
+
+  test('a GpuPod paused by the operator, its spec untouched, whatever phase it is in', async () => {
+    const pausedBy = { reason: 'Idle', message: 'every GPU stayed below 5% utilisation for 30 minutes' };
+    for (const phase of ['RUNNING', 'PAUSED']) {
+      const object = sample('GpuPod', {
+        phase,
+        spec: { paused: false },
+        status: { pausedBy: { ...pausedBy, since: '2026-01-01T00:00:00Z', generation: 1 } },
+        conditions: [notReady('Idle', pausedBy.message), synced],
+      });
+      assert.deepEqual(await health(script('GpuPod'), object), {
+        status: 'Suspended',
+        message: `Paused by the operator (Idle): ${pausedBy.message}`,
+      });
+    }
   });
 
   test('a GpuPod asked to pause but still RUNNING is Progressing', async () => {

@@ -76,6 +76,11 @@ local function health()
     end
     return "Degraded", "The cloud reports the resource " .. status.phase
   end
+  -- Paused by the operator (idle, a deadline, a budget): the spec is untouched, so Git stays in sync.
+  if status.pausedBy ~= nil and status.pausedBy.reason ~= nil then
+    return "Suspended", "Paused by the operator (" .. status.pausedBy.reason .. "): "
+      .. (status.pausedBy.message or "")
+  end
   if suspension ~= nil and obj.spec ~= nil and obj.spec[suspension.field] == true
       and status.phase == suspension.phase then
     return "Suspended", suspension.message
