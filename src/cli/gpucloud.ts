@@ -17,7 +17,9 @@ import {
   watchTask,
 } from '../console/commands.ts';
 import { EXIT, explain, usageError } from '../console/errors.ts';
+import { readManifests } from '../console/manifests.ts';
 import { OUTPUT_FORMATS, type OutputFormat, type Printable, render } from '../console/output.ts';
+import { plan } from '../console/plan.ts';
 import { progressOn } from '../console/progress.ts';
 import { type Connections, explicitCredentials, resolveTarget, type Target } from '../console/target.ts';
 import { splitId } from '../resources/serverless-task/adapter.ts';
@@ -41,8 +43,8 @@ interface Command {
   readonly notes?: string;
 }
 
-// A short flag means one thing in a command, as in kubectl: -f is the input file of `tasks submit`
-// (kubectl apply -f) and --follow of `logs` (kubectl logs -f); no command takes both.
+// A short flag means one thing in a command, as in kubectl: -f is the input file of `tasks submit` and the
+// manifests of `plan` (kubectl apply -f), and --follow of `logs` (kubectl logs -f); no command takes both.
 const COMMANDS: Readonly<Record<string, Command>> = {
   logs: {
     synopsis: 'logs POD [-f] [--since 10m] [--limit N]',
@@ -160,6 +162,28 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     summary: 'spend per hour and so far, per resource and namespace',
     flags: {},
   },
+  plan: {
+    synopsis: 'plan -f FILE|DIR|- [-f ...]',
+    summary: 'price manifests before apply, with budgets; exits 6 if refused',
+    flags: {
+      file: {
+        type: 'string',
+        short: 'f',
+        multiple: true,
+        value: 'FILE',
+        help:
+          'manifests: a YAML or JSON file (several documents allowed), a directory of them,\n' +
+          'or "-" for standard input, as kubectl apply -f; repeat for more',
+      },
+    },
+    notes:
+      "For each GpuPod, GpuVm and ServerlessEndpoint: its price per hour if created now (at today's GPU\n" +
+      'offers and VM types: docs/spend.md says how exact each is), the total, and what the account it names\n' +
+      '(spec.providerConfigRef, else default) would say: its namespaces, GPU types, GPUs per resource, live\n' +
+      "GPUs, and budgets against the account's spend now. The account's ProviderConfig is read from the\n" +
+      'cluster when there is one; with only an API key, guardrails and budgets are unknown and say so.\n' +
+      'Exit 6 when a resource would not be created now (no offer matches, or a limit refuses it).',
+  },
 };
 
 const TASK_ACTIONS = ['submit', 'list', 'get', 'count', 'watch'] as const;
@@ -182,7 +206,8 @@ const GLOBAL_HELP = `Flags of every command: -n NAMESPACE  -A (all namespaces)  
        -o table|json|yaml  --id ID  --api-key KEY (or GPUCLOUD_API_KEY)  --api-url URL (or GPUCLOUD_API_URL)`;
 
 const EXIT_HELP = `Exit codes: 0 ok, 1 the cloud failed or refused, 2 bad command line, 3 not found (or no status.id
-or no metric samples yet), 4 no key or a refused key, 5 a watched task FAILED.`;
+or no metric samples yet), 4 no key or a refused key, 5 a watched task FAILED, 6 plan: a resource
+would be refused (no offer matches it, or a guardrail or budget of its account).`;
 
 function commandLine({ synopsis, summary }: Command): string {
   const column = 52;
@@ -399,6 +424,17 @@ async function main(argv: string[]): Promise<number> {
     case 'cost':
       print(await cost(connections, flag(values, 'all-namespaces')));
       return EXIT.ok;
+    case 'plan': {
+      const files = texts(values, 'file') ?? [];
+      if (files.length === 0) throw usageError('plan takes the manifests with -f FILE, -f DIRECTORY or -f -');
+      const { result, printable, refused } = await plan(await readManifests(files, readStdin), connections);
+      print(printable);
+      if (refused === 0) return EXIT.ok;
+      process.stderr.write(
+        `plan: ${refused} of ${result.resources.length} resources would not be created now: their verdicts say why\n`,
+      );
+      return EXIT.refused;
+    }
     default:
       return tasks(name.slice('tasks '.length), rest, values, target, print, pollMs, abort.signal);
   }
@@ -469,9 +505,7 @@ async function readInput(file: string | undefined): Promise<unknown> {
   if (file === undefined || file === '-') {
     if (file === undefined && process.stdin.isTTY)
       throw usageError('give the task input with -f FILE or -f -');
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    text = Buffer.concat(chunks).toString('utf8');
+    text = await readStdin();
   } else {
     text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
       throw usageError(
@@ -484,6 +518,12 @@ async function readInput(file: string | undefined): Promise<unknown> {
   } catch {
     throw usageError(`the task input is not JSON${file && file !== '-' ? ` (${file})` : ''}`);
   }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function cloud(connections: Connections): GpuCloudClient {

@@ -13,6 +13,11 @@ export const EXIT = {
   credentials: 4,
   /** A watched task ended FAILED. */
   taskFailed: 5,
+  /**
+   * `plan`: a resource would not be created now: no offer or VM type matches it, or a guardrail or budget of
+   * its account would refuse it.
+   */
+  refused: 6,
 } as const;
 
 /** A failure with what to do about it, and the exit code that says which kind it is. */

@@ -8,12 +8,14 @@ export interface Printable {
   readonly value: unknown;
   readonly columns: readonly string[];
   readonly rows: ReadonlyArray<ReadonlyArray<string | number | boolean | undefined>>;
+  /** More tables, printed after this one with a blank line between; JSON and YAML print `value` alone. */
+  readonly more?: readonly Printable[];
 }
 
 export function render(printable: Printable, format: OutputFormat): string {
   if (format === 'json') return `${JSON.stringify(printable.value, null, 2)}\n`;
   if (format === 'yaml') return dump(printable.value, { noRefs: true, lineWidth: -1 });
-  return table(printable.columns, printable.rows);
+  return [printable, ...(printable.more ?? [])].map(({ columns, rows }) => table(columns, rows)).join('\n');
 }
 
 /** Columns padded to their widest cell, upper-case headers, as kubectl prints them. */

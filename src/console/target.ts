@@ -125,7 +125,7 @@ export async function resolveTarget(
   };
 }
 
-interface Credentials {
+export interface Credentials {
   apiUrl: string;
   apiKey: string;
 }
@@ -169,6 +169,6 @@ export async function kubeClient(connections: Connections): Promise<KubeClient> 
   );
 }
 
-function cloudClient({ apiUrl, apiKey }: Credentials): GpuCloudClient {
+export function cloudClient({ apiUrl, apiKey }: Credentials): GpuCloudClient {
   return new GpuCloudClient({ baseUrl: apiUrl, apiKey, retry: { maxRetries: 2 } });
 }

@@ -51,7 +51,16 @@ test('every command has its own --help, and gpucloud --help points at it', async
   assert.match(top.stdout, /gpucloud <command> --help lists a command's flags/);
   assert.match(top.stdout, /^ {2}tasks submit ENDPOINT \[-f FILE \| -f -\]/m);
   assert.match(top.stdout, /^ {2}logs POD \[-f\]/m);
-  for (const command of ['metrics', 'offers', 'vm-types', 'ssh', 'cost', 'tasks list', 'tasks watch']) {
+  for (const command of [
+    'metrics',
+    'offers',
+    'vm-types',
+    'ssh',
+    'cost',
+    'plan',
+    'tasks list',
+    'tasks watch',
+  ]) {
     const ran = await gpucloud([...command.split(' '), '--help']);
     assert.equal(ran.code, 0, `${command}: ${ran.stderr}`);
     assert.ok(ran.stdout.startsWith(`usage: gpucloud ${command}`), `${command}: ${ran.stdout}`);
@@ -92,4 +101,15 @@ test('unknown commands, actions and options are usage errors (exit 2)', async ()
   const none = await gpucloud([]);
   assert.equal(none.code, 2);
   assert.match(none.stdout, /^usage: gpucloud <command>/);
+});
+
+test('plan --help says -f is --file, the manifests, repeated, "-" standard input, and exit 6', async () => {
+  const ran = await gpucloud(['plan', '--help']);
+  assert.equal(ran.code, 0, ran.stderr);
+  assert.match(ran.stdout, /^usage: gpucloud plan -f FILE\|DIR\|- \[-f \.\.\.\]/);
+  assert.match(ran.stdout, /^ {2}-f, --file FILE +manifests: a YAML or JSON file/m);
+  assert.match(ran.stdout, /Exit 6 when a resource would not be created now/);
+  const none = await gpucloud(['plan']);
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /^error: plan takes the manifests with -f FILE, -f DIRECTORY or -f -/);
 });

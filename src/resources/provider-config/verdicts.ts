@@ -29,10 +29,16 @@ export interface PlannedItem {
   readonly existing?: { readonly perHour: number; readonly gpus: number } | undefined;
 }
 
+/** What the checks read of an account: the namespaces that may use it, and its guardrails. */
+export type AccountLimits = Pick<ProviderConfigSpec, 'namespaces' | 'guardrails'>;
+
+/** Every namespace, no guardrail: the operator's own account (its flags), used when no ProviderConfig is named default. */
+export const UNLIMITED: AccountLimits = { namespaces: { selector: {} } };
+
 /** What the caller could read of the account. Undefined fields are unknown; `problem` says why. */
 export interface AccountView {
   /** The ProviderConfig's spec; undefined when it could not be read (then guardrails and budgets are unknown). */
-  readonly spec?: ProviderConfigSpec | undefined;
+  readonly spec?: AccountLimits | undefined;
   /** Why `spec` is missing, for a user. */
   readonly problem?: string | undefined;
   /** GPUs the account's objects hold now, as the live-GPU limit counts them. */
