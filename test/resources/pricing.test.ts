@@ -3,7 +3,6 @@
 // lists are read — a thousand prices must cost one search.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GpuCloudClient } from '../../src/api/client.ts';
 import type { GpuSpec } from '../../src/api/schemas/gpus.ts';
 import type { Endpoint } from '../../src/api/schemas/serverless.ts';
 import type { Vm, VmTypeItem, VmTypes } from '../../src/api/schemas/vms.ts';
@@ -16,7 +15,6 @@ import {
   type Price,
   PriceBook,
   type Priced,
-  priceBookOf,
 } from '../../src/resources/pricing/price-book.ts';
 import { serverlessEndpointSpecPrice } from '../../src/resources/pricing/serverless-endpoint.ts';
 import { type CloudObject, spendRate } from '../../src/resources/pricing/spend.ts';
@@ -212,16 +210,6 @@ describe('PriceBook', () => {
     assert.equal(stale.asOf, first.asOf, 'and says how old it is');
     await gpuPodSpecPrice(book, podSpec());
     assert.equal(lists.reads.offers, 3, 'not retried within minRefreshMs of the failure');
-  });
-});
-
-describe('priceBookOf', () => {
-  it('gives one book per client: every kind of one account shares its lists', async () => {
-    const a = new GpuCloudClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'a' });
-    const b = new GpuCloudClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'b' });
-    assert.equal(priceBookOf(a), priceBookOf(a));
-    assert.notEqual(priceBookOf(a), priceBookOf(b));
-    await Promise.all([a.close(), b.close()]);
   });
 });
 

@@ -7,7 +7,6 @@ import type { SpendRate } from '../../src/resources/pricing/spend.ts';
 import { ProviderConfigSpecSchema } from '../../src/resources/provider-config/schema.ts';
 import {
   type AccountView,
-  budgetPolicies,
   hourlyLimit,
   judgeAccount,
   type PlannedItem,
@@ -251,38 +250,5 @@ describe('guardrail verdicts', () => {
     };
     const judged = judgeAccount([none, cpu], account(config({})));
     assert.deepEqual(judged.items.map(outcomes), [['price: refused'], ['price: unknown']]);
-  });
-});
-
-describe('budget policies, as the operator reads them', () => {
-  it('give each budget its hourly limit, whether it covers the whole account, and which namespaces it covers', () => {
-    const spec = config({
-      budgets: [
-        { name: 'all', maxSpendPerHour: 60 },
-        { name: 'ml', namespaces: { names: ['ml'] }, maxSpendPerMonth: 730 },
-        { name: 'gold', namespaces: { selector: { matchLabels: { tier: 'gold' } } }, maxSpendPerHour: 5 },
-      ],
-    });
-    const labels: Record<string, Record<string, string>> = { web: { tier: 'gold' }, ml: {} };
-    const policies = budgetPolicies(spec, (namespace) => labels[namespace]);
-    assert.deepEqual(
-      policies.map((policy) => [
-        policy.name,
-        policy.limit.perHour,
-        policy.wholeAccount,
-        policy.covers('ml'),
-        policy.covers('web'),
-        policy.covers('unlabelled'),
-      ]),
-      [
-        ['all', 60, true, true, true, true],
-        ['ml', 1, false, true, false, false],
-        ['gold', 5, false, false, true, undefined],
-      ],
-    );
-    assert.deepEqual(
-      budgetPolicies(config({}), () => ({})),
-      [],
-    );
   });
 });

@@ -26,21 +26,6 @@ export function offerSourceOf(client: GpuCloudClient): OfferSource {
   };
 }
 
-const books = new WeakMap<GpuCloudClient, PriceBook>();
-
-/**
- * The price book of the account `client` calls: one per client, so every kind's adapter and every check
- * of one account share one search, with no wiring between them.
- */
-export function priceBookOf(client: GpuCloudClient): PriceBook {
-  let book = books.get(client);
-  if (book === undefined) {
-    book = new PriceBook(offerSourceOf(client));
-    books.set(client, book);
-  }
-  return book;
-}
-
 /** One rentable VM type in one region, as the VM types listing shows it. */
 export interface VmTypeEntry {
   readonly gpuType: string;

@@ -92,29 +92,6 @@ export function budgetCovers(
   return budget.namespaces === undefined ? true : inNamespaces(budget.namespaces, namespace, labels);
 }
 
-/** A budget as a check before a create reads it: its limit per hour and what it covers. */
-export interface BudgetPolicy {
-  readonly name: string;
-  readonly limit: HourlyLimit;
-  /** No namespaces: it covers every object of the account, managed by a resource or not. */
-  readonly wholeAccount: boolean;
-  /** Whether it covers a resource of `namespace`; undefined when only the namespace's labels could tell. */
-  covers(namespace: string): boolean | undefined;
-}
-
-/** The budgets of an account's guardrails, for the checks of the operator (its `AccountPolicy`). */
-export function budgetPolicies(
-  limits: AccountLimits,
-  labelsOf: (namespace: string) => Readonly<Record<string, string>> | undefined,
-): BudgetPolicy[] {
-  return (limits.guardrails?.budgets ?? []).map((budget) => ({
-    name: budget.name,
-    limit: hourlyLimit(budget),
-    wholeAccount: budget.namespaces === undefined,
-    covers: (namespace) => budgetCovers(budget, namespace, labelsOf(namespace)),
-  }));
-}
-
 /** What one budget makes of the plan: its limit, the spend now, what the plan adds, and the outcome. */
 export interface BudgetVerdict {
   readonly budget: string;
