@@ -8,6 +8,7 @@ import { DetailSchedule } from './detail-schedule.ts';
 import type { CommonSpec, ExternalKind, ManagedObject } from './external-kind.ts';
 import { fencedAdapter } from './fence.ts';
 import { guardedAdapter } from './guardrails.ts';
+import { ObjectPrices } from './object-prices.ts';
 import type { ManagedStore } from './store.ts';
 import type { ManagedWriter } from './writer.ts';
 
@@ -71,7 +72,9 @@ export class AccountMetering {
 
   used(account: Account): void {
     // Only a limit needs the other kinds' lists: an account without one costs no extra call.
-    if (account.policy.maxLiveGpus === undefined || this.#used.has(account)) return;
+    const { maxLiveGpus, budgets } = account.policy;
+    const limited = maxLiveGpus !== undefined || (budgets?.length ?? 0) > 0;
+    if (!limited || this.#used.has(account)) return;
     this.#used.add(account);
     for (const open of this.#openers) open(account);
   }
@@ -147,9 +150,13 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
     });
     const adapter = fencedAdapter(guardedAdapter(base, account, cache, clock), () => this.#o.mayAct());
     if (this.#o.metering) {
+      const prices = new ObjectPrices(base, log);
+      // An object's namespace is its holder's; one no resource holds counts only for account-wide budgets.
+      const namespaceOf = (id: string) => this.#o.store.claimsOn(id)[0]?.key.namespace;
       account.usage.meter(base.kind, {
         heldGpus: () => cache.objects().reduce((sum, cloud) => sum + base.heldGpus(cloud), 0),
         counted: () => cache.hasSynced(),
+        spendPerHour: (scope) => prices.total(cache.objects(), (id) => scope(namespaceOf(id))),
       });
     }
     const details =

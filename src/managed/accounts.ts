@@ -19,7 +19,25 @@ export interface AccountPolicy {
   readonly maxGpusPerResource?: number | undefined;
   /** Most GPUs live at once on the account, counting every object its lists show, managed or not. */
   readonly maxLiveGpus?: number | undefined;
+  /** Limits in dollars per hour, on the whole account or on a set of its namespaces. */
+  readonly budgets?: readonly BudgetLimit[] | undefined;
 }
+
+/** One budget as the guardrails check it: its limit per hour, and whom it covers. */
+export interface BudgetLimit {
+  readonly name: string;
+  /** US dollars per hour: its hourly limit, or its monthly one spread over a month, whichever is lower. */
+  readonly perHour: number;
+  /** Which of the budget's limits `perHour` is. */
+  readonly by: string;
+  /** The whole account: every object its lists show, managed or not. Else only `covers` namespaces'. */
+  readonly accountWide: boolean;
+  /** Whether it covers resources of `namespace`. */
+  covers(namespace: string): boolean;
+}
+
+/** Which objects a spend counts: by the namespace of the resource that holds each (none for unmanaged). */
+export type SpendScope = (namespace: string | undefined) => boolean;
 
 /** One cloud account: its client (with its own key, rate limit and metrics label) and its policy. */
 export interface Account {
@@ -41,6 +59,20 @@ export interface Meter {
   heldGpus(): number;
   /** Whether the kind's first list of the account is in: before it, the total cannot be trusted. */
   counted(): boolean;
+  /**
+   * Dollars per hour of the objects that hold GPUs, of those `scope` keeps; undefined while some of them
+   * are not priced yet (their prices are being read).
+   */
+  spendPerHour(scope: SpendScope): number | undefined;
+}
+
+/** What a step in flight was allowed to add, until a list counts it. */
+interface Reservation {
+  readonly gpus: number;
+  readonly perHour: number;
+  /** The namespace of the resource it was made for. */
+  readonly namespace: string;
+  done(): boolean;
 }
 
 /**
@@ -50,7 +82,7 @@ export interface Meter {
  */
 export class Usage {
   readonly #meters = new Map<string, Meter>();
-  readonly #reserved = new Set<{ gpus: number; done(): boolean }>();
+  readonly #reserved = new Set<Reservation>();
 
   /** `kind`'s GPUs, read when the total is asked for. */
   meter(kind: string, meter: Meter): void {
@@ -66,16 +98,32 @@ export class Usage {
   total(): number {
     let sum = 0;
     for (const meter of this.#meters.values()) sum += meter.heldGpus();
-    for (const reservation of this.#reserved) {
-      if (reservation.done()) this.#reserved.delete(reservation);
-      else sum += reservation.gpus;
-    }
+    for (const reservation of this.#pending()) sum += reservation.gpus;
     return sum;
   }
 
-  /** Counts `gpus` more until `done()` says a list (or the cache) counts them. */
-  reserve(gpus: number, done: () => boolean): void {
-    if (gpus > 0) this.#reserved.add({ gpus, done });
+  /** Dollars per hour of what `scope` keeps, reservations included; undefined while not all is priced. */
+  spendPerHour(scope: SpendScope): number | undefined {
+    let sum = 0;
+    for (const meter of this.#meters.values()) {
+      const spend = meter.spendPerHour(scope);
+      if (spend === undefined) return undefined;
+      sum += spend;
+    }
+    for (const reservation of this.#pending()) if (scope(reservation.namespace)) sum += reservation.perHour;
+    return sum;
+  }
+
+  /** Counts what a step adds until `done()` says a list (or the cache) counts it. */
+  reserve(adds: { gpus: number; perHour: number; namespace: string }, done: () => boolean): void {
+    if (adds.gpus > 0 || adds.perHour > 0) this.#reserved.add({ ...adds, done });
+  }
+
+  *#pending(): Iterable<Reservation> {
+    for (const reservation of this.#reserved) {
+      if (reservation.done()) this.#reserved.delete(reservation);
+      else yield reservation;
+    }
   }
 }
 

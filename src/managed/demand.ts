@@ -7,6 +7,12 @@ export interface Demand {
   gpus?: { types: readonly string[]; count: number } | undefined;
   /** Whether the spec asks for the object to be live (not paused or stopped). */
   live: boolean;
+  /**
+   * US dollars per hour it costs while live, at today's prices (an autoscaled endpoint at its most
+   * workers); undefined when the cloud quotes no price for it. Read only when a budget covers it: a
+   * price may cost a call (the GPU search), which an account without budgets never pays.
+   */
+  perHour?(): Promise<number | undefined>;
   containerRegistryAuthId?: string | undefined;
   credentialId?: string | undefined;
 }

@@ -209,6 +209,11 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
    * the fleet gauges' `runningGpus`, which count only what runs and bills now.
    */
   heldGpus(cloud: Cloud): number;
+  /**
+   * US dollars per hour the object costs while it holds GPUs (0 when it holds none): its own price, or
+   * today's offers for what the list shows; undefined when nothing prices it. What the budgets count.
+   */
+  priceOf(cloud: Cloud): Promise<number | undefined>;
   plan(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<Plan>;
 
   /**

@@ -46,12 +46,18 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
     this.#o = options;
   }
 
-  async decide(mr: ManagedObject<Spec>, cloud: Cloud, link: AccountLink<Spec, Cloud>): Promise<PauseDecision> {
+  async decide(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    link: AccountLink<Spec, Cloud>,
+  ): Promise<PauseDecision> {
     const { adapter } = link;
     const now = this.#o.clock.now();
-    const startTime = mr.status?.startTime ?? new Date(adapter.createdAtOf(cloud)).toISOString();
+    const startTime = adapter.deadline
+      ? (mr.status?.startTime ?? isoTime(adapter.createdAtOf(cloud)))
+      : undefined;
     const rule = adapter.deadline?.(mr.spec);
-    const deadline = rule && deadlineOf(rule, startTime, now);
+    const deadline = rule && startTime !== undefined ? deadlineOf(rule, startTime, now) : undefined;
     let pausedBy = this.#inForce(mr);
     if (!pausedBy && adapter.pause && deadline?.passed && deadline.action === 'Pause') {
       pausedBy = this.#take(mr, 'DeadlineExceeded', deadlineMessage(deadline), now);
@@ -62,7 +68,7 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
       const idle = await this.#idle(mr, cloud, link, now);
       if (idle !== undefined) pausedBy = this.#take(mr, 'Idle', idle, now);
     }
-    return { pausedBy, startTime: adapter.deadline ? startTime : undefined, deadline };
+    return { pausedBy, startTime, deadline };
   }
 
   /** The deadline has passed with action Delete: said once, as the object is deleted for good. */
@@ -134,6 +140,11 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
     }
     return found;
   }
+}
+
+/** A cloud time as RFC 3339; undefined when the cloud gave none that reads (a deadline then waits for one). */
+function isoTime(epochMs: number): string | undefined {
+  return Number.isFinite(epochMs) && epochMs > 0 ? new Date(epochMs).toISOString() : undefined;
 }
 
 function deadlineOf(rule: Deadline, startTime: string, now: number): DeadlineState {

@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { AccountLink, AccountLinks } from './account-links.ts';
 import { NamespaceNotAllowedError } from './accounts.ts';
 import { FINALIZER, namedId, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
+import type { CloudView } from './cloud-view.ts';
 import { Deletion } from './deletion.ts';
 import { toReconcileError } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
@@ -12,7 +13,6 @@ import { type ActContext, type CommonSpec, keyOf, type ManagedObject, type Plan 
 import { FailureReport } from './failure-report.ts';
 import type { KindEvents } from './fleet-metrics.ts';
 import { Identity } from './identity.ts';
-import type { CloudView } from './cloud-view.ts';
 import { type Holding, LateInitialization } from './late-initialization.ts';
 import { OperatorPause, type PauseDecision } from './operator-pause.ts';
 import { allows } from './policies.ts';

@@ -8,11 +8,11 @@ import type { EventSink } from './event-sink.ts';
 import { type Blocker, type CommonSpec, keyOf, type ManagedObject } from './external-kind.ts';
 import type { KindEvents } from './fleet-metrics.ts';
 import type { Holding } from './late-initialization.ts';
+import type { PauseDecision } from './operator-pause.ts';
 import { allows } from './policies.ts';
 import { countPreemption, PREEMPTED, readyReason, recreates, spotStatus } from './recovery.ts';
 import { logResource } from './resource-log.ts';
 import { statusAsIs, writeStatus } from './status-write.ts';
-import type { PauseDecision } from './operator-pause.ts';
 import type { ManagedWriter } from './writer.ts';
 
 export interface StatusReportOptions {

@@ -93,10 +93,7 @@ export const pausedBySchema = z
     reason: z.enum(PAUSE_REASONS).describe('Idle, DeadlineExceeded or BudgetExceeded.'),
     message: z.string().max(1024).describe('What the operator saw, in words.'),
     since: z.iso.datetime().describe('When the operator paused it.'),
-    generation: z
-      .int()
-      .min(0)
-      .describe('metadata.generation when it was paused: a newer spec resumes it.'),
+    generation: z.int().min(0).describe('metadata.generation when it was paused: a newer spec resumes it.'),
     resumeToken: z
       .string()
       .max(253)

@@ -16,6 +16,8 @@ import { serverlessTaskKind } from './serverless-task/schema.ts';
 // The registry of the operator's kinds: the CRD generator and the operator both iterate it. A new kind
 // is one folder (schema and adapter) and one line here.
 
+/** The annotation a resource's user sets to lift the operator's pause: part of the kinds' contract. */
+export { RESUME } from '../managed/annotations.ts';
 export type { Condition } from '../managed/status-schema.ts';
 export type { CustomResource, KindDefinition, PrinterColumn, ScaleSubresource } from './common/kind.ts';
 export { API_VERSION, CATEGORY, GROUP, resourceOf, VERSION } from './common/kind.ts';

@@ -98,18 +98,21 @@ function rejection(run: () => unknown): ReconcileError {
   assert.fail('expected a refusal');
 }
 
+/** A reservation of GPUs only. */
+const gpus = (count: number) => ({ gpus: count, perHour: 0, namespace: 'ns-a' });
+
 describe('Usage', () => {
   test('totals every metered kind and the reservations not yet done; a kind metered again counts once', () => {
     const usage = new Usage();
     assert.equal(usage.total(), 0);
-    usage.meter('Pod', { heldGpus: () => 3, counted: () => true });
-    usage.meter('Vm', { heldGpus: () => 1, counted: () => true });
+    usage.meter('Pod', { heldGpus: () => 3, counted: () => true, spendPerHour: () => 0 });
+    usage.meter('Vm', { heldGpus: () => 1, counted: () => true, spendPerHour: () => 0 });
     assert.equal(usage.total(), 4);
-    usage.meter('Vm', { heldGpus: () => 2, counted: () => true });
+    usage.meter('Vm', { heldGpus: () => 2, counted: () => true, spendPerHour: () => 0 });
     assert.equal(usage.total(), 5);
     let landed = false;
-    usage.reserve(4, () => landed);
-    usage.reserve(1, () => false);
+    usage.reserve(gpus(4), () => landed);
+    usage.reserve(gpus(1), () => false);
     assert.equal(usage.total(), 10);
     landed = true;
     assert.equal(usage.total(), 6);
@@ -119,8 +122,8 @@ describe('Usage', () => {
 
   test('a reservation of no GPUs, or fewer, counts nothing', () => {
     const usage = new Usage();
-    usage.reserve(0, () => false);
-    usage.reserve(-2, () => false);
+    usage.reserve(gpus(0), () => false);
+    usage.reserve(gpus(-2), () => false);
     assert.equal(usage.total(), 0);
   });
 
@@ -128,8 +131,8 @@ describe('Usage', () => {
     const usage = new Usage();
     assert.equal(usage.counted(), true, 'nothing metered, nothing to wait for');
     let listed = false;
-    usage.meter('Pod', { heldGpus: () => 0, counted: () => true });
-    usage.meter('Vm', { heldGpus: () => 0, counted: () => listed });
+    usage.meter('Pod', { heldGpus: () => 0, counted: () => true, spendPerHour: () => 0 });
+    usage.meter('Vm', { heldGpus: () => 0, counted: () => listed, spendPerHour: () => 0 });
     assert.equal(usage.counted(), false);
     listed = true;
     assert.equal(usage.counted(), true);

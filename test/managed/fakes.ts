@@ -70,6 +70,9 @@ export interface Widget {
 }
 
 /** A cloud of widgets for one organisation's key, with a log of every call and hooks to interleave. */
+/** What one unit of a widget costs per hour, in the budgets' dollars. */
+export const WIDGET_PRICE_PER_HOUR = 2;
+
 export class FakeCloud {
   readonly objects = new Map<string, Widget>();
   readonly calls: Array<{ op: string; id?: string | undefined }> = [];
@@ -159,8 +162,10 @@ export class FakeCloud {
       demand: async ({ spec }) => ({
         gpus: { types: ['W1'], count: spec.size ?? 1 },
         live: spec.paused !== true,
+        perHour: async () => (spec.size ?? 1) * WIDGET_PRICE_PER_HOUR,
       }),
       heldGpus: (widget) => (widget.status === 'RUNNING' ? widget.size : 0),
+      priceOf: async (widget) => (widget.status === 'RUNNING' ? widget.size * WIDGET_PRICE_PER_HOUR : 0),
       plan: async (mr, widget) => {
         const want = mr.spec.paused;
         if (want === true && widget.status === 'RUNNING') {

@@ -23,6 +23,7 @@ function recordingAdapter(changes: string[]): ExternalKind<unknown, Cloud> {
     isOwnCreate: async () => false,
     demand: async () => ({ live: true }),
     heldGpus: () => 0,
+    priceOf: async () => 0,
     create: async () => {
       changes.push('create');
       return { id: 'c-1' };

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { makeAccount, RotatingKey } from '../../src/managed/account-registry.ts';
-import { type Account, type AccountPolicy, Usage } from '../../src/managed/accounts.ts';
+import { type Account, type AccountPolicy, type BudgetLimit, Usage } from '../../src/managed/accounts.ts';
 import type { Demand } from '../../src/managed/demand.ts';
 import { ReconcileError } from '../../src/managed/errors.ts';
 import type { ActContext, ExternalKind, ManagedObject, Plan } from '../../src/managed/external-kind.ts';
@@ -26,7 +26,7 @@ function accountWith(policy: Partial<AccountPolicy>, live = 0, counted = true): 
     { requestTimeoutMs: 1000, requestsPerSecond: 100, logger: log, registry: new Registry() },
   );
   const usage = new Usage();
-  usage.meter('Widget', { heldGpus: () => live, counted: () => counted });
+  usage.meter('Widget', { heldGpus: () => live, counted: () => counted, spendPerHour: () => 0 });
   return { ...made, usage };
 }
 
@@ -81,6 +81,7 @@ async function refusal(promise: Promise<unknown>): Promise<ReconcileError> {
 }
 
 const gpus = (count: number, types: string[] = ['W1']) => ({ types, count });
+const creates = (cloud: FakeCloud) => cloud.calls.filter((call) => call.op === 'create').length;
 
 describe('a create is checked against the account policy', () => {
   const refusals: Array<{
@@ -430,5 +431,169 @@ describe('a step that adds GPUs', () => {
       clock,
     );
     assert.equal(await adapter.plan(mr, paused, ctx), waiting);
+  });
+});
+
+describe('budgets in dollars', () => {
+  /** A budget of `perHour`, on the whole account or on `namespaces`. */
+  const budget = (perHour: number, namespaces?: string[]): BudgetLimit => ({
+    name: namespaces ? 'team' : 'account',
+    perHour,
+    by: 'maxSpendPerHour',
+    accountWide: namespaces === undefined,
+    covers: (namespace) => namespaces === undefined || namespaces.includes(namespace),
+  });
+  /** An account whose live objects cost `spend` per hour, split by the namespace of each one's holder. */
+  const accountSpending = (budgets: BudgetLimit[], spend: Record<string, number>, priced = true) => {
+    const account = accountWith({ budgets }, 0);
+    account.usage.meter('Widget', {
+      heldGpus: () => 0,
+      counted: () => true,
+      spendPerHour: (scope) =>
+        priced
+          ? Object.entries(spend).reduce(
+              (sum, [namespace, perHour]) =>
+                sum + (scope(namespace === '-' ? undefined : namespace) ? perHour : 0),
+              0,
+            )
+          : undefined,
+    });
+    return account;
+  };
+  const pricedAt = (perHour: number | undefined): Demand => ({
+    live: true,
+    gpus: gpus(1),
+    perHour: async () => perHour,
+  });
+
+  test('a create that would go over is BudgetExceeded, retried later, and nothing is sent', async () => {
+    const cloud = new FakeCloud();
+    const account = accountSpending([budget(10)], { 'ns-a': 4, '-': 5 });
+    const adapter = guardedAdapter(kindAsking(cloud, pricedAt(1.5)), account, fakeCache(), clock);
+    const error = await refusal(adapter.create(mr, ctx));
+    assert.equal(error.reason, 'BudgetExceeded');
+    assert.equal(error.terminal, false);
+    assert.equal(
+      error.message,
+      'provider config acme: budget account: $1.50/h more would make $10.50/h, over its maxSpendPerHour of $10.00/h; retried as spend frees up',
+    );
+    assert.equal(creates(cloud), 0);
+    const fits = guardedAdapter(kindAsking(cloud, pricedAt(1)), account, fakeCache(), clock);
+    await fits.create(mr, ctx);
+    assert.equal(creates(cloud), 1, 'exactly up to the limit');
+  });
+
+  test("a namespaces' budget counts only the spend of resources of its namespaces", async () => {
+    const cloud = new FakeCloud();
+    // 8 per hour elsewhere (another namespace, and objects no resource holds) does not count against it.
+    const account = accountSpending([budget(3, ['ns-a'])], { 'ns-a': 2, 'ns-b': 5, '-': 3 });
+    await guardedAdapter(kindAsking(cloud, pricedAt(1)), account, fakeCache(), clock).create(mr, ctx);
+    const error = await refusal(
+      guardedAdapter(kindAsking(cloud, pricedAt(1.01)), account, fakeCache(), clock).create(mr, ctx),
+    );
+    assert.equal(error.reason, 'BudgetExceeded');
+    assert.match(error.message, /budget team: \$1\.01\/h more would make \$4\.01\/h/);
+    const other = { ...mr, metadata: { ...mr.metadata, namespace: 'ns-c' } };
+    await guardedAdapter(kindAsking(cloud, pricedAt(50)), account, fakeCache(), clock).create(other, ctx);
+    assert.equal(creates(cloud), 2, 'a namespace it does not cover is not held to it');
+  });
+
+  test('without a price, or before the live objects are priced, a covered create waits', async () => {
+    const cloud = new FakeCloud();
+    const unquoted = await refusal(
+      guardedAdapter(
+        kindAsking(cloud, pricedAt(undefined)),
+        accountSpending([budget(100)], {}),
+        fakeCache(),
+        clock,
+      ).create(mr, ctx),
+    );
+    assert.equal(unquoted.reason, 'BudgetExceeded');
+    assert.match(unquoted.message, /quotes no price/);
+    const pricing = await refusal(
+      guardedAdapter(
+        kindAsking(cloud, pricedAt(1)),
+        accountSpending([budget(100)], {}, false),
+        fakeCache(),
+        clock,
+      ).create(mr, ctx),
+    );
+    assert.equal(pricing.reason, 'UsageNotCounted');
+    assert.equal(pricing.terminal, false);
+    assert.equal(creates(cloud), 0);
+  });
+
+  test('no budget: no price is read at all', async () => {
+    const cloud = new FakeCloud();
+    let read = 0;
+    const demand: Demand = {
+      live: true,
+      gpus: gpus(1),
+      perHour: async () => {
+        read++;
+        return 1;
+      },
+    };
+    await guardedAdapter(kindAsking(cloud, demand), accountWith({}, 0), fakeCache(), clock).create(mr, ctx);
+    assert.equal(read, 0);
+  });
+
+  test('50 creates at once against a slow cloud and a budget that fits 10: exactly 10 are sent', async () => {
+    const cloud = new FakeCloud();
+    cloud.createDelayMs = 30;
+    const account = accountSpending([budget(10)], {});
+    const adapter = guardedAdapter(kindAsking(cloud, pricedAt(1)), account, fakeCache(), clock);
+    const results = await Promise.allSettled(Array.from({ length: 50 }, () => adapter.create(mr, ctx)));
+    const refused = results.filter((result) => result.status === 'rejected');
+    assert.equal(creates(cloud), 10);
+    assert.equal(refused.length, 40);
+    for (const result of refused) {
+      assert.ok(result.reason instanceof ReconcileError && result.reason.reason === 'BudgetExceeded');
+    }
+    assert.equal(
+      account.usage.spendPerHour(() => true),
+      10,
+      'reserved until the lists count them',
+    );
+  });
+
+  test('a resume or scale-up is weighed at what it adds beyond what the object costs now', async () => {
+    const cloud = new FakeCloud();
+    let ran = 0;
+    const plan: Plan = {
+      kind: 'act',
+      step: { reason: 'Scaling', describe: 'up', run: async () => void ran++ },
+    };
+    const running: Widget = {
+      id: '7',
+      name: 'w',
+      status: 'RUNNING',
+      size: 1,
+      spot: false,
+      createdAt: 0,
+      org: 'org-1',
+    };
+    // The object runs at size 1 (2 per hour, the fake's price); the spec asks size 3, at 6 per hour.
+    const demand: Demand = { live: true, gpus: gpus(3), perHour: async () => 6 };
+    const account = accountSpending([budget(7)], { 'ns-a': 2 });
+    const step = await guardedAdapter(kindAsking(cloud, demand, plan), account, fakeCache(), clock).plan(
+      mr,
+      running,
+      ctx,
+    );
+    assert.ok(step.kind === 'act');
+    await step.step.run();
+    assert.equal(ran, 1, '2 + 4 fits 7');
+    const tighter = accountSpending([budget(5.5)], { 'ns-a': 2 });
+    const refused = await guardedAdapter(kindAsking(cloud, demand, plan), tighter, fakeCache(), clock).plan(
+      mr,
+      running,
+      ctx,
+    );
+    assert.ok(refused.kind === 'act');
+    const error = await refusal(refused.step.run());
+    assert.equal(error.reason, 'BudgetExceeded');
+    assert.match(error.message, /\$4\.00\/h more would make \$6\.00\/h/);
+    assert.equal(ran, 1);
   });
 });

@@ -48,7 +48,11 @@ describe('idle stop', () => {
     assert.equal(widget.status, 'PAUSED');
     assert.equal(pausedBy(w)?.reason, 'Idle');
     assert.match(String(pausedBy(w)?.message), /at 2%/);
-    assert.deepEqual(w.api.get(KEY)?.spec, { idleBelowPercent: 5, paused: false, size: 1 }, 'late-initialised false, never rewritten');
+    assert.deepEqual(
+      w.api.get(KEY)?.spec,
+      { idleBelowPercent: 5, paused: false, size: 1 },
+      'late-initialised false, never rewritten',
+    );
     assert.equal(ready(w)?.reason, 'Idle');
     assert.deepEqual(
       w.recorded.fleet.filter((event) => event.startsWith('paused')),
@@ -177,5 +181,22 @@ describe('a deadline', () => {
     w.clock.advance(300_000);
     await w.settle(KEY);
     assert.equal(second.status, 'PAUSED', '600 s after the first object, not the second');
+  });
+});
+
+describe('a kind without deadlines', () => {
+  test('records no start time, whatever its objects say of when they were made', async () => {
+    const w = open();
+    const base = w.cloud.kind.bind(w.cloud);
+    // As an endpoint: no deadline, and no creation time the cloud reports.
+    w.cloud.kind = (org, name) => {
+      const { deadline: _none, ...kind } = base(org, name);
+      return { ...kind, createdAtOf: () => Number.POSITIVE_INFINITY };
+    };
+    w.api.create('w', {});
+    const { errors } = await w.settle(KEY);
+    assert.deepEqual(errors, []);
+    assert.equal(ready(w)?.reason, 'Running');
+    assert.equal(w.api.get(KEY)?.status?.startTime, undefined);
   });
 });

@@ -19,6 +19,8 @@ import {
 } from '../common/cloud.ts';
 import type { AdapterOptions } from '../common/registration.ts';
 import { cloudFieldsOf, presentStrings, sshEndpoint } from '../common/schema.ts';
+import { perHourOf, priceBookOf } from '../pricing/books.ts';
+import { gpuPodCloudPrice, gpuPodSpecPrice } from '../pricing/gpu-pod.ts';
 import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView } from './details.ts';
 import { checkIdle, IDLE_CHECK_CALLS, idleRuleOf } from './idle.ts';
 import type { GpuPodSpec, GpuPodStatus } from './schema.ts';
@@ -71,11 +73,13 @@ export function gpuPodAdapter(
           ? undefined
           : { types: [spec.gpuType], count: spec.gpuCount ?? 0 },
       live: !spec.paused,
+      perHour: async () => perHourOf(await gpuPodSpecPrice(priceBookOf(client), spec)),
       containerRegistryAuthId:
         spec.containerRegistryAuthId === undefined ? undefined : String(spec.containerRegistryAuthId),
     }),
     // A paused pod keeps its volume, not its GPUs.
     heldGpus: (pod) => (RELEASED.has(pod.status) || pod.resourceType === 'CPU' ? 0 : pod.gpuCount),
+    priceOf: async (pod) => perHourOf(await gpuPodCloudPrice(priceBookOf(client), pod)),
     plan: async (mr, pod) => plan(client, mr, pod),
     lateInit: {
       from: (pod) => ({
@@ -160,6 +164,10 @@ async function createRequest(
   const {
     paused: _paused,
     recoveryPolicy: _recovery,
+    // The operator's own: a pod create request is strict and refuses them.
+    activeDeadlineSeconds: _deadline,
+    deadlineAction: _deadlineAction,
+    idleStop: _idleStop,
     name: _name,
     environmentVars,
     containerRegistryAuthId,

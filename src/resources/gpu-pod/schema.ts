@@ -9,6 +9,7 @@ import {
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import {
+  activeDeadlineSecondsSchema,
   cloudIdSchema,
   environmentVariablesSchema,
   exposedPortSchema,
@@ -24,7 +25,6 @@ import {
   recoveryNeedsCreateAndDeleteRule,
   recoveryNeedsSpotRule,
   recoveryPolicySchema,
-  activeDeadlineSecondsSchema,
   regionSchema,
   sizeSchema,
 } from '../common/schema.ts';

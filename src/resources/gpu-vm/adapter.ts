@@ -4,6 +4,8 @@ import { CREATE_NAME } from '../../managed/annotations.ts';
 import { act, cloudName, type ExternalKind, type Readiness } from '../../managed/external-kind.ts';
 import { fingerprintOf, ignoreNotFound, readinessFrom, unlessNotFound } from '../common/cloud.ts';
 import { presentStrings, sshEndpoint } from '../common/schema.ts';
+import { perHourOf, priceBookOf } from '../pricing/books.ts';
+import { gpuVmCloudPrice, gpuVmSpecQuote } from '../pricing/gpu-vm.ts';
 import type { GpuVmSpec, GpuVmStatus } from './schema.ts';
 
 const readiness: Readonly<Record<string, Readiness>> = {
@@ -40,7 +42,12 @@ export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm
         ...(volumeMountPaths ? { volumeMountPaths } : {}),
       });
     },
-    demand: async ({ spec }) => ({ gpus: await types.gpusOf(spec.vmTypeId), live: true }),
+    demand: async ({ spec }) => ({
+      gpus: await types.gpusOf(spec.vmTypeId),
+      live: true,
+      perHour: async () => perHourOf((await gpuVmSpecQuote(priceBookOf(client), spec)).price),
+    }),
+    priceOf: async (vm) => perHourOf(await gpuVmCloudPrice(priceBookOf(client), vm)),
     heldGpus: (vm) => (vm.status === 'STOPPED' || vm.status === 'TERMINATED' ? 0 : vm.gpuCount),
     plan: async (mr, vm) => {
       const name = cloudName(mr);
@@ -73,7 +80,9 @@ export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm
     delete: (id) => ignoreNotFound(client.vms.terminate(id)),
     // A VM cannot pause: its schema requires deadlineAction Delete with a deadline.
     deadline: (spec) =>
-      spec.activeDeadlineSeconds === undefined ? undefined : { seconds: spec.activeDeadlineSeconds, action: 'Delete' },
+      spec.activeDeadlineSeconds === undefined
+        ? undefined
+        : { seconds: spec.activeDeadlineSeconds, action: 'Delete' },
     readiness: (_mr, vm) => readinessFrom(vm.status, readiness),
     phaseOf: (vm) => vm.status,
     statusOf: (vm): Partial<GpuVmStatus> => ({

@@ -4,6 +4,7 @@ import { baseStatusShape, deadlineStatusShape, spotStatusShape } from '../../man
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import {
+  activeDeadlineSecondsSchema,
   LATE_INITIALIZED,
   MANAGED_SPEC_FIELDS,
   managedSpecShape,
@@ -12,7 +13,6 @@ import {
   recoveryNeedsCreateAndDeleteRule,
   recoveryNeedsSpotRule,
   recoveryPolicySchema,
-  activeDeadlineSecondsSchema,
   regionSchema,
 } from '../common/schema.ts';
 

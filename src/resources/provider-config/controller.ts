@@ -21,6 +21,7 @@ import { ReconcileError } from '../../managed/errors.ts';
 import type { Condition } from '../../managed/status-schema.ts';
 import { resourceOf } from '../common/kind.ts';
 import { type ProviderConfigSpec, ProviderConfigSpecSchema, providerConfigKind } from './schema.ts';
+import { budgetCovers, hourlyLimit } from './verdicts.ts';
 
 /** Held while any managed resource uses the account, so deleting it never strands them. */
 export const CONFIG_FINALIZER = 'gpucloud.io/provider-config-in-use';
@@ -96,6 +97,18 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
       gpuTypes: spec.guardrails?.gpuTypes && new Set(spec.guardrails.gpuTypes),
       maxGpusPerResource: spec.guardrails?.maxGpusPerResource,
       maxLiveGpus: spec.guardrails?.maxLiveGpus,
+      budgets: spec.guardrails?.budgets?.map((budget) => ({
+        name: budget.name,
+        ...hourlyLimit(budget),
+        accountWide: budget.namespaces === undefined,
+        // A namespace whose labels are not known yet is covered: a budget errs on the side of counting.
+        covers: (namespace: string) =>
+          budgetCovers(
+            budget,
+            namespace,
+            namespaceInformer.store.get({ namespace: '', name: namespace })?.metadata.labels ?? {},
+          ) ?? true,
+      })),
     };
   };
 

@@ -18,6 +18,8 @@ import {
 import { hasMarker, ignoreNotFound, markerIn, readinessFrom } from '../common/cloud.ts';
 import type { AdapterContext } from '../common/registration.ts';
 import { cloudFieldsOf, presentStrings } from '../common/schema.ts';
+import { perHourOf, priceBookOf } from '../pricing/books.ts';
+import { serverlessEndpointCloudPrice, serverlessEndpointSpecPrice } from '../pricing/serverless-endpoint.ts';
 import { type Decision, QueueAutoscaler } from './autoscaler.ts';
 import { gpusPerWorker } from './gpus.ts';
 import type { ServerlessEndpointSpec, ServerlessEndpointStatus } from './schema.ts';
@@ -62,8 +64,11 @@ export function serverlessEndpointAdapter(
         count: (spec.workers ?? spec.autoscaling?.maxWorkers ?? 1) * gpusPerWorker(spec.resources),
       },
       live: !spec.stopped,
+      perHour: async () => perHourOf(await serverlessEndpointSpecPrice(priceBookOf(client), spec)),
       credentialId: spec.credentialId === undefined ? undefined : String(spec.credentialId),
     }),
+    // Its own perHourPrice: what its running workers cost now.
+    priceOf: async (endpoint) => perHourOf(serverlessEndpointCloudPrice(endpoint)),
     // Only a running endpoint's workers hold GPUs; each holds its resource's GPUs.
     heldGpus: (endpoint) =>
       endpoint.status === 'RUNNING' ? endpoint.runningWorkers * gpusPerWorker(endpoint.resources) : 0,

@@ -141,6 +141,7 @@ export function serverlessTaskAdapter(
     },
     demand: async () => ({ live: false }),
     heldGpus: () => 0,
+    priceOf: async () => 0,
     plan: async () => ({ kind: 'in-sync' }),
     finite: {
       outcomeOf: (phase) => (phase === 'SUCCESS' ? 'Complete' : phase === 'FAILED' ? 'Failed' : undefined),

@@ -1,0 +1,20 @@
+import type { GpuCloudClient } from '../../api/client.ts';
+import { offerSourceOf, type Price, PriceBook } from './price-book.ts';
+import { budgetWeight } from './spend.ts';
+
+const books = new WeakMap<GpuCloudClient, PriceBook>();
+
+/** The price book of the account `client` is for: one per account, shared by every kind's adapter. */
+export function priceBookOf(client: GpuCloudClient): PriceBook {
+  let book = books.get(client);
+  if (!book) {
+    book = new PriceBook(offerSourceOf(client));
+    books.set(client, book);
+  }
+  return book;
+}
+
+/** What a price weighs against a budget, per hour; undefined when nothing prices it. */
+export function perHourOf(price: Price): number | undefined {
+  return price.priced ? budgetWeight(price) : undefined;
+}
