@@ -21,6 +21,7 @@ import { readManifests } from '../console/manifests.ts';
 import { OUTPUT_FORMATS, type OutputFormat, type Printable, render } from '../console/output.ts';
 import { plan } from '../console/plan.ts';
 import { progressOn } from '../console/progress.ts';
+import { resume } from '../console/resume.ts';
 import { type Connections, explicitCredentials, resolveTarget, type Target } from '../console/target.ts';
 import { splitId } from '../resources/serverless-task/adapter.ts';
 
@@ -161,6 +162,16 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     synopsis: 'cost [-A]',
     summary: 'spend per hour and so far, per resource and namespace',
     flags: {},
+  },
+  resume: {
+    synopsis: 'resume gpupod/NAME',
+    summary: "lift the operator's pause (idle, deadline, budget)",
+    flags: {},
+    notes:
+      'Sets annotation gpucloud.io/resume on the resource to the time now: a write to the resource with\n' +
+      'your own RBAC (patch on gpupods), never a cloud call. The operator resumes the pod on its next\n' +
+      'reconcile; kubectl annotate gpupod NAME gpucloud.io/resume=... --overwrite does the same.\n' +
+      'A deadline that has passed pauses it again: raise spec.activeDeadlineSeconds instead.',
   },
   plan: {
     synopsis: 'plan -f FILE|DIR|- [-f ...]',
@@ -424,6 +435,13 @@ async function main(argv: string[]): Promise<number> {
     case 'cost':
       print(await cost(connections, flag(values, 'all-namespaces')));
       return EXIT.ok;
+    case 'resume': {
+      const [reference] = rest;
+      if (reference === undefined || rest.length > 1)
+        throw usageError('resume takes one resource: gpupod/NAME');
+      print(await resume(reference, connections, new Date()));
+      return EXIT.ok;
+    }
     case 'plan': {
       const files = texts(values, 'file') ?? [];
       if (files.length === 0) throw usageError('plan takes the manifests with -f FILE, -f DIRECTORY or -f -');
