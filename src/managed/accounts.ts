@@ -26,10 +26,11 @@ export interface AccountPolicy {
 /** One budget as the guardrails check it: its limit per hour, and whom it covers. */
 export interface BudgetLimit {
   readonly name: string;
-  /** US dollars per hour: its hourly limit, or its monthly one spread over a month, whichever is lower. */
-  readonly perHour: number;
-  /** Which of the budget's limits `perHour` is. */
-  readonly by: string;
+  /**
+   * US dollars per hour it allows now, and which of its limits that is: its hourly limit, or what its
+   * monthly one leaves spread over the month's hours left, whichever is lower.
+   */
+  limit(): { perHour: number; by: string };
   /** The whole account: every object its lists show, managed or not. Else only `covers` namespaces'. */
   readonly accountWide: boolean;
   /** Whether it covers resources of `namespace`. */

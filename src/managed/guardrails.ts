@@ -189,10 +189,11 @@ function checkBudget(
       false,
     );
   }
-  if (spend + adds.perHour > budget.perHour + 1e-9) {
+  const limit = budget.limit();
+  if (spend + adds.perHour > limit.perHour + 1e-9) {
     refuse(
       'BudgetExceeded',
-      `${name}: $${dollars(adds.perHour)}/h more would make $${dollars(spend + adds.perHour)}/h, over its ${budget.by} of $${dollars(budget.perHour)}/h; retried as spend frees up`,
+      `${name}: $${dollars(adds.perHour)}/h more would make $${dollars(spend + adds.perHour)}/h, over its ${limit.by} of $${dollars(limit.perHour)}/h; retried as spend frees up`,
       false,
     );
   }

@@ -93,6 +93,7 @@ export async function runOperator(
     clients,
     managed: registrations.map(({ definition }) => resourceOf(definition)),
     namespaces: config.namespace,
+    clock,
     log: logger.child({ controller: 'providerconfig' }),
   });
 

@@ -438,8 +438,7 @@ describe('budgets in dollars', () => {
   /** A budget of `perHour`, on the whole account or on `namespaces`. */
   const budget = (perHour: number, namespaces?: string[]): BudgetLimit => ({
     name: namespaces ? 'team' : 'account',
-    perHour,
-    by: 'maxSpendPerHour',
+    limit: () => ({ perHour, by: 'maxSpendPerHour' }),
     accountWide: namespaces === undefined,
     covers: (namespace) => namespaces === undefined || namespaces.includes(namespace),
   });

@@ -7,6 +7,7 @@ import { KubeApiError } from '../../kube/client.ts';
 import { type ObjectKey, objectMetaSchema } from '../../kube/object.ts';
 import { namespaces, objectPath, type ResourceType } from '../../kube/resource-type.ts';
 import { readSecret } from '../../kube/secrets.ts';
+import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/logger.ts';
 import {
   type AccountRegistry,
@@ -21,13 +22,16 @@ import { ReconcileError } from '../../managed/errors.ts';
 import type { Condition } from '../../managed/status-schema.ts';
 import { resourceOf } from '../common/kind.ts';
 import { type ProviderConfigSpec, ProviderConfigSpecSchema, providerConfigKind } from './schema.ts';
-import { budgetCovers, hourlyLimit } from './verdicts.ts';
+import { advance, limitPerHour, type SpendRecord, spendRecordSchema, worthWriting } from './spend-record.ts';
+import { budgetCovers } from './verdicts.ts';
 
 /** Held while any managed resource uses the account, so deleting it never strands them. */
 export const CONFIG_FINALIZER = 'gpucloud.io/provider-config-in-use';
 
 /** How soon a config is read again: a rotated key Secret is picked up within this. */
 const REREAD_MS = 5_000;
+/** The spend record is written at least this often while nothing else about it changes. */
+const SPEND_CHECKPOINT_MS = 60_000;
 
 const providerConfigs = resourceOf(providerConfigKind);
 
@@ -45,6 +49,7 @@ export interface ProviderConfigOptions {
   managed: readonly ResourceType[];
   /** The namespaces the managed kinds are watched in; all when empty. */
   namespaces: readonly string[];
+  clock: Clock;
   log: Logger;
 }
 
@@ -80,7 +85,12 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
     return users;
   };
 
-  const policyOf = (spec: ProviderConfigSpec): AccountPolicy => {
+  /** Each account's spend record, as last written to its status (or carried on from it). */
+  const spendRecords = new Map<string, SpendRecord>();
+  const monthToDate = (config: string, budget: string): number =>
+    spendRecords.get(config)?.budgets?.find((entry) => entry.name === budget)?.monthToDate ?? 0;
+
+  const policyOf = (name: string, spec: ProviderConfigSpec): AccountPolicy => {
     const names = new Set(spec.namespaces.names ?? []);
     const selector = spec.namespaces.selector;
     const ids = (values: readonly number[] | undefined) => values && new Set(values.map(String));
@@ -99,7 +109,7 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
       maxLiveGpus: spec.guardrails?.maxLiveGpus,
       budgets: spec.guardrails?.budgets?.map((budget) => ({
         name: budget.name,
-        ...hourlyLimit(budget),
+        limit: () => limitPerHour(budget, monthToDate(name, budget.name), options.clock.now()),
         accountWide: budget.namespaces === undefined,
         // A namespace whose labels are not known yet is covered: a budget errs on the side of counting.
         covers: (namespace: string) =>
@@ -133,7 +143,7 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
       return known;
     }
     const rotating = new RotatingKey(key, () => readKey(spec));
-    const account = makeAccount(name, spec.apiUrl, rotating, policyOf(spec), options.clients, {
+    const account = makeAccount(name, spec.apiUrl, rotating, policyOf(name, spec), options.clients, {
       requestsPerSecond: spec.requestsPerSecond,
       pollIntervalMs: spec.pollIntervalSeconds === undefined ? undefined : spec.pollIntervalSeconds * 1000,
     });
@@ -169,16 +179,26 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
     }
   };
 
-  const writeStatus = async (config: StoredConfig, ready: ConditionInput, users: number): Promise<void> => {
+  const writeStatus = async (
+    config: StoredConfig,
+    ready: ConditionInput,
+    users: number,
+    spend?: SpendRecord,
+  ): Promise<void> => {
     const current = configStatus.safeParse(config.status ?? {});
     const before = current.success ? current.data : {};
     const conditions = mergeConditions(
       before.conditions,
       [ready],
       config.metadata.generation ?? 0,
-      new Date(),
+      new Date(options.clock.now()),
     );
-    const next = { conditions, users, observedGeneration: config.metadata.generation ?? 0 };
+    const next = {
+      conditions,
+      users,
+      observedGeneration: config.metadata.generation ?? 0,
+      spend: spend ?? before.spend,
+    };
     if (JSON.stringify(stripTimes(before)) === JSON.stringify(stripTimes(next))) return;
     await manager.client.request(z.unknown(), {
       method: 'PATCH',
@@ -199,13 +219,14 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
     if (!raw) {
       accounts.delete(key.name);
       generations.delete(key.name);
+      spendRecords.delete(key.name);
       proven.delete(key.name);
       return {};
     }
     const config = storedConfig.parse(raw);
     const finalizers = config.metadata.finalizers ?? [];
     const parsed = ProviderConfigSpecSchema.safeParse(config.spec);
-    const users = usersOf(key.name, parsed.success ? policyOf(parsed.data) : undefined);
+    const users = usersOf(key.name, parsed.success ? policyOf(key.name, parsed.data) : undefined);
     if (config.metadata.deletionTimestamp) {
       if (users > 0) {
         const message = `${users} resources still use this account; delete them or point them elsewhere first`;
@@ -214,6 +235,7 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
       }
       accounts.delete(key.name);
       generations.delete(key.name);
+      spendRecords.delete(key.name);
       if (finalizers.includes(CONFIG_FINALIZER)) {
         await setFinalizers(
           config,
@@ -245,8 +267,44 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
       if (known) known.problem = notReady(error.message);
       condition = { type: 'Ready', status: 'False', reason: error.reason, message: error.message };
     }
-    await writeStatus(config, condition, users);
+    await writeStatus(config, condition, users, spendNow(config, parsed.data));
     return { requeueAfterMs: REREAD_MS };
+  };
+
+  /**
+   * The account's spend record carried forward to now, when it is worth writing; undefined while the
+   * account's live objects are not all priced (the next reconcile counts the gap), or nothing changed.
+   */
+  const spendNow = (config: StoredConfig, spec: ProviderConfigSpec): SpendRecord | undefined => {
+    const name = config.metadata.name;
+    const { usage } = accounts.get(name)?.account ?? {};
+    if (!usage) return undefined;
+    const stored = configStatus.safeParse(config.status ?? {});
+    const before = spendRecords.get(name) ?? (stored.success ? stored.data.spend : undefined);
+    const perHour = usage.spendPerHour(() => true);
+    const policy = accounts.get(name)?.account.policy;
+    const budgets = (spec.guardrails?.budgets ?? []).map((budget) => {
+      const limits = policy?.budgets?.find((limit) => limit.name === budget.name);
+      const covered = limits?.accountWide
+        ? () => true
+        : (namespace: string | undefined) => namespace !== undefined && (limits?.covers(namespace) ?? false);
+      return { budget, perHour: usage.spendPerHour(covered) };
+    });
+    if (perHour === undefined || budgets.some(({ perHour: rate }) => rate === undefined)) return undefined;
+    const now = options.clock.now();
+    const next = advance(
+      before,
+      now,
+      perHour,
+      budgets.map(({ budget, perHour: rate }) => ({
+        name: budget.name,
+        perHour: rate ?? 0,
+        limit: (spent: number) => limitPerHour(budget, spent, now).perHour,
+      })),
+    );
+    if (before !== undefined && !worthWriting(before, next, SPEND_CHECKPOINT_MS)) return undefined;
+    spendRecords.set(name, next);
+    return next;
   };
 
   manager.addController({
@@ -268,6 +326,7 @@ const configStatus = z.looseObject({
   conditions: z.array(z.custom<Condition>((value) => typeof value === 'object' && value !== null)).optional(),
   users: z.number().optional(),
   observedGeneration: z.number().optional(),
+  spend: spendRecordSchema.optional().catch(undefined),
 });
 
 function ready(): ConditionInput {

@@ -3,6 +3,7 @@ import { listMap, withRules } from '../../kube/schema-meta.ts';
 import { conditionSchema } from '../../managed/status-schema.ts';
 import { defineKind } from '../common/kind.ts';
 import { cloudIdSchema, dnsSubdomainSchema, gpuTypeSchema } from '../common/schema.ts';
+import { spendRecordSchema } from './spend-record.ts';
 
 const KIND = 'ProviderConfig';
 
@@ -184,6 +185,7 @@ export const ProviderConfigStatusSchema = z
       .optional()
       .describe('Ready: the API key was read and the cloud accepted it.'),
     users: z.int().min(0).optional().describe('Managed resources that use this account now.'),
+    spend: spendRecordSchema.optional(),
     observedGeneration: z.int().min(0).optional().describe('metadata.generation the status describes.'),
   })
   .describe('Observed state of the account.');
@@ -202,6 +204,18 @@ export const providerConfigKind = defineKind({
   columns: [
     { name: 'API URL', type: 'string', jsonPath: '.spec.apiUrl', description: 'Base URL of the API.' },
     { name: 'Users', type: 'integer', jsonPath: '.status.users', description: 'Resources that use it.' },
+    {
+      name: 'Spend/h',
+      type: 'number',
+      jsonPath: '.status.spend.perHour',
+      description: 'Dollars per hour its live objects cost now.',
+    },
+    {
+      name: 'Month To Date',
+      type: 'number',
+      jsonPath: '.status.spend.monthToDate',
+      description: 'Dollars spent this month (UTC), as counted.',
+    },
   ],
   phaseColumn: false,
 });
