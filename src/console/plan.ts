@@ -23,6 +23,7 @@ import {
   spendRate,
 } from '../resources/pricing/spend.ts';
 import { ProviderConfigSpecSchema } from '../resources/provider-config/schema.ts';
+import { monthOf, type SpendRecord, spendRecordSchema } from '../resources/provider-config/spend-record.ts';
 import {
   type AccountLimits,
   type AccountView,
@@ -191,7 +192,10 @@ class ClusterReader {
 const namespaceSchema = z.looseObject({
   metadata: z.looseObject({ labels: z.record(z.string(), z.string()).optional() }),
 });
-const providerConfigSchema = z.looseObject({ spec: z.unknown() });
+const providerConfigSchema = z.looseObject({
+  spec: z.unknown(),
+  status: z.looseObject({ spend: spendRecordSchema.optional().catch(undefined) }).optional(),
+});
 const resourceSchema = z.looseObject({
   metadata: z.looseObject({ name: z.string(), namespace: z.string().optional() }),
   spec: z.looseObject({ providerConfigRef: z.object({ name: z.string() }).optional() }).optional(),
@@ -213,6 +217,8 @@ interface Account {
   readonly objects: readonly CloudObject[];
   readonly spend: SpendRate;
   readonly liveGpus: number;
+  /** What the operator last recorded of the account's spend (its ProviderConfig status). */
+  readonly record?: SpendRecord | undefined;
 }
 
 async function openAccount(name: string, cluster: ClusterReader, connections: Connections): Promise<Account> {
@@ -223,7 +229,9 @@ async function openAccount(name: string, cluster: ClusterReader, connections: Co
   let refusal: string | undefined;
   let credentials: { apiUrl: string; apiKey: string } | undefined;
   let from: string;
+  let record: SpendRecord | undefined;
   if ('found' in config) {
+    record = config.found.status?.spend;
     const spec = ProviderConfigSpecSchema.safeParse(config.found.spec);
     from = `ProviderConfig ${name}`;
     if (spec.success) {
@@ -269,6 +277,7 @@ async function openAccount(name: string, cluster: ClusterReader, connections: Co
     problem,
     refusal,
     from,
+    record,
     client,
     book,
     objects,
@@ -455,6 +464,11 @@ export async function plan(
         problem: account.problem,
         liveGpus: account.liveGpus,
         budgetSpend: await budgetSpend(account, claimsOnce, labelsOf),
+        monthToDate: (budget) =>
+          account.record?.month === monthOf(Date.now())
+            ? (account.record.budgets?.find((entry) => entry.name === budget)?.monthToDate ?? 0)
+            : 0,
+        now: Date.now(),
         labelsOf,
       };
       const judged = judgeAccount(

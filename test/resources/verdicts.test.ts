@@ -7,7 +7,6 @@ import type { SpendRate } from '../../src/resources/pricing/spend.ts';
 import { ProviderConfigSpecSchema } from '../../src/resources/provider-config/schema.ts';
 import {
   type AccountView,
-  hourlyLimit,
   judgeAccount,
   type PlannedItem,
 } from '../../src/resources/provider-config/verdicts.ts';
@@ -61,6 +60,9 @@ function spend(perHour: number, unpriced = 0): SpendRate {
   };
 }
 
+/** The first instant of a 720-hour month. */
+const NOVEMBER = Date.parse('2026-11-01T00:00:00Z');
+
 function account(
   spec: ReturnType<typeof config>,
   budgetSpend: Record<string, SpendRate | { unknown: string }> = {},
@@ -71,6 +73,8 @@ function account(
     budgetSpend: new Map(Object.entries(budgetSpend)),
     labelsOf: () => ({}),
     liveGpus: 0,
+    monthToDate: () => 0,
+    now: NOVEMBER,
     ...extra,
   };
 }
@@ -97,21 +101,14 @@ describe('budget verdicts', () => {
     assert.match(budget?.message ?? '', /^2\.0000 USD\/h now; it would refuse 1 of the plan's resources/);
   });
 
-  it('a monthly budget limits the rate to maxSpendPerMonth / 730, whichever limit is lower', () => {
-    assert.deepEqual(hourlyLimit({ name: 'm', maxSpendPerMonth: 730 }), {
-      perHour: 1,
-      by: 'maxSpendPerMonth',
-    });
-    assert.deepEqual(hourlyLimit({ name: 'b', maxSpendPerMonth: 7300, maxSpendPerHour: 5 }), {
-      perHour: 5,
-      by: 'maxSpendPerHour',
-    });
-    const spec = config({ budgets: [{ name: 'month', maxSpendPerMonth: 1460 }] });
+  it('a monthly budget limits the rate to what the month leaves over the hours left, as the operator does', () => {
+    // At the first instant of November (720 hours), with nothing spent: 1440 / 720 = 2 per hour.
+    const spec = config({ budgets: [{ name: 'month', maxSpendPerMonth: 1440 }] });
     const judged = judgeAccount([item(1.5), item(0.6)], account(spec, { month: spend(0) }));
     assert.deepEqual(judged.items.map(outcomes), [['budget month: allowed'], ['budget month: refused']]);
     assert.match(
       judged.items[1]?.[1]?.message ?? '',
-      /over its maxSpendPerMonth of 1460\.0000 USD \(2\.0000 USD\/h\)/,
+      /over its maxSpendPerMonth \(what it leaves this month: 2\.0000 USD\/h for the hours left\)/,
     );
   });
 
@@ -193,6 +190,8 @@ describe('budget verdicts', () => {
     );
     const blind = judgeAccount([item(1)], {
       budgetSpend: new Map(),
+      monthToDate: () => 0,
+      now: NOVEMBER,
       labelsOf: () => undefined,
       problem: 'no cluster to read ProviderConfig team-a from',
     });

@@ -16,9 +16,6 @@ const labelSelectorSchema = z
   })
   .describe('Namespaces by label; an empty selector matches every namespace.');
 
-/** Hours in an average month (365 × 24 / 12): a monthly budget is checked as this many hours at the spend rate. */
-export const HOURS_PER_MONTH = 730;
-
 const budgetSchema = withRules(
   z
     .object({
@@ -66,9 +63,9 @@ const budgetSchema = withRules(
         .max(1_000_000_000)
         .optional()
         .describe(
-          `Most US dollars per month at the current spend rate: checked as the hourly rate × ${HOURS_PER_MONTH} ` +
-            `hours, so it limits the rate to maxSpendPerMonth / ${HOURS_PER_MONTH} per hour. It is not a ` +
-            "record of what was spent this month: the cloud's API has no billing ledger.",
+          'Most US dollars per calendar month (UTC). The operator counts the month to date (status.spend, ' +
+            'integrated from the spend rate and checkpointed) and allows per hour what the month leaves, ' +
+            'spread over its hours left: at the first instant of a month, maxSpendPerMonth over its hours.',
         ),
     })
     .describe(

@@ -1,5 +1,6 @@
 import { budgetWeight, type Estimate, type SpendRate } from '../pricing/spend.ts';
-import { type Budget, HOURS_PER_MONTH, type ProviderConfigSpec } from './schema.ts';
+import type { Budget, ProviderConfigSpec } from './schema.ts';
+import { limitPerHour } from './spend-record.ts';
 
 /*
  * What an account's guardrails and budgets make of resources about to be created, worked out before
@@ -47,21 +48,14 @@ export interface AccountView {
   readonly budgetSpend: ReadonlyMap<string, SpendRate | { readonly unknown: string }>;
   /** A namespace's labels; undefined when they could not be read. */
   labelsOf(namespace: string): Readonly<Record<string, string>> | undefined;
+  /** What the budget has spent this month, as the operator recorded it (0 when it has not). */
+  monthToDate(budget: string): number;
+  /** Epoch ms: the month's hours left count from here. */
+  readonly now: number;
 }
 
-/** A budget's limit per hour: the lower of its hourly limit and its monthly one spread over a month. */
-export interface HourlyLimit {
-  readonly perHour: number;
-  readonly by: 'maxSpendPerHour' | 'maxSpendPerMonth';
-}
-
-export function hourlyLimit(budget: Budget): HourlyLimit {
-  const hourly = budget.maxSpendPerHour ?? Number.POSITIVE_INFINITY;
-  const monthly = (budget.maxSpendPerMonth ?? Number.POSITIVE_INFINITY) / HOURS_PER_MONTH;
-  return monthly < hourly
-    ? { perHour: monthly, by: 'maxSpendPerMonth' }
-    : { perHour: hourly, by: 'maxSpendPerHour' };
-}
+/** A budget's limit per hour, as the operator checks it (spend-record.ts). */
+export type HourlyLimit = ReturnType<typeof limitPerHour>;
 
 /** A set of namespaces as the ProviderConfig names them: by name, or by label. */
 type NamespaceSet = NonNullable<Budget['namespaces']>;
@@ -137,7 +131,7 @@ export function judgeAccount(items: readonly PlannedItem[], account: AccountView
   let liveGpus = account.liveGpus;
   const budgets = (guardrails?.budgets ?? []).map((budget) => ({
     budget,
-    limit: hourlyLimit(budget),
+    limit: limitPerHour(budget, account.monthToDate(budget.name), account.now),
     spend: account.budgetSpend.get(budget.name),
     adding: 0,
     refused: 0,
@@ -299,7 +293,7 @@ function priceVerdict({ estimate: { price } }: PlannedItem): Verdict[] {
 function limitText(limit: HourlyLimit): string {
   return limit.by === 'maxSpendPerHour'
     ? `maxSpendPerHour of ${money(limit.perHour)} USD/h`
-    : `maxSpendPerMonth of ${money(limit.perHour * HOURS_PER_MONTH)} USD (${money(limit.perHour)} USD/h)`;
+    : `maxSpendPerMonth (what it leaves this month: ${money(limit.perHour)} USD/h for the hours left)`;
 }
 
 function namespacesText(set: NamespaceSet): string {
