@@ -129,6 +129,8 @@ describe('the operator reads the container the chart renders', () => {
         apiTimeoutSeconds: 45,
         detailsCallsPerSecond: 1,
         detailsIntervalSeconds: 600,
+        idleChecksPerSecond: 3,
+        idleCheckIntervalSeconds: 120,
         queueIntervalSeconds: 20,
         resyncMinutes: 30,
         defaultAdoption: false,

@@ -11,6 +11,7 @@ import { createClientMetrics } from '../../src/api/client-metrics.ts';
 import { RuntimeMetrics } from '../../src/controller/metrics.ts';
 import { FleetMetrics } from '../../src/managed/fleet-metrics.ts';
 import { API_VERSION, serverlessEndpointKind } from '../../src/resources/kinds.ts';
+import { registerSpendMetrics } from '../../src/resources/provider-config/spend-metrics.ts';
 import { DASHBOARD_FILE, dashboardQueries } from '../../tools/grafana/dashboard.ts';
 import { REPO_ROOT } from '../../tools/helm/artifacts.ts';
 import { ensurePromtool } from '../../tools/prometheus/ensure.ts';
@@ -27,6 +28,7 @@ async function exportedNames(): Promise<Set<string>> {
   new RuntimeMetrics(registry);
   createClientMetrics(registry, 'default');
   new FleetMetrics(registry, () => true);
+  registerSpendMetrics(registry, new Map());
   const names = new Set<string>();
   for (const metric of await registry.getMetricsAsJSON()) {
     names.add(metric.name);
@@ -117,7 +119,7 @@ describe('the alert rules through promtool', () => {
     const rendered = await renderChart({
       values: {
         metrics: {
-          prometheusRule: { enabled: true, spendBudgetDollarsPerHour: 250, labels: { release: 'kps' } },
+          prometheusRule: { enabled: true, budgetAlertPercent: 75, labels: { release: 'kps' } },
         },
       },
     });
@@ -129,7 +131,7 @@ describe('the alert rules through promtool', () => {
     await writeFile(path, dump({ groups }));
     const { stdout } = await run(promtool, ['check', 'rules', path]);
     assert.match(stdout, /SUCCESS: 8 rules found/);
-    const expected = alertGroups({ ...DEFAULT_THRESHOLDS, spendBudgetDollarsPerHour: '250' });
+    const expected = alertGroups({ ...DEFAULT_THRESHOLDS, budgetAlertPercent: '75' });
     assert.deepEqual(
       load(dump(groups)),
       load(dump(expected)),

@@ -3,6 +3,7 @@ import { createClientMetrics } from '../../src/api/client-metrics.ts';
 import { RuntimeMetrics } from '../../src/controller/metrics.ts';
 import { FleetMetrics } from '../../src/managed/fleet-metrics.ts';
 import { kinds } from '../../src/resources/kinds.ts';
+import { registerSpendMetrics } from '../../src/resources/provider-config/spend-metrics.ts';
 import { buildCrd } from '../crd/crd.ts';
 import type { StructuralSchema } from '../crd/structural-schema.ts';
 
@@ -106,6 +107,7 @@ export async function metricsReference(): Promise<string> {
   new RuntimeMetrics(registry);
   createClientMetrics(registry, 'default');
   new FleetMetrics(registry, () => true);
+  registerSpendMetrics(registry, new Map());
   const metrics = await registry.getMetricsAsJSON();
   const rows = metrics
     .map((metric) => `| \`${metric.name}\` | ${metric.type} | ${escapeCell(metric.help)} |`)

@@ -357,12 +357,13 @@ export const valuesSchema = z
                 'Create a Prometheus Operator PrometheusRule with the alerts of docs/observability.md.',
               ),
             labels: stringMap('Extra labels, e.g. the one your Prometheus selects rules by.'),
-            spendBudgetDollarsPerHour: z
+            budgetAlertPercent: z
               .number()
               .positive()
-              .default(100)
+              .max(100)
+              .default(90)
               .describe(
-                'GpucloudSpendOverBudget fires when the fleet spends more than this, in dollars an hour.',
+                "GpucloudBudgetNearlySpent fires when what a ProviderConfig budget covers costs more than this percentage of the budget's limit per hour: the limit is the budget's own, set in the ProviderConfig.",
               ),
             notReadyMinutes: z
               .int()

@@ -3,13 +3,13 @@
 
 /** Thresholds a user sets: plain numbers in the rules file, Helm value references in the chart. */
 export interface Thresholds {
-  spendBudgetDollarsPerHour: string;
+  budgetAlertPercent: string;
   notReadyMinutes: string;
   deletionStuckMinutes: string;
 }
 
 export const DEFAULT_THRESHOLDS: Thresholds = {
-  spendBudgetDollarsPerHour: '100',
+  budgetAlertPercent: '90',
   notReadyMinutes: '30',
   deletionStuckMinutes: '15',
 };
@@ -98,12 +98,12 @@ export function alertGroups(t: Thresholds): Array<{ name: string; rules: AlertRu
           'Not Ready for {{ $value | humanizeDuration }}; its Ready and Synced conditions say why.',
         ),
         rule(
-          'GpucloudSpendOverBudget',
-          `sum(gpucloud_spend_rate_dollars_per_hour) > ${t.spendBudgetDollarsPerHour}`,
+          'GpucloudBudgetNearlySpent',
+          `max by (provider_config, budget) (gpucloud_budget_spend_dollars_per_hour / gpucloud_budget_limit_dollars_per_hour) * 100 > ${t.budgetAlertPercent}`,
           '15m',
           'warning',
-          'GPU cloud spend is above its budget',
-          'The fleet spends {{ $value | humanize }} dollars an hour; see gpucloud_spend_rate_dollars_per_hour by namespace.',
+          'Budget {{ $labels.budget }} of ProviderConfig {{ $labels.provider_config }} is nearly spent',
+          'What it covers costs {{ $value | humanize }}% of what it allows per hour; creates beyond it are refused (BudgetExceeded). Its status.spend says more.',
         ),
       ],
     },
@@ -115,7 +115,7 @@ export const RULES_FILE = 'deploy/prometheus/gpucloud-operator.rules.yaml';
 
 /** The plain rules file, with the default thresholds (edit them in a copy, or use the chart's values). */
 export function plainRulesFile(dump: (value: unknown) => string): string {
-  return `# ${GENERATED}\n# Thresholds: spend budget ${DEFAULT_THRESHOLDS.spendBudgetDollarsPerHour} $/h, not Ready ${DEFAULT_THRESHOLDS.notReadyMinutes} min, deletion stuck ${DEFAULT_THRESHOLDS.deletionStuckMinutes} min.\n${dump({ groups: alertGroups(DEFAULT_THRESHOLDS) })}`;
+  return `# ${GENERATED}\n# Thresholds: budget alert at ${DEFAULT_THRESHOLDS.budgetAlertPercent}% of a budget's limit, not Ready ${DEFAULT_THRESHOLDS.notReadyMinutes} min, deletion stuck ${DEFAULT_THRESHOLDS.deletionStuckMinutes} min.\n${dump({ groups: alertGroups(DEFAULT_THRESHOLDS) })}`;
 }
 
 /**
@@ -125,7 +125,7 @@ export function plainRulesFile(dump: (value: unknown) => string): string {
 export function prometheusRuleTemplate(dump: (value: unknown) => string): string {
   const value = (key: keyof Thresholds) => `@@${key}@@`;
   const groups = alertGroups({
-    spendBudgetDollarsPerHour: value('spendBudgetDollarsPerHour'),
+    budgetAlertPercent: value('budgetAlertPercent'),
     notReadyMinutes: value('notReadyMinutes'),
     deletionStuckMinutes: value('deletionStuckMinutes'),
   });

@@ -22,6 +22,7 @@ import { ReconcileError } from '../../managed/errors.ts';
 import type { Condition } from '../../managed/status-schema.ts';
 import { resourceOf } from '../common/kind.ts';
 import { type ProviderConfigSpec, ProviderConfigSpecSchema, providerConfigKind } from './schema.ts';
+import { registerSpendMetrics } from './spend-metrics.ts';
 import { advance, limitPerHour, type SpendRecord, spendRecordSchema, worthWriting } from './spend-record.ts';
 import { budgetCovers } from './verdicts.ts';
 
@@ -87,6 +88,7 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
 
   /** Each account's spend record, as last written to its status (or carried on from it). */
   const spendRecords = new Map<string, SpendRecord>();
+  registerSpendMetrics(manager.registry, spendRecords);
   const monthToDate = (config: string, budget: string): number =>
     spendRecords.get(config)?.budgets?.find((entry) => entry.name === budget)?.monthToDate ?? 0;
 
