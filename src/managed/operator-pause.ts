@@ -129,6 +129,13 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
     }
     schedule.track(key);
     if (!schedule.isDue(key)) return undefined;
+    // Idle for the window means idle since the object last came up: its samples from before a pause (one
+    // its user just lifted, say) say nothing of this run, and a pause shorter than the check's slack
+    // leaves no gap in them. Ready=True since before the window is when it came up, as the status says.
+    if (!(readySince(mr) <= now - rule.forMinutes * 60_000)) {
+      schedule.fetched(key, {});
+      return undefined;
+    }
     let found: string | undefined;
     try {
       found = await idle.check(cloud, rule, now);
@@ -140,6 +147,12 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
     }
     return found;
   }
+}
+
+/** Since when the resource has been Ready, in epoch ms; NaN while it is not. */
+function readySince(mr: ManagedObject<unknown>): number {
+  const ready = mr.status?.conditions?.find((condition) => condition.type === 'Ready');
+  return ready?.status === 'True' ? Date.parse(ready.lastTransitionTime) : Number.NaN;
 }
 
 /** A cloud time as RFC 3339; undefined when the cloud gave none that reads (a deadline then waits for one). */

@@ -8,6 +8,8 @@ import { conditionOf, type WidgetWorld, widgetWorld } from './fakes.ts';
 // lifted only by the resource's user; and a deadline that deletes for good.
 
 const KEY = 'ns-a/w';
+/** The fake kind's idle window (30 minutes), and a moment: an object Ready this long ago may be idle. */
+const IDLE_WINDOW_MS = 30 * 60_000 + 1_000;
 const AT = { namespace: 'ns-a', name: 'w' };
 let world: WidgetWorld;
 
@@ -42,6 +44,7 @@ describe('idle stop', () => {
     await w.settle(KEY);
     const widget = objectOf(w);
     assert.ok(widget);
+    w.clock.advance(IDLE_WINDOW_MS);
     w.cloud.utilization.set(widget.id, 2);
     await untilIdleChecked(w, 1);
     await w.settle(KEY);
@@ -70,6 +73,7 @@ describe('idle stop', () => {
     await w.settle(KEY);
     const widget = objectOf(w);
     assert.ok(widget);
+    w.clock.advance(IDLE_WINDOW_MS);
     await untilIdleChecked(w, 1);
     w.cloud.utilization.set(widget.id, 50);
     await w.settle(KEY);
@@ -93,19 +97,24 @@ describe('idle stop', () => {
     await w.settle(KEY);
     const widget = objectOf(w);
     assert.ok(widget);
+    w.clock.advance(IDLE_WINDOW_MS);
     w.cloud.utilization.set(widget.id, 1);
     await untilIdleChecked(w, 1);
     await w.settle(KEY);
     assert.equal(widget.status, 'PAUSED');
-    // Its utilisation is not read while paused, and reads nothing when resumed until a new window.
-    w.cloud.utilization.delete(widget.id);
     w.api.annotate(KEY, { [RESUME]: '2026-11-26T10:00:00Z' });
     await w.settle(KEY);
     assert.equal(widget.status, 'RUNNING');
     assert.equal(pausedBy(w), undefined);
     assert.ok(w.reasonsOf(KEY).includes('Resumed'));
+    // Its samples from before the pause still read idle, but say nothing of this run: no check, no
+    // pause, until it has been up for a whole window again.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    await w.settle(KEY);
+    assert.equal(mutations(w, 'idle'), 1, 'not looked at again within a window of the resume');
+    assert.equal(widget.status, 'RUNNING', 'not paused again at once');
 
-    w.cloud.utilization.set(widget.id, 1);
+    w.clock.advance(IDLE_WINDOW_MS);
     await untilIdleChecked(w, 2);
     await w.settle(KEY);
     assert.equal(widget.status, 'PAUSED', 'idle again: paused again');
