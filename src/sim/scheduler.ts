@@ -70,6 +70,10 @@ export class Scheduler {
       }
     }
     this.#clock.skip(Math.max(0, target - this.#clock.now()));
+    // An action run above may have armed a timer from the clock as it stood mid-advance: arm afresh.
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerDue = Number.POSITIVE_INFINITY;
     this.#arm();
   }
 
