@@ -24,10 +24,11 @@ export async function resume(reference: string, connections: Connections, now: D
   const namespace = connections.namespace ?? 'default';
   const kube = await kubeClient(connections);
   const token = now.toISOString();
+  const resource = resourceOf(definition);
   const patched = await kube
     .request(pausedSchema, {
       method: 'PATCH',
-      path: objectPath(resourceOf(definition), { namespace, name }),
+      path: objectPath(resource, { namespace, name }),
       patchType: 'application/merge-patch+json',
       body: { metadata: { annotations: { [RESUME]: token } } },
     })
@@ -36,6 +37,17 @@ export async function resume(reference: string, connections: Connections, now: D
         throw new CommandError(
           `${kind} ${namespace}/${name} not found: check the name and -n`,
           EXIT.notFound,
+        );
+      }
+      if (isStatus(error, 403)) {
+        // Which permission the command needs, then the apiserver's own words (they name the user). Exit 1,
+        // as for any other failure of the apiserver.
+        const prefix = `${error.method} ${error.path}: HTTP 403 ${error.reason}: `;
+        const said = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+        throw new CommandError(
+          `forbidden: resuming ${kind} ${namespace}/${name} needs patch on ${resource.plural} ` +
+            `(API group ${resource.group}) in namespace ${namespace}; the apiserver refused it: ${said}`,
+          EXIT.cloud,
         );
       }
       throw error;
