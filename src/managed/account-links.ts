@@ -148,7 +148,13 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
       clock,
       log: log.child({ account: account.name }),
     });
-    const adapter = fencedAdapter(guardedAdapter(base, account, cache, clock), () => this.#o.mayAct());
+    const counted = {
+      has: (id: string) => cache.has(id),
+      claimed: (id: string) => this.#o.store.claimsOn(id).length > 0,
+      listedSince: (at: number) => cache.listedSince(at),
+      requestRefresh: () => cache.requestRefresh(),
+    };
+    const adapter = fencedAdapter(guardedAdapter(base, account, counted, clock), () => this.#o.mayAct());
     if (this.#o.metering) {
       const prices = new ObjectPrices(base, log);
       // An object's namespace is its holder's; one no resource holds counts only for account-wide budgets.

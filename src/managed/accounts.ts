@@ -35,10 +35,19 @@ export interface BudgetLimit {
   readonly accountWide: boolean;
   /** Whether it covers resources of `namespace`. */
   covers(namespace: string): boolean;
+  /** `onExceeded: PausePods`: over its limit, it pauses the pods that allow it, the idlest first. */
+  readonly pausesPods: boolean;
 }
 
 /** Which objects a spend counts: by the namespace of the resource that holds each (none for unmanaged). */
 export type SpendScope = (namespace: string | undefined) => boolean;
+
+/** What a budget counts: every object of the account, or those of resources of the namespaces it covers. */
+export function budgetScope(budget: BudgetLimit): SpendScope {
+  return budget.accountWide
+    ? () => true
+    : (namespace: string | undefined) => namespace !== undefined && budget.covers(namespace);
+}
 
 /** One cloud account: its client (with its own key, rate limit and metrics label) and its policy. */
 export interface Account {
@@ -115,9 +124,12 @@ export class Usage {
     return sum;
   }
 
-  /** Counts what a step adds until `done()` says a list (or the cache) counts it. */
+  /**
+   * Counts what a step adds until `done()` says a list (or the cache) counts it; a negative one is what a
+   * pause in flight sheds (a budget's `onExceeded`).
+   */
   reserve(adds: { gpus: number; perHour: number; namespace: string }, done: () => boolean): void {
-    if (adds.gpus > 0 || adds.perHour > 0) this.#reserved.add({ ...adds, done });
+    if (adds.gpus !== 0 || adds.perHour !== 0) this.#reserved.add({ ...adds, done });
   }
 
   *#pending(): Iterable<Reservation> {

@@ -264,6 +264,13 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
        */
       check(cloud: Cloud, rule: IdleRule, now: number): Promise<string | undefined>;
     };
+    /** Pausing to bring a budget back within its limit (a budget's `onExceeded: PausePods`). */
+    readonly shedding?: {
+      /** Whether the resource lets the operator pause it for a budget; undefined: it does not parse. */
+      allowed(spec: Spec | undefined): boolean;
+      /** How busy its object was when its status last said, in percent: the idlest are paused first. */
+      utilization(mr: ManagedObject<unknown>): number | undefined;
+    };
   };
   /** The resource's deadline, for kinds that have one: seconds from its first object's creation, and the action. */
   deadline?(spec: Spec): Deadline | undefined;

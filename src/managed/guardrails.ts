@@ -1,5 +1,5 @@
 import type { Clock } from '../lib/clock.ts';
-import type { Account, BudgetLimit } from './accounts.ts';
+import { type Account, type BudgetLimit, budgetScope } from './accounts.ts';
 import type { Demand } from './demand.ts';
 import { ReconcileError } from './errors.ts';
 import type { ExternalKind, Plan } from './external-kind.ts';
@@ -7,6 +7,8 @@ import type { ExternalKind, Plan } from './external-kind.ts';
 /** What the guardrails need of the kind's cloud cache: whether it counts an object, or a list since. */
 export interface CountedBy {
   has(id: string): boolean;
+  /** Whether a resource holds `id` yet: until then a namespace's budget cannot count the object. */
+  claimed(id: string): boolean;
   listedSince(at: number): boolean;
   requestRefresh(): void;
 }
@@ -43,9 +45,16 @@ export function guardedAdapter<Spec, Cloud>(
       const reserved = check(account, demand, adds);
       let id: string | undefined;
       let endedAt: number | undefined;
-      account.usage.reserve(reserved, () =>
-        id !== undefined ? cache.has(id) : endedAt !== undefined && cache.listedSince(endedAt),
-      );
+      // Held until the cache counts the object and a resource holds it (so a namespace's budget counts
+      // it too), or the object, once counted, is gone (an abandoned create deleted it). A create that
+      // failed may still have landed (a timeout): held until a list made after it ended.
+      let seen = false;
+      account.usage.reserve(reserved, () => {
+        if (id === undefined) return endedAt !== undefined && cache.listedSince(endedAt);
+        if (!cache.has(id)) return seen;
+        seen = true;
+        return cache.claimed(id);
+      });
       try {
         const cloud = await adapter.create(mr, ctx);
         id = adapter.idOf(cloud);
@@ -178,9 +187,7 @@ function checkBudget(
       false,
     );
   }
-  const scope = budget.accountWide
-    ? () => true
-    : (namespace: string | undefined) => namespace !== undefined && budget.covers(namespace);
+  const scope = budgetScope(budget);
   const spend = account.usage.spendPerHour(scope);
   if (spend === undefined) {
     refuse(

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock.ts';
 import type { AccountLink } from './account-links.ts';
 import { RESUME } from './annotations.ts';
+import { BudgetShedding, type BudgetSheddingOptions } from './budget-shedding.ts';
 import type { EventSink } from './event-sink.ts';
 import { type CommonSpec, type Deadline, keyOf, type ManagedObject } from './external-kind.ts';
 import type { KindEvents } from './fleet-metrics.ts';
@@ -17,6 +18,8 @@ export interface OperatorPauseOptions {
   log: Logger;
 }
 
+export type OperatorPauseSettings<Spec> = OperatorPauseOptions & BudgetSheddingOptions<Spec>;
+
 /** A deadline as it stands for one resource: when it passes, and whether it has. */
 export interface DeadlineState extends Deadline {
   readonly at: number;
@@ -30,6 +33,8 @@ export interface PauseDecision {
   /** When the resource's deadline counts from, once its first object is known. */
   readonly startTime: string | undefined;
   readonly deadline: DeadlineState | undefined;
+  /** Look again this soon though nothing changes: a budget that pauses pods may go over meanwhile. */
+  readonly revisitAfterMs: number | undefined;
 }
 
 /**
@@ -41,9 +46,11 @@ export interface PauseDecision {
  */
 export class OperatorPause<Spec extends CommonSpec, Cloud> {
   readonly #o: OperatorPauseOptions;
+  readonly #shedding: BudgetShedding<Spec, Cloud>;
 
-  constructor(options: OperatorPauseOptions) {
+  constructor(options: OperatorPauseSettings<Spec>) {
     this.#o = options;
+    this.#shedding = new BudgetShedding(options);
   }
 
   async decide(
@@ -68,7 +75,11 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
       const idle = await this.#idle(mr, cloud, link, now);
       if (idle !== undefined) pausedBy = this.#take(mr, 'Idle', idle, now);
     }
-    return { pausedBy, startTime, deadline };
+    if (!pausedBy) {
+      const overBudget = await this.#shedding.decide(mr, cloud, link);
+      if (overBudget !== undefined) pausedBy = this.#take(mr, 'BudgetExceeded', overBudget, now);
+    }
+    return { pausedBy, startTime, deadline, revisitAfterMs: this.#shedding.watches(mr, link) };
   }
 
   /** The deadline has passed with action Delete: said once, as the object is deleted for good. */

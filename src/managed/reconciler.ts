@@ -259,7 +259,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (plan.kind === 'act') return { requeueAfterMs: this.#o.verifyAfterMs };
     if (secretRefused) return { requeueAfterMs: SECRET_RECHECK_MS };
     const untilDeadline = deadline && !deadline.passed ? deadline.at - this.#o.clock.now() : undefined;
-    const revisit = [adapter.revisitAfterMs?.(held.mr), untilDeadline].filter((ms) => ms !== undefined);
+    const revisit = [adapter.revisitAfterMs?.(held.mr), untilDeadline, pause.revisitAfterMs].filter(
+      (ms) => ms !== undefined,
+    );
     return revisit.length === 0 ? {} : { requeueAfterMs: Math.max(0, Math.min(...revisit)) };
   }
 

@@ -120,11 +120,24 @@ describe('Usage', () => {
     assert.equal(usage.total(), 6, 'a reservation once done is dropped for good');
   });
 
-  test('a reservation of no GPUs, or fewer, counts nothing', () => {
+  test('a reservation of nothing counts nothing; a negative one is what a pause in flight sheds', () => {
     const usage = new Usage();
+    usage.meter('Pod', { heldGpus: () => 3, counted: () => true, spendPerHour: () => 6 });
     usage.reserve(gpus(0), () => false);
-    usage.reserve(gpus(-2), () => false);
-    assert.equal(usage.total(), 0);
+    assert.equal(usage.total(), 3);
+    let paused = false;
+    usage.reserve({ gpus: -1, perHour: -2, namespace: 'ns-a' }, () => paused);
+    assert.equal(usage.total(), 2);
+    assert.equal(
+      usage.spendPerHour(() => true),
+      4,
+    );
+    paused = true;
+    assert.equal(
+      usage.spendPerHour(() => true),
+      6,
+      'done: the meter counts it now',
+    );
   });
 
   test('is counted only once every metered kind has listed', () => {

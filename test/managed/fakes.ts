@@ -34,6 +34,7 @@ export interface WidgetSpec extends CommonSpec {
   deadlineSeconds?: number | undefined;
   deadlineAction?: 'Pause' | 'Delete' | undefined;
   idleBelowPercent?: number | undefined;
+  pauseOnBudget?: boolean | undefined;
   providerConfigRef?: { name: string } | undefined;
 }
 
@@ -50,6 +51,7 @@ const widgetSpec = z.looseObject({
   deadlineSeconds: z.number().int().optional(),
   deadlineAction: z.enum(['Pause', 'Delete']).optional(),
   idleBelowPercent: z.number().optional(),
+  pauseOnBudget: z.boolean().optional(),
   writeConnectionSecretToRef: z.object({ name: z.string() }).optional(),
   providerConfigRef: z.object({ name: z.string() }).optional(),
 });
@@ -199,6 +201,10 @@ export class FakeCloud {
             const used = this.utilization.get(widget.id);
             return used !== undefined && used < rule.belowPercent ? `at ${used}%` : undefined;
           },
+        },
+        shedding: {
+          allowed: (spec) => spec?.pauseOnBudget === true,
+          utilization: (mr) => this.utilization.get(String(mr.status?.id)),
         },
       },
       deadline: (spec) =>

@@ -37,10 +37,13 @@ const clock = new MovableClock();
 function fakeCache() {
   const cache = {
     known: new Set<string>(),
+    /** Ids no resource holds yet; every other is held. */
+    unclaimed: new Set<string>(),
     listed: false,
     listedAsked: [] as number[],
     refreshes: 0,
     has: (id: string) => cache.known.has(id),
+    claimed: (id: string) => !cache.unclaimed.has(id),
     listedSince: (at: number) => {
       cache.listedAsked.push(at);
       return cache.listed;
@@ -260,6 +263,25 @@ describe('the reservation of a create', () => {
     assert.equal(account.usage.total(), 1);
   });
 
+  test('holds until a resource holds the object, so that a namespace budget counts it; or it is gone', async () => {
+    const cloud = new FakeCloud();
+    const account = accountWith({ maxLiveGpus: 10 }, 0);
+    const cache = fakeCache();
+    const adapter = guardedAdapter(kindAsking(cloud, { live: true, gpus: gpus(2) }), account, cache, clock);
+    const made = await adapter.create(mr, ctx);
+    cache.unclaimed.add(made.id);
+    cache.known.add(made.id);
+    assert.equal(account.usage.total(), 2, 'in the cache, not yet recorded on any resource');
+    cache.unclaimed.delete(made.id);
+    assert.equal(account.usage.total(), 0, 'the meter counts it now (here, the fake meter counts 0)');
+    const abandoned = await adapter.create(mr, ctx);
+    cache.unclaimed.add(abandoned.id);
+    cache.known.add(abandoned.id);
+    assert.equal(account.usage.total(), 2);
+    cache.known.delete(abandoned.id);
+    assert.equal(account.usage.total(), 0, 'counted once, then gone: released');
+  });
+
   test('of a failed create, holds until a list made after it ended', async () => {
     const cloud = new FakeCloud();
     const account = accountWith({ maxLiveGpus: 10 }, 0);
@@ -440,6 +462,7 @@ describe('budgets in dollars', () => {
     name: namespaces ? 'team' : 'account',
     limit: () => ({ perHour, by: 'maxSpendPerHour' }),
     accountWide: namespaces === undefined,
+    pausesPods: false,
     covers: (namespace) => namespaces === undefined || namespaces.includes(namespace),
   });
   /** An account whose live objects cost `spend` per hour, split by the namespace of each one's holder. */

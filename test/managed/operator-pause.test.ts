@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
+import type { BudgetLimit } from '../../src/managed/accounts.ts';
 import { RESUME } from '../../src/managed/annotations.ts';
 import { until } from '../support/until.ts';
 import { conditionOf, type WidgetWorld, widgetWorld } from './fakes.ts';
@@ -207,5 +208,52 @@ describe('a kind without deadlines', () => {
     assert.deepEqual(errors, []);
     assert.equal(ready(w)?.reason, 'Running');
     assert.equal(w.api.get(KEY)?.status?.startTime, undefined);
+  });
+});
+
+describe('a budget that pauses pods when it is exceeded', () => {
+  test('pauses just enough of the pods that allow it, the idlest first, and each once', async () => {
+    let limit = 100;
+    const budget: BudgetLimit = {
+      name: 'team',
+      limit: () => ({ perHour: limit, by: 'maxSpendPerHour' }),
+      accountWide: true,
+      covers: () => true,
+      pausesPods: true,
+    };
+    world = widgetWorld({ policy: { budgets: [budget] } });
+    const w = world;
+    // Three widgets at 2 per hour each: two let a budget pause them, the third does not.
+    w.api.create('busy', { pauseOnBudget: true });
+    w.api.create('idle', { pauseOnBudget: true });
+    w.api.create('kept', {});
+    const keys = ['ns-a/busy', 'ns-a/idle', 'ns-a/kept'];
+    for (const key of keys) await w.settle(key);
+    const widget = (key: string) => w.cloud.objects.get(String(w.api.get(key)?.status?.id));
+    w.cloud.utilization.set(String(widget('ns-a/busy')?.id), 60);
+    w.cloud.utilization.set(String(widget('ns-a/idle')?.id), 3);
+    const round = async () => {
+      // Prices are read in the background: a few turns until the spend is known.
+      for (let turn = 0; turn < 4; turn++) {
+        for (const key of keys) await w.settle(key, 3);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    await round();
+    assert.equal(mutations(w, 'pause'), 0, 'within its limit: nothing paused');
+
+    limit = 4.5; // 6 per hour now: 1.5 too much, one pod's 2 covers it.
+    await round();
+    assert.equal(widget('ns-a/idle')?.status, 'PAUSED', 'the idlest first');
+    assert.equal(w.api.get('ns-a/idle')?.status?.pausedBy?.reason, 'BudgetExceeded');
+    assert.equal(widget('ns-a/busy')?.status, 'RUNNING', 'no more than it takes');
+    assert.equal(widget('ns-a/kept')?.status, 'RUNNING');
+
+    limit = 1; // 4 per hour left: the busy one goes too; the one that does not allow it stays.
+    await round();
+    assert.equal(widget('ns-a/busy')?.status, 'PAUSED');
+    assert.equal(widget('ns-a/kept')?.status, 'RUNNING', 'never paused: it does not allow it');
+    assert.equal(mutations(w, 'pause'), 2, 'each paused once');
+    assert.equal(mutations(w, 'resume'), 0);
   });
 });

@@ -524,19 +524,31 @@ describe('GpuPod adapter', () => {
       volumes: [{ id: 'vol-1', mountPath: '/data' }],
       paused: true,
       recoveryPolicy: 'Recreate',
+      activeDeadlineSeconds: 3600,
+      deadlineAction: 'Delete',
+      idleStop: { gpuUtilizationBelowPercent: 5, forMinutes: 30 },
+      pauseOnBudget: true,
       writeConnectionSecretToRef: { name: 'full-pod-conn' },
       managementPolicies: ['*'],
       deletionPolicy: 'Orphan',
       providerConfigRef: { name: 'acme' },
     });
 
-    it('sends the spec’s cloud fields as they are; the operator’s own fields, paused and recoveryPolicy never', async (t) => {
+    it('sends the spec’s cloud fields as they are; the operator’s own fields (paused, recovery, deadline, idle stop, budget pause) never', async (t) => {
       const sent = spy(t, cloud.client.pods, 'create');
       const mr = pod(full);
       await adapter.create(mr, actContext(mr, secrets));
       const [request] = sent as Array<Record<string, unknown>>;
       assert.ok(request);
-      const operatorOnly = [...MANAGED_SPEC_FIELDS, 'paused', 'recoveryPolicy'];
+      const operatorOnly = [
+        ...MANAGED_SPEC_FIELDS,
+        'paused',
+        'recoveryPolicy',
+        'activeDeadlineSeconds',
+        'deadlineAction',
+        'idleStop',
+        'pauseOnBudget',
+      ];
       assertRequestCarries(request, full, operatorOnly, ['containerRegistryAuthId', 'environmentVars']);
       assert.equal(request.containerRegistryAuthId, '7');
       assert.equal(request.callbackUrl, CALLBACK);

@@ -22,7 +22,7 @@ import { cloudFieldsOf, presentStrings, sshEndpoint } from '../common/schema.ts'
 import { perHourOf, priceBookOf } from '../pricing/books.ts';
 import { gpuPodCloudPrice, gpuPodSpecPrice } from '../pricing/gpu-pod.ts';
 import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView } from './details.ts';
-import { checkIdle, IDLE_CHECK_CALLS, idleRuleOf } from './idle.ts';
+import { busiestGpu, checkIdle, IDLE_CHECK_CALLS, idleRuleOf } from './idle.ts';
 import type { GpuPodSpec, GpuPodStatus } from './schema.ts';
 
 type GpuPod = ManagedObject<GpuPodSpec>;
@@ -98,6 +98,10 @@ export function gpuPodAdapter(
         applies: (pod) => pod.status === 'RUNNING',
         check: (pod, rule, now) => checkIdle(client, pod, rule, now),
       },
+      shedding: {
+        allowed: (spec) => spec?.pauseOnBudget === true,
+        utilization: busiestGpu,
+      },
     },
     // Never deletes unless the spec says so: a deadline pauses by default.
     deadline: (spec) =>
@@ -168,6 +172,7 @@ async function createRequest(
     activeDeadlineSeconds: _deadline,
     deadlineAction: _deadlineAction,
     idleStop: _idleStop,
+    pauseOnBudget: _pauseOnBudget,
     name: _name,
     environmentVars,
     containerRegistryAuthId,

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { MetricResponse } from '../../api/schemas/metrics.ts';
 import type { IdleRule } from '../../managed/external-kind.ts';
@@ -10,6 +11,20 @@ const STEP_MS = 30_000;
  * two steps, as a metrics pipeline lags a sample or drops one. More than that is "samples missing".
  */
 const SLACK_MS = 2 * STEP_MS;
+
+const reportedGpus = z.object({
+  status: z.object({
+    metrics: z.object({ gpus: z.array(z.object({ utilizationPercent: z.number().optional() })) }),
+  }),
+});
+
+/** The busiest GPU's utilisation as the pod's status last reported it; undefined when it has none. */
+export function busiestGpu(mr: unknown): number | undefined {
+  const parsed = reportedGpus.safeParse(mr);
+  if (!parsed.success) return undefined;
+  const values = parsed.data.status.metrics.gpus.flatMap((gpu) => gpu.utilizationPercent ?? []);
+  return values.length === 0 ? undefined : Math.max(...values);
+}
 
 /** One read: the GPU utilisation series over the window. */
 export const IDLE_CHECK_CALLS = 1;

@@ -149,9 +149,25 @@ const { shape, rules: immutabilityRules } = immutableExcept(
           'its volume kept, without touching spec.paused, until its user changes the spec or sets ' +
           'annotation gpucloud.io/resume. Checked on a budget of its own (--idle-check-rps).',
       ),
+    pauseOnBudget: z
+      .boolean()
+      .optional()
+      .describe(
+        'Lets the operator pause this pod when a budget of its account with onExceeded: PausePods is over ' +
+          'its limit (status.pausedBy, reason BudgetExceeded), the idlest pods first; it resumes when its ' +
+          'user changes the spec or sets annotation gpucloud.io/resume. Never paused for a budget when unset.',
+      ),
     ...managedSpecShape,
   },
-  ['paused', 'recoveryPolicy', 'activeDeadlineSeconds', 'deadlineAction', 'idleStop', ...MANAGED_SPEC_FIELDS],
+  [
+    'paused',
+    'recoveryPolicy',
+    'activeDeadlineSeconds',
+    'deadlineAction',
+    'idleStop',
+    'pauseOnBudget',
+    ...MANAGED_SPEC_FIELDS,
+  ],
   ['name', 'isSpot'],
 );
 

@@ -16,7 +16,7 @@ import {
   makeAccount,
   RotatingKey,
 } from '../../managed/account-registry.ts';
-import { type AccountPolicy, accountOf } from '../../managed/accounts.ts';
+import { type AccountPolicy, accountOf, budgetScope } from '../../managed/accounts.ts';
 import { type ConditionInput, mergeConditions } from '../../managed/conditions.ts';
 import { ReconcileError } from '../../managed/errors.ts';
 import type { Condition } from '../../managed/status-schema.ts';
@@ -113,6 +113,7 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
         name: budget.name,
         limit: () => limitPerHour(budget, monthToDate(name, budget.name), options.clock.now()),
         accountWide: budget.namespaces === undefined,
+        pausesPods: budget.onExceeded === 'PausePods',
         // A namespace whose labels are not known yet is covered: a budget errs on the side of counting.
         covers: (namespace: string) =>
           budgetCovers(
@@ -287,9 +288,7 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
     const policy = accounts.get(name)?.account.policy;
     const budgets = (spec.guardrails?.budgets ?? []).map((budget) => {
       const limits = policy?.budgets?.find((limit) => limit.name === budget.name);
-      const covered = limits?.accountWide
-        ? () => true
-        : (namespace: string | undefined) => namespace !== undefined && (limits?.covers(namespace) ?? false);
+      const covered = limits ? budgetScope(limits) : () => false;
       return { budget, perHour: usage.spendPerHour(covered) };
     });
     if (perHour === undefined || budgets.some(({ perHour: rate }) => rate === undefined)) return undefined;

@@ -67,6 +67,16 @@ const budgetSchema = withRules(
             'integrated from the spend rate and checkpointed) and allows per hour what the month leaves, ' +
             'spread over its hours left: at the first instant of a month, maxSpendPerMonth over its hours.',
         ),
+      onExceeded: z
+        .enum(['Refuse', 'PausePods'])
+        .optional()
+        .describe(
+          'What the operator does when what the budget covers costs more than it allows (a monthly limit ' +
+            'spent faster than planned, a limit lowered, objects made outside the cluster): Refuse (the ' +
+            "default) refuses every change that adds spend; PausePods also pauses, through the operator's " +
+            'pause (status.pausedBy, reason BudgetExceeded), just enough of the GpuPods that allow it ' +
+            '(spec.pauseOnBudget: true) to come back within, the idlest first.',
+        ),
     })
     .describe(
       'A limit in US dollars on what the objects it covers may cost per hour. gpucloud plan says what ' +
