@@ -22,7 +22,7 @@ export interface ManagedKind<Spec extends CommonSpec, Cloud> {
   /** Other kinds its resources refer to (a task's endpoint): read through `Peers`. */
   readonly references?: readonly ResourceType[];
   /** The kind's adapter on one account's client. */
-  adapterFor(client: GpuCloudClient, peers: Peers): ExternalKind<Spec, Cloud>;
+  adapterFor(client: GpuCloudClient, peers: Peers, clock: Clock): ExternalKind<Spec, Cloud>;
   parseSpec(raw: unknown): Spec;
   /** What a resource holds and costs, for the fleet gauges. */
   readonly usage?: ((resource: FleetResource) => Usage) | undefined;
@@ -98,7 +98,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
   const wake = new ChannelSource();
   const writer = managedWriter(manager.client, resource);
   const links = new AccountLinks({
-    adapterFor: (client) => kind.adapterFor(client, peers),
+    adapterFor: (client) => kind.adapterFor(client, peers, settings.clock),
     accounts: settings.accounts,
     store,
     writer,

@@ -13,14 +13,14 @@ function clock() {
 
 test('scales up at once to ceil(queue / target), capped at maxWorkers', () => {
   const time = clock();
-  const scaler = new QueueAutoscaler(time.now);
+  const scaler = new QueueAutoscaler(time);
   assert.deepEqual(scaler.decide('e', spec, 0, 9), { desiredWorkers: 3, reason: 'ScaleUp', queue: 9 });
   assert.deepEqual(scaler.decide('e', spec, 3, 100), { desiredWorkers: 5, reason: 'ScaleUp', queue: 100 });
   assert.deepEqual(scaler.decide('e', spec, 5, 100), { desiredWorkers: 5, reason: 'AtMaximum', queue: 100 });
 });
 
 test('within 10% of the target per worker, the count stands', () => {
-  const scaler = new QueueAutoscaler(clock().now);
+  const scaler = new QueueAutoscaler(clock());
   // 3 workers at 4 each is 12; 13 is within 10%, and ceil(13/4) = 4 would have scaled up.
   assert.equal(scaler.decide('e', spec, 3, 13).desiredWorkers, 3);
   assert.equal(scaler.decide('e', spec, 3, 13).reason, 'Steady');
@@ -30,7 +30,7 @@ test('within 10% of the target per worker, the count stands', () => {
 
 test('scales down only when a whole window recommended it, and to the highest recommendation of it', () => {
   const time = clock();
-  const scaler = new QueueAutoscaler(time.now);
+  const scaler = new QueueAutoscaler(time);
   assert.equal(scaler.decide('e', spec, 0, 16).desiredWorkers, 4);
   time.advance(10);
   // The queue drains: fewer workers are recommended, but not for a whole window yet.
@@ -50,7 +50,7 @@ test('scales down only when a whole window recommended it, and to the highest re
 
 test('a queue that dips and comes back never flaps the workers', () => {
   const time = clock();
-  const scaler = new QueueAutoscaler(time.now);
+  const scaler = new QueueAutoscaler(time);
   let workers = scaler.decide('e', spec, 0, 12).desiredWorkers;
   const seen = [workers];
   for (let step = 0; step < 60; step++) {
@@ -64,7 +64,7 @@ test('a queue that dips and comes back never flaps the workers', () => {
 
 test('a new process does not scale down before it has watched a whole window', () => {
   const time = clock();
-  const scaler = new QueueAutoscaler(time.now);
+  const scaler = new QueueAutoscaler(time);
   assert.equal(scaler.decide('e', spec, 4, 0).reason, 'ScaleDownDelayed');
   time.advance(59);
   assert.equal(scaler.decide('e', spec, 4, 0).reason, 'ScaleDownDelayed');
@@ -74,7 +74,7 @@ test('a new process does not scale down before it has watched a whole window', (
 
 test('minWorkers holds, and a maxWorkers lowered below the count acts at once', () => {
   const time = clock();
-  const scaler = new QueueAutoscaler(time.now);
+  const scaler = new QueueAutoscaler(time);
   const floor = { ...spec, minWorkers: 1 };
   assert.deepEqual(scaler.decide('f', floor, 1, 0), { desiredWorkers: 1, reason: 'AtMinimum', queue: 0 });
   assert.deepEqual(scaler.decide('f', { ...spec, maxWorkers: 2 }, 4, 40), {

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { POD_STATUSES, type PodListItem } from '../../src/api/schemas/pods.ts';
 import { ENDPOINT_STATUSES, type Endpoint } from '../../src/api/schemas/serverless.ts';
 import { VM_STATUSES, type Vm } from '../../src/api/schemas/vms.ts';
+import { systemClock } from '../../src/lib/clock.ts';
 import { gpuPodAdapter } from '../../src/resources/gpu-pod/adapter.ts';
 import type { PodView } from '../../src/resources/gpu-pod/details.ts';
 import { GpuPodSpecSchema } from '../../src/resources/gpu-pod/schema.ts';
@@ -120,7 +121,7 @@ describe('prices against the simulated cloud', () => {
   });
 
   it('the GPUs a spec asks for are the GPUs its adapter demands of the guardrails', async () => {
-    const context = { queueIntervalMs: 15_000, peers: { get: () => undefined } };
+    const context = { queueIntervalMs: 15_000, clock: systemClock, peers: { get: () => undefined } };
     const pod = gpuPodAdapter(cloud.client);
     const vm = gpuVmAdapter(cloud.client);
     const endpoint = serverlessEndpointAdapter(cloud.client, context);
@@ -160,7 +161,7 @@ describe('prices against the simulated cloud', () => {
   });
 
   it('the objects the spend rate counts are those each adapter counts against the live-GPU limit, in every status', async () => {
-    const context = { queueIntervalMs: 15_000, peers: { get: () => undefined } };
+    const context = { queueIntervalMs: 15_000, clock: systemClock, peers: { get: () => undefined } };
     const pod = await cloud.client.pods.create({
       name: 'held',
       image: 'x',

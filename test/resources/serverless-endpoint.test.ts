@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ENDPOINT_STATUSES, type Endpoint } from '../../src/api/schemas/serverless.ts';
+import { systemClock } from '../../src/lib/clock.ts';
 import { OWNER_ENV } from '../../src/managed/annotations.ts';
 import type { ExternalKind } from '../../src/managed/external-kind.ts';
 import { MANAGED_SPEC_FIELDS } from '../../src/resources/common/schema.ts';
@@ -93,7 +94,11 @@ describe('ServerlessEndpoint adapter', () => {
 
   before(async () => {
     cloud = await startCloud();
-    adapter = serverlessEndpointAdapter(cloud.client, { queueIntervalMs: QUEUE_INTERVAL_MS, peers: noPeers });
+    adapter = serverlessEndpointAdapter(cloud.client, {
+      queueIntervalMs: QUEUE_INTERVAL_MS,
+      clock: systemClock,
+      peers: noPeers,
+    });
     runningMr = endpointResource(fullSpec('base'));
     running = await created(runningMr);
     assert.equal(running.status, 'RUNNING');
@@ -306,6 +311,7 @@ describe('ServerlessEndpoint adapter', () => {
       it('scales on the tasks in flight, reading the counts at most once per interval, and shows its decision', async (t) => {
         const own = serverlessEndpointAdapter(cloud.client, {
           queueIntervalMs: QUEUE_INTERVAL_MS,
+          clock: systemClock,
           peers: noPeers,
         });
         const sent = spy(t, cloud.client.serverless, 'create');

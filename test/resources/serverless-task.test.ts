@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiCode } from '../../src/api/codes.ts';
 import { CloudApiError } from '../../src/api/errors.ts';
 import { TASK_STATUSES, type TaskSummary } from '../../src/api/schemas/serverless.ts';
+import { systemClock } from '../../src/lib/clock.ts';
 import { ReconcileError } from '../../src/managed/errors.ts';
 import type { ExternalKind, ManagedObject } from '../../src/managed/external-kind.ts';
 import type { Peers } from '../../src/managed/kind-controller.ts';
@@ -93,7 +94,8 @@ describe('ServerlessTask adapter', () => {
   };
 
   /** An adapter of its own: which endpoints have tasks in flight is per adapter. */
-  const newAdapter = () => serverlessTaskAdapter(cloud.client, { queueIntervalMs: 60_000, peers });
+  const newAdapter = () =>
+    serverlessTaskAdapter(cloud.client, { queueIntervalMs: 60_000, clock: systemClock, peers });
 
   before(async () => {
     cloud = await startCloud();

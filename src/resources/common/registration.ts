@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { GpuCloudClient } from '../../api/client.ts';
+import type { Clock } from '../../lib/clock.ts';
 import type { CommonSpec, ExternalKind } from '../../managed/external-kind.ts';
 import type { FleetResource, Usage } from '../../managed/fleet-metrics.ts';
 import { type AddController, addManagedController, type Peers } from '../../managed/kind-controller.ts';
@@ -16,6 +17,8 @@ export interface AdapterOptions {
 /** What the kind's adapter is made with: the operator's options and the resources it refers to. */
 export interface AdapterContext extends AdapterOptions {
   peers: Peers;
+  /** Where the adapter reads the time (a metrics window's end, a cost so far): the operator's clock. */
+  clock: Clock;
 }
 
 /** One managed kind: its definition (the CRD) and how to run its controller. */
@@ -48,7 +51,7 @@ export function managedKind<Definition extends KindDefinition, Spec extends Comm
           resource: resourceOf(definition),
           references: references.map(resourceOf),
           usage,
-          adapterFor: (client, peers) => adapter(client, { ...options, peers }),
+          adapterFor: (client, peers, clock) => adapter(client, { ...options, peers, clock }),
           parseSpec: (raw) => definition.spec.parse(raw),
         },
         settings,

@@ -1,5 +1,6 @@
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { PodCreateRequest } from '../../api/schemas/pods.ts';
+import { type Clock, systemClock } from '../../lib/clock.ts';
 import {
   type ActContext,
   act,
@@ -46,8 +47,9 @@ const TRANSITIONAL = new Set(['INITIALIZING', 'PAUSING', 'TERMINATING']);
 
 export function gpuPodAdapter(
   client: GpuCloudClient,
-  options: Pick<AdapterOptions, 'callbackUrl'> = {},
+  options: Pick<AdapterOptions, 'callbackUrl'> & { clock?: Clock } = {},
 ): ExternalKind<GpuPodSpec, PodView, GpuPodStatus> {
+  const clock = options.clock ?? systemClock;
   return {
     kind: 'GpuPod',
     list: () => client.pods.list(),
@@ -155,7 +157,7 @@ export function gpuPodAdapter(
       calls: DETAIL_CALLS,
       fields: DETAIL_FIELDS,
       applies: (pod) => pod.status === 'RUNNING',
-      fetch: (pod) => fetchPodDetails(client, pod),
+      fetch: (pod) => fetchPodDetails(client, pod, clock.now()),
     },
   };
 }

@@ -16,8 +16,7 @@ const WINDOW_MS = 5 * 60 * 1000;
 type Details = Pick<GpuPodStatus, (typeof DETAIL_FIELDS)[number]>;
 
 /** Runtime, estimated cost and the latest metrics of a running pod. */
-export async function fetchPodDetails(client: GpuCloudClient, pod: PodView): Promise<Details> {
-  const end = Date.now();
+export async function fetchPodDetails(client: GpuCloudClient, pod: PodView, end: number): Promise<Details> {
   const window = { start: end - WINDOW_MS, end, step: '30s' as const };
   const [runtime, cpu, gpu, memory, gpuMemory, storage] = await Promise.all([
     client.pods.runtime(pod.id),

@@ -1,5 +1,6 @@
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { Vm, VmTypeItem } from '../../api/schemas/vms.ts';
+import { type Clock, systemClock } from '../../lib/clock.ts';
 import { CREATE_NAME } from '../../managed/annotations.ts';
 import { act, cloudName, type ExternalKind, type Readiness } from '../../managed/external-kind.ts';
 import { fingerprintOf, ignoreNotFound, readinessFrom, unlessNotFound } from '../common/cloud.ts';
@@ -18,7 +19,10 @@ const readiness: Readonly<Record<string, Readiness>> = {
   FAILED: { ready: false, reason: 'Failed', message: 'the cloud reports the VM FAILED', broken: true },
 };
 
-export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm, GpuVmStatus> {
+export function gpuVmAdapter(
+  client: GpuCloudClient,
+  { clock = systemClock }: { clock?: Clock } = {},
+): ExternalKind<GpuVmSpec, Vm, GpuVmStatus> {
   const types = vmTypeCatalog(client);
   return {
     kind: 'GpuVm',
@@ -107,7 +111,7 @@ export function gpuVmAdapter(client: GpuCloudClient): ExternalKind<GpuVmSpec, Vm
       calls: 1,
       fields: ['pricePerHour', 'currency', 'estimatedCost'],
       applies: (vm) => vm.status !== 'TERMINATED',
-      fetch: (vm) => vmPrice(types, vm),
+      fetch: (vm) => vmPrice(types, vm, clock.now()),
     },
   };
 }
@@ -158,12 +162,16 @@ function vmTypeCatalog(client: GpuCloudClient) {
  * The VM's hourly price from its type, and the cost since it was created. The VM API reports no billed
  * running time, so stopped hours count too: an upper bound, as the docs say.
  */
-async function vmPrice(catalog: ReturnType<typeof vmTypeCatalog>, vm: Vm): Promise<Record<string, unknown>> {
+async function vmPrice(
+  catalog: ReturnType<typeof vmTypeCatalog>,
+  vm: Vm,
+  now: number,
+): Promise<Record<string, unknown>> {
   const type = await catalog.typeOf(vm);
   if (!type) return {};
   const hourly = vm.isSpot ? type.item.spotPricePerHour : type.item.pricePerHour;
   if (hourly === undefined) return {};
-  const until = vm.terminatedAt ?? Date.now();
+  const until = vm.terminatedAt ?? now;
   const cost = (Math.max(0, until - vm.createdAt) / 3_600_000) * Number(hourly);
   return {
     pricePerHour: hourly,

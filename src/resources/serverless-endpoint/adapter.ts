@@ -6,6 +6,7 @@ import {
   SERVICE_MODES,
   type ServiceMode,
 } from '../../api/schemas/serverless.ts';
+import type { Clock } from '../../lib/clock.ts';
 import {
   type ActContext,
   act,
@@ -38,11 +39,11 @@ const TRANSITIONAL = new Set(['INITIALIZING', 'STOPPING']);
 
 export function serverlessEndpointAdapter(
   client: GpuCloudClient,
-  { queueIntervalMs }: AdapterContext,
+  { queueIntervalMs, clock }: AdapterContext,
 ): ExternalKind<ServerlessEndpointSpec, Endpoint, ServerlessEndpointStatus> {
   // The get-by-id answer is a reduced object; the list carries everything, in one call for all.
   const get = async (id: string) => (await client.serverless.list()).find((endpoint) => endpoint.id === id);
-  const autoscaling = new Autoscaling(client, queueIntervalMs);
+  const autoscaling = new Autoscaling(client, queueIntervalMs, clock);
   return {
     kind: 'ServerlessEndpoint',
     list: () => client.serverless.list(),
@@ -199,13 +200,16 @@ async function plan(
 class Autoscaling {
   readonly #client: GpuCloudClient;
   readonly #intervalMs: number;
-  readonly #scaler = new QueueAutoscaler();
+  readonly #clock: Clock;
+  readonly #scaler: QueueAutoscaler;
   readonly #queues = new Map<string, { at: number; queue: number }>();
   readonly #decisions = new Map<string, Decision>();
 
-  constructor(client: GpuCloudClient, intervalMs: number) {
+  constructor(client: GpuCloudClient, intervalMs: number, clock: Clock) {
     this.#client = client;
     this.#intervalMs = intervalMs;
+    this.#clock = clock;
+    this.#scaler = new QueueAutoscaler(clock);
   }
 
   async plan(mr: ServerlessEndpoint, endpoint: Endpoint): Promise<Plan> {
@@ -239,10 +243,10 @@ class Autoscaling {
   /** Tasks in flight, at most one interval old. */
   async #queue(id: string): Promise<number> {
     const known = this.#queues.get(id);
-    if (known && Date.now() - known.at < this.#intervalMs) return known.queue;
+    if (known && this.#clock.now() - known.at < this.#intervalMs) return known.queue;
     const counts = await taskCounts(this.#client, id);
     const queue = counts.processing + counts.delivered;
-    this.#queues.set(id, { at: Date.now(), queue });
+    this.#queues.set(id, { at: this.#clock.now(), queue });
     return queue;
   }
 }

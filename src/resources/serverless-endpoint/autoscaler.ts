@@ -1,3 +1,5 @@
+import type { Clock } from '../../lib/clock.ts';
+
 /**
  * Queue autoscaling of a QUEUE endpoint, as the HPA scales on a metric: workers = ceil(tasks in flight /
  * target per worker), within [minWorkers, maxWorkers]. It never flaps: a change within the tolerance
@@ -42,15 +44,15 @@ interface Watch {
 
 export class QueueAutoscaler {
   readonly #watches = new Map<string, Watch>();
-  readonly #now: () => number;
+  readonly #clock: Clock;
 
-  constructor(now: () => number = Date.now) {
-    this.#now = now;
+  constructor(clock: Clock) {
+    this.#clock = clock;
   }
 
   /** The workers endpoint `key` should have, now having `current`, with `queue` tasks in flight. */
   decide(key: string, spec: AutoscalingSpec, current: number, queue: number): Decision {
-    const now = this.#now();
+    const now = this.#clock.now();
     const { minWorkers, maxWorkers, targetQueuePerWorker } = spec;
     if (current > maxWorkers) return { desiredWorkers: maxWorkers, reason: 'AboveMaximum', queue };
     const windowMs = (spec.scaleDownDelaySeconds ?? DEFAULT_SCALE_DOWN_DELAY_S) * 1000;

@@ -42,12 +42,12 @@ const endpoints = resourceOf(serverlessEndpointKind);
  */
 export function serverlessTaskAdapter(
   client: GpuCloudClient,
-  { peers }: AdapterContext,
+  { peers, clock }: AdapterContext,
 ): ExternalKind<ServerlessTaskSpec, TaskView, ServerlessTaskStatus> {
   /** Endpoints with tasks in flight, and since when each is known to have them. */
   const inFlight = new Map<string, number>();
   const track = (task: TaskView | undefined) => {
-    if (task && IN_FLIGHT.includes(task.status as TaskStatus)) inFlight.set(task.endpointId, Date.now());
+    if (task && IN_FLIGHT.includes(task.status as TaskStatus)) inFlight.set(task.endpointId, clock.now());
   };
 
   /** The endpoint the task names, from the informer cache. */
@@ -76,7 +76,7 @@ export function serverlessTaskAdapter(
   return {
     kind: 'ServerlessTask',
     list: async () => {
-      const startedAt = Date.now();
+      const startedAt = clock.now();
       const listed: TaskView[] = [];
       for (const [endpointId, since] of [...inFlight]) {
         const before = listed.length;
@@ -121,7 +121,7 @@ export function serverlessTaskAdapter(
         return existing;
       }
       // The submit answers only the id: the task as it must stand now, until the next list shows it.
-      const now = Date.now();
+      const now = clock.now();
       const submitted: TaskView = {
         taskId,
         endpointId,
