@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
+import { isStatus } from '../../src/kube/client.ts';
 import { collectionPath, objectPath } from '../../src/kube/resource-type.ts';
 import { EXTERNAL_ID, FINALIZER } from '../../src/managed/annotations.ts';
 import { eventually } from '../support/eventually.ts';
@@ -26,6 +27,10 @@ const KEYS = {
   teamB: 'team-b-key-one',
   teamC: 'team-c-key-one',
   teamD: 'team-d-key-one',
+  teamE: 'team-e-key-one',
+  teamF: 'team-f-key-one',
+  teamG: 'team-g-key-one',
+  teamH: 'team-h-key-one',
 };
 const stack = useStack({
   apiKeys: [
@@ -34,14 +39,27 @@ const stack = useStack({
     { key: KEYS.teamB, org: 'team-b' },
     { key: KEYS.teamC, org: 'team-c' },
     { key: KEYS.teamD, org: 'team-d' },
+    { key: KEYS.teamE, org: 'team-e' },
+    { key: KEYS.teamF, org: 'team-f' },
+    { key: KEYS.teamG, org: 'team-g' },
+    { key: KEYS.teamH, org: 'team-h' },
   ],
 });
 const KEY_NS = 'gpucloud-system';
 const TENANT_B = 'tenant-b';
+// Reconciles at a time per kind: --concurrency (src/operator/config.ts), 16 by default, given here so that
+// the burst below runs more reconciles at once than its account has room for.
+const CONCURRENCY = 16;
 let operator: RunningOperator;
 
 const synced = (reason: string) => (obj: TestObject | undefined) =>
   condition(obj, 'Synced')?.reason === reason;
+/** API calls the simulator has answered for `operation`, over every account. */
+const callsTo = (operation: string) => stack.sim().calls.snapshot().byOperation[operation] ?? 0;
+/** For a cleanup that may find the object already gone. */
+const absent = (error: unknown) => {
+  if (!isStatus(error, 404)) throw error;
+};
 const podsNamed = (name: string) =>
   stack
     .sim()
@@ -71,13 +89,42 @@ const account = (name: string) => ({ providerConfigRef: { name } });
 describe('cloud accounts per team', () => {
   before(async () => {
     const cluster = stack.cluster();
-    for (const ns of [KEY_NS, 'team-a', 'team-a2', 'team-b', 'team-c', 'team-d', 'other']) {
+    for (const ns of [
+      KEY_NS,
+      'team-a',
+      'team-a2',
+      'team-b',
+      'team-c',
+      'team-d',
+      'team-e',
+      'team-f',
+      'team-g',
+      'team-h',
+      'other',
+    ]) {
       await cluster.ensureNamespace(ns);
     }
     await keySecret('team-a-key', KEYS.teamA);
     await keySecret('team-b-key', KEYS.teamB);
     await keySecret('team-c-key', KEYS.teamC);
     await keySecret('team-d-key', KEYS.teamD);
+    await keySecret('team-e-key', KEYS.teamE);
+    await keySecret('team-f-key', KEYS.teamF);
+    await keySecret('team-g-key', KEYS.teamG);
+    await keySecret('team-h-key', KEYS.teamH);
+    // One account per limit test below, so that none of them sees another's GPUs.
+    for (const [name, maxLiveGpus] of [
+      ['team-e', 2],
+      ['team-f', 2],
+      ['team-g', 5],
+      ['team-h', 2],
+    ] as const) {
+      await cluster.create(
+        resources.providerConfig,
+        '',
+        providerConfig(name, { namespaces: { names: [name] }, guardrails: { maxLiveGpus } }),
+      );
+    }
     await cluster.create(
       resources.providerConfig,
       '',
@@ -114,7 +161,9 @@ describe('cloud accounts per team', () => {
       gpuCount: 1,
     });
     await teamB.close();
-    operator = await startOperator(stack.plane(), stack.sim());
+    operator = await startOperator(stack.plane(), stack.sim(), {
+      flags: ['--concurrency', String(CONCURRENCY)],
+    });
   });
   after(() => operator.stop());
 
@@ -307,11 +356,287 @@ describe('cloud accounts per team', () => {
     }
   });
 
+  test('a pod created paused is refused its resume while the account is full, and resumes once GPUs free up', async () => {
+    // team-e allows 2 live GPUs. A create runs what it creates (the request has no paused flag), so the
+    // pod counts its GPU from its create until it is paused; paused, it holds none.
+    const cluster = stack.cluster();
+    const pods = { held: 'held', filler: 'filler', alsoPaused: 'also-paused' };
+    const cloudPod = () => {
+      const [pod] = podsNamed(pods.held).filter((pod) => pod.org === 'team-e');
+      return pod;
+    };
+    try {
+      await cluster.create(
+        resources.gpuPod,
+        'team-e',
+        manifests.gpuPod(pods.held, { paused: true, ...account('team-e') }),
+      );
+      await cluster.waitFor(resources.gpuPod, 'team-e', pods.held, isReady('Paused'), 'paused', 60_000);
+      assert.equal(cloudPod()?.status, 'PAUSED');
+      // The room the paused pod left is taken: the account is at its limit.
+      await cluster.create(
+        resources.gpuPod,
+        'team-e',
+        manifests.gpuPod(pods.filler, { gpuCount: 2, ...account('team-e') }),
+      );
+      await cluster.waitFor(resources.gpuPod, 'team-e', pods.filler, isReady('Running'), 'Running', 60_000);
+      const resumesBefore = callsTo('pods.resume');
+      await cluster.patch(resources.gpuPod, 'team-e', pods.held, { spec: { paused: false } });
+      const refused = await cluster.waitFor(
+        resources.gpuPod,
+        'team-e',
+        pods.held,
+        synced('GuardrailExceeded'),
+        'resume refused',
+      );
+      assert.equal(condition(refused, 'Synced')?.status, 'False');
+      assert.equal(
+        condition(refused, 'Synced')?.message,
+        'provider config team-e: 1 more GPUs would make 3 live, over its limit of 2; retried as GPUs free up',
+      );
+      // A retry is refused too, and still nothing was sent.
+      await eventually(async () => {
+        const warnings = (await cluster.events('team-e', pods.held)).filter(
+          (event) => event.reason === 'GuardrailExceeded',
+        );
+        assert.ok(warnings.reduce((sum, event) => sum + (event.count ?? 1), 0) >= 2, 'refused twice');
+      });
+      assert.equal(callsTo('pods.resume'), resumesBefore, 'no resume was sent');
+      assert.equal(cloudPod()?.status, 'PAUSED');
+      // A pod created paused now is refused at its create: the cloud would run it until it is paused.
+      const createsBefore = callsTo('pods.create');
+      await cluster.create(
+        resources.gpuPod,
+        'team-e',
+        manifests.gpuPod(pods.alsoPaused, { paused: true, ...account('team-e') }),
+      );
+      const refusedCreate = await cluster.waitFor(
+        resources.gpuPod,
+        'team-e',
+        pods.alsoPaused,
+        synced('GuardrailExceeded'),
+        'create refused',
+      );
+      assert.equal(
+        condition(refusedCreate, 'Synced')?.message,
+        'provider config team-e: 1 more GPUs would make 3 live, over its limit of 2; retried as GPUs free up',
+      );
+      assert.equal(callsTo('pods.create'), createsBefore, 'no create was sent');
+      assert.deepEqual(podsNamed(pods.alsoPaused), []);
+      // Deleting the filler frees its 2 GPUs: the resume goes through on a later try, and so does the create.
+      await cluster.delete(resources.gpuPod, 'team-e', pods.filler);
+      await cluster.waitFor(resources.gpuPod, 'team-e', pods.held, isReady('Running'), 'resumed', 60_000);
+      assert.equal(cloudPod()?.status, 'RUNNING');
+      assert.ok(callsTo('pods.resume') > resumesBefore, 'the resume was sent once there was room');
+      await cluster.waitFor(resources.gpuPod, 'team-e', pods.alsoPaused, isReady('Paused'), 'paused', 60_000);
+    } finally {
+      for (const name of Object.values(pods))
+        await cluster.delete(resources.gpuPod, 'team-e', name).catch(absent);
+    }
+  });
+
+  test('an endpoint created stopped is refused its start while the account is full, and starts once GPUs free up', async () => {
+    // team-f allows 2 live GPUs; the endpoint's one worker holds 1. A create starts the endpoint whatever the
+    // spec says (the request has no stopped flag), so it counts at its create; stopped, it holds none.
+    const cluster = stack.cluster();
+    const endpointState = () => {
+      const [endpoint] = stack
+        .sim()
+        .state.snapshot()
+        .endpoints.filter((endpoint) => endpoint.org === 'team-f' && endpoint.name === 'held-ep');
+      return endpoint;
+    };
+    try {
+      await cluster.create(
+        resources.serverlessEndpoint,
+        'team-f',
+        manifests.serverlessEndpoint('held-ep', { stopped: true, workers: 1, ...account('team-f') }),
+      );
+      await cluster.waitFor(
+        resources.serverlessEndpoint,
+        'team-f',
+        'held-ep',
+        isReady('Stopped'),
+        'stopped',
+        60_000,
+      );
+      assert.equal(endpointState()?.status, 'STOPPED');
+      await cluster.create(
+        resources.gpuPod,
+        'team-f',
+        manifests.gpuPod('filler', { gpuCount: 2, ...account('team-f') }),
+      );
+      await cluster.waitFor(resources.gpuPod, 'team-f', 'filler', isReady('Running'), 'Running', 60_000);
+      const before = { start: callsTo('serverless.start'), scale: callsTo('serverless.scaleWorkers') };
+      await cluster.patch(resources.serverlessEndpoint, 'team-f', 'held-ep', { spec: { stopped: false } });
+      const refused = await cluster.waitFor(
+        resources.serverlessEndpoint,
+        'team-f',
+        'held-ep',
+        synced('GuardrailExceeded'),
+        'start refused',
+      );
+      assert.equal(condition(refused, 'Synced')?.status, 'False');
+      assert.equal(
+        condition(refused, 'Synced')?.message,
+        'provider config team-f: 1 more GPUs would make 3 live, over its limit of 2; retried as GPUs free up',
+      );
+      await eventually(async () => {
+        const warnings = (await cluster.events('team-f', 'held-ep')).filter(
+          (event) => event.reason === 'GuardrailExceeded',
+        );
+        assert.ok(warnings.reduce((sum, event) => sum + (event.count ?? 1), 0) >= 2, 'refused twice');
+      });
+      assert.equal(callsTo('serverless.start'), before.start, 'no start was sent');
+      assert.equal(callsTo('serverless.scaleWorkers'), before.scale, 'no scale was sent');
+      assert.equal(endpointState()?.status, 'STOPPED');
+      await cluster.delete(resources.gpuPod, 'team-f', 'filler');
+      await cluster.waitFor(
+        resources.serverlessEndpoint,
+        'team-f',
+        'held-ep',
+        isReady('Running'),
+        'started',
+        60_000,
+      );
+      assert.equal(endpointState()?.status, 'RUNNING');
+      assert.ok(callsTo('serverless.start') > before.start, 'the start was sent once there was room');
+    } finally {
+      await cluster.delete(resources.gpuPod, 'team-f', 'filler').catch(absent);
+      await cluster.delete(resources.serverlessEndpoint, 'team-f', 'held-ep').catch(absent);
+    }
+  });
+
+  test('a VM made outside the cluster counts against the pod limit before any GpuVm names the account', async () => {
+    // team-g allows 5 live GPUs and runs a 2-GPU VM (type 302: 2 x L40S) made with its key, before any
+    // resource names the account: the first pod to name it, asking for 4 (which fit alone), must already
+    // see the VM.
+    const teamG = new GpuCloudClient({ baseUrl: stack.sim().url, apiKey: KEYS.teamG });
+    const cluster = stack.cluster();
+    try {
+      await cluster.waitFor(resources.providerConfig, '', 'team-g', isReady('KeyAccepted'), 'Ready');
+      const vm = await teamG.vms.create({
+        vmTypeId: 302,
+        region: 'us-east-1',
+        isSpot: false,
+        name: 'by-hand',
+      });
+      assert.equal(vm.gpuCount, 2);
+      const createsBefore = callsTo('pods.create');
+      await cluster.create(
+        resources.gpuPod,
+        'team-g',
+        manifests.gpuPod('beside-vm', { gpuCount: 4, ...account('team-g') }),
+      );
+      const refused = await cluster.waitFor(
+        resources.gpuPod,
+        'team-g',
+        'beside-vm',
+        synced('GuardrailExceeded'),
+        'refused',
+      );
+      assert.equal(
+        condition(refused, 'Synced')?.message,
+        'provider config team-g: 4 more GPUs would make 6 live, over its limit of 5; retried as GPUs free up',
+      );
+      assert.equal(callsTo('pods.create'), createsBefore, 'no create was sent');
+      assert.deepEqual(podsNamed('beside-vm'), []);
+      const gpuVms = await cluster.client.request(z.object({ items: z.array(z.unknown()) }), {
+        method: 'GET',
+        path: collectionPath(resources.gpuVm, 'team-g'),
+      });
+      assert.deepEqual(gpuVms.items, [], 'no GpuVm names the account');
+      // Terminating the VM (once it has started: the cloud refuses it before) frees its GPUs.
+      await eventually(async () => assert.equal((await teamG.vms.get(vm.id)).status, 'RUNNING'));
+      await teamG.vms.terminate(vm.id);
+      await cluster.waitFor(resources.gpuPod, 'team-g', 'beside-vm', isReady('Running'), 'Running', 60_000);
+      assert.equal(callsTo('pods.create'), createsBefore + 1);
+    } finally {
+      await cluster.delete(resources.gpuPod, 'team-g', 'beside-vm').catch(absent);
+      await teamG.close();
+    }
+  });
+
+  test('an endpoint counts against the live-GPU limit from its create, before a list shows it running', async () => {
+    // team-h allows 2 live GPUs; a 1-GPU pod runs. A new 1-GPU endpoint fits; the cloud answers its create
+    // INITIALIZING (runningWorkers 0: its worker is starting) and holds the worker's GPU from then on, as it
+    // does while RUNNING. The operator's view of the endpoint is that answer until a list started after it
+    // comes in (the next poll): endpoint lists fail from just before the create, so that this window stays
+    // open for the test rather than for the length of a poll. The account must count the endpoint all along,
+    // and refuse one more 1-GPU pod.
+    const cluster = stack.cluster();
+    /** GPUs the cloud holds for team-h: pods not paused or terminated, and one per endpoint worker here. */
+    const teamHGpus = () => {
+      const state = stack.sim().state.snapshot();
+      const pods = state.pods.filter(
+        (pod) => pod.org === 'team-h' && !['PAUSED', 'TERMINATED'].includes(pod.status),
+      );
+      const endpoints = state.endpoints.filter((endpoint) => endpoint.org === 'team-h');
+      return (
+        pods.reduce((sum, pod) => sum + pod.gpuCount, 0) +
+        endpoints.reduce((sum, endpoint) => sum + endpoint.totalWorkers, 0)
+      );
+    };
+    try {
+      await cluster.create(resources.gpuPod, 'team-h', manifests.gpuPod('first', account('team-h')));
+      // Running means every kind of the account has been listed: its total is counted.
+      await cluster.waitFor(resources.gpuPod, 'team-h', 'first', isReady('Running'), 'Running', 60_000);
+      stack.sim().faults.set({ errorRate: 1, operations: ['serverless.list'] });
+      await cluster.create(
+        resources.serverlessEndpoint,
+        'team-h',
+        manifests.serverlessEndpoint('new-ep', { workers: 1, ...account('team-h') }),
+      );
+      await cluster.waitFor(
+        resources.serverlessEndpoint,
+        'team-h',
+        'new-ep',
+        // Recorded as soon as the create is answered, before any status is reported.
+        (obj) => obj?.metadata.annotations?.[EXTERNAL_ID] !== undefined,
+        'created',
+        60_000,
+      );
+      assert.equal(teamHGpus(), 2, 'the account is at its limit');
+      const createsBefore = callsTo('pods.create');
+      await cluster.create(resources.gpuPod, 'team-h', manifests.gpuPod('one-more', account('team-h')));
+      const refused = await cluster.waitFor(
+        resources.gpuPod,
+        'team-h',
+        'one-more',
+        (obj) => synced('GuardrailExceeded')(obj) || isReady()(obj) || obj?.status?.id !== undefined,
+        'refused or created',
+        60_000,
+      );
+      assert.equal(
+        condition(refused, 'Synced')?.message,
+        'provider config team-h: 1 more GPUs would make 3 live, over its limit of 2; retried as GPUs free up',
+        `live GPUs in the cloud now: ${teamHGpus()}`,
+      );
+      assert.equal(callsTo('pods.create'), createsBefore, 'no create was sent');
+      assert.equal(teamHGpus(), 2);
+    } finally {
+      stack.sim().faults.set({ errorRate: 0, operations: null });
+      await cluster.delete(resources.gpuPod, 'team-h', 'one-more').catch(absent);
+      await cluster.delete(resources.gpuPod, 'team-h', 'first').catch(absent);
+      await cluster.delete(resources.serverlessEndpoint, 'team-h', 'new-ep').catch(absent);
+    }
+  });
+
   test('a burst against a slow cloud ends with exactly what the live-GPU limit allows', async () => {
-    // team-d already runs 2 GPUs; 30 one-GPU pods are applied at once against its limit of 10, every pod
-    // create taking 300 ms as a real cloud's might, with 16 reconciles at a time.
+    // team-d's limit is 10 live GPUs and it already runs 2 made outside the cluster: 8 one-GPU pods fit.
+    // 50 are applied at once, every pod create taking 300 ms as a real cloud's might, with CONCURRENCY (16)
+    // reconciles at a time: more creates in flight than there is room for, each checked before the others'
+    // answers are in. Without the account's one reservation, all 16 of the first wave pass the check.
+    // It comes after the other limit tests: its 42 refused pods' retries draw on the controller's overall
+    // retry budget (10 a second, burst 100), which would hold back the retries of a test after it.
+    const LIMIT = 10;
+    const OUTSIDE = 2;
+    const BURST = 50;
+    const FITS = LIMIT - OUTSIDE;
+    assert.ok(CONCURRENCY > FITS, 'more reconciles at once than pods that fit');
     const teamD = new GpuCloudClient({ baseUrl: stack.sim().url, apiKey: KEYS.teamD });
     const cluster = stack.cluster();
+    const names = Array.from({ length: BURST }, (_, index) => `burst-${index}`);
     const teamDPods = () =>
       stack
         .sim()
@@ -323,29 +648,48 @@ describe('cloud accounts per team', () => {
         name: 'outside',
         image: 'ubuntu:24.04',
         gpuType: 'NVIDIA L40S',
-        gpuCount: 2,
+        gpuCount: OUTSIDE,
       });
       stack.sim().faults.set({ latencyMs: 300, operations: ['pods.create'] });
-      const names = Array.from({ length: 30 }, (_, index) => `burst-${index}`);
+      const createsBefore = callsTo('pods.create');
       await Promise.all(
         names.map((name) =>
           cluster.create(resources.gpuPod, 'team-d', manifests.gpuPod(name, account('team-d'))),
         ),
       );
       const settled = (obj: TestObject | undefined) =>
-        isReady('Running')(obj) || condition(obj, 'Synced')?.reason === 'GuardrailExceeded';
-      for (const name of names)
-        await cluster.waitFor(resources.gpuPod, 'team-d', name, settled, 'settled', 60_000);
+        isReady('Running')(obj) || synced('GuardrailExceeded')(obj);
+      const final: Array<TestObject | undefined> = [];
+      for (const name of names) {
+        final.push(await cluster.waitFor(resources.gpuPod, 'team-d', name, settled, 'settled', 60_000));
+      }
+      const running = final.filter(isReady('Running'));
+      const refused = final.filter(synced('GuardrailExceeded'));
+      assert.equal(running.length, FITS, 'exactly the pods that fit run');
+      assert.equal(refused.length, BURST - FITS, 'every other pod is refused');
+      for (const obj of refused) {
+        const refusal = condition(obj, 'Synced');
+        assert.equal(refusal?.status, 'False');
+        assert.equal(
+          refusal?.message,
+          `provider config team-d: 1 more GPUs would make ${LIMIT + 1} live, over its limit of ${LIMIT}; retried as GPUs free up`,
+        );
+        assert.equal(obj?.status?.id, undefined, `${obj?.metadata.name} names no cloud object`);
+        assert.deepEqual(podsNamed(obj?.metadata.name ?? ''), [], `nothing of ${obj?.metadata.name} runs`);
+      }
+      assert.equal(
+        callsTo('pods.create') - createsBefore,
+        FITS,
+        'one create per pod that fits, none for the rest',
+      );
       assert.equal(
         teamDPods().reduce((sum, pod) => sum + pod.gpuCount, 0),
-        10,
+        LIMIT,
         'exactly the limit is live',
       );
     } finally {
       stack.sim().faults.set({ latencyMs: 0, operations: null });
-      for (const name of Array.from({ length: 30 }, (_, index) => `burst-${index}`)) {
-        await cluster.delete(resources.gpuPod, 'team-d', name);
-      }
+      for (const name of names) await cluster.delete(resources.gpuPod, 'team-d', name);
       await teamD.close();
     }
   });
