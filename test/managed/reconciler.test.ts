@@ -5,8 +5,10 @@ import { sealIntent } from '../../src/managed/creation.ts';
 import { ReconcileError } from '../../src/managed/errors.ts';
 import { conditionOf, type WidgetWorld, widgetWorld } from './fakes.ts';
 
-// The generic reconciler's branches, each on the fakes of test/managed/fakes.ts: no apiserver, no
-// simulator, milliseconds a case. What crosses a boundary is tested end to end in test/operator/.
+// The generic reconciler's stories that take more than one row of reconciler-table.test.ts (the table of
+// its branches): races, what is written in which order, what a refusal says. On the fakes of
+// test/managed/fakes.ts: no apiserver, no simulator, milliseconds a case. What crosses a boundary is tested
+// end to end in test/operator/.
 
 const KEY = 'ns-a/w';
 let world: WidgetWorld;
@@ -58,15 +60,6 @@ describe('creation', () => {
     assert.equal(w.api.get(KEY)?.status?.id, made.id);
     assert.deepEqual(w.cloud.mutations(), [], 'no second create');
     assert.ok(w.reasonsOf(KEY).includes('Recovered'));
-  });
-
-  test('an interrupted create that made nothing is sent again, once', async () => {
-    const w = open();
-    const obj = w.api.create('w', {}, { finalizers: [FINALIZER] });
-    w.api.annotate(KEY, intent(obj.metadata.uid, 'w', Date.now() - 5_000));
-    await w.settle(KEY);
-    assert.equal(w.cloud.mutations().filter((call) => call.op === 'create').length, 1);
-    assert.equal(ready(w)?.status, 'True');
   });
 
   test('a forged intent (not signed by the operator) never takes over an object made for someone else', async () => {
@@ -201,18 +194,6 @@ describe('adoption and claims', () => {
     assert.equal(obj?.status?.id, outside.id);
   });
 
-  test('an account that refuses adoption refuses a named id before any cloud call', async () => {
-    const w = open({ policy: { adoption: false } });
-    const outside = w.cloud.put({ name: 'x' });
-    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
-    await w.settle(KEY);
-    assert.equal(synced(w)?.reason, 'AdoptionNotAllowed');
-    assert.deepEqual(
-      w.cloud.calls.filter((call) => call.id === outside.id),
-      [],
-    );
-  });
-
   test('an id another resource proved is refused, naming no other resource', async () => {
     const w = open();
     w.api.create('owner', {}, {}, 'ns-b');
@@ -279,19 +260,6 @@ describe('adoption and claims', () => {
 });
 
 describe('observing, drift and updates', () => {
-  test('Observe only: a spec that differs sends no mutating call', async () => {
-    const w = open();
-    const outside = w.cloud.put({ name: 'seen', status: 'RUNNING' });
-    w.api.create(
-      'w',
-      { paused: true, managementPolicies: ['Observe'] },
-      { annotations: { [EXTERNAL_ID]: outside.id } },
-    );
-    await w.settle(KEY);
-    assert.deepEqual(w.cloud.mutations(), []);
-    assert.equal(w.api.get(KEY)?.status?.phase, 'RUNNING');
-  });
-
   test('a field the cloud cannot change is Drifted, reported once, never fixed by a re-create', async () => {
     const w = open();
     w.api.create('w', { size: 1 });
