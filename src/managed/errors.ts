@@ -12,11 +12,21 @@ export class ReconcileError extends Error {
   override readonly name = 'ReconcileError';
   readonly reason: string;
   readonly terminal: boolean;
+  /**
+   * A wait that no retry shortens (a limit of the account, room freed elsewhere): looked at again after
+   * this, steadily, instead of with the work queue's growing backoff.
+   */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(reason: string, message: string, options: { terminal: boolean; cause?: unknown }) {
+  constructor(
+    reason: string,
+    message: string,
+    options: { terminal: boolean; cause?: unknown; retryAfterMs?: number | undefined },
+  ) {
     super(message, { cause: options.cause });
     this.reason = reason;
     this.terminal = options.terminal;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 

@@ -62,6 +62,8 @@ export class FailureReport {
     await writeStatus(this.#o, mr, statusAsIs(current), [synced]).catch((writeError: unknown) => {
       logResource(this.#o.log, 'warn', mr, { err: writeError }, 'could not record the failure in status');
     });
+    if (!failure.terminal && failure.retryAfterMs !== undefined)
+      return { requeueAfterMs: failure.retryAfterMs };
     if (!failure.terminal) throw failure;
     this.#o.fleet.refused(failure.reason);
     this.#refused.record(mr);

@@ -117,6 +117,11 @@ async function stepPrice<Spec, Cloud>(
   return wanted === undefined || now === undefined ? undefined : Math.max(0, wanted - now);
 }
 
+/** How soon a change the account's limits refused is looked at again: room frees as others stop. */
+const LIMIT_RECHECK_MS = 10_000;
+/** How soon a change that waited for the account's lists or prices is looked at again. */
+const COUNTING_RECHECK_MS = 2_000;
+
 /** What a create or step adds to the account: GPUs, and dollars per hour when the cloud quotes a price. */
 interface Adds {
   readonly gpus: number;
@@ -132,7 +137,16 @@ function check(
 ): { gpus: number; perHour: number; namespace: string } {
   const { policy } = account;
   const refuse = (reason: string, message: string, terminal = true): never => {
-    throw new ReconcileError(reason, `provider config ${account.name}: ${message}`, { terminal });
+    // The account's totals free up on their own: looked at again steadily, never with growing backoff.
+    const retryAfterMs = terminal
+      ? undefined
+      : reason === 'UsageNotCounted'
+        ? COUNTING_RECHECK_MS
+        : LIMIT_RECHECK_MS;
+    throw new ReconcileError(reason, `provider config ${account.name}: ${message}`, {
+      terminal,
+      retryAfterMs,
+    });
   };
   const registryAuth = demand.containerRegistryAuthId;
   if (registryAuth !== undefined && policy.registryAuthIds && !policy.registryAuthIds.has(registryAuth)) {

@@ -60,6 +60,21 @@ describe('failures', () => {
     assert.equal(synced(w)?.status, 'True');
   });
 
+  test('a wait no retry shortens (a limit of the account) is looked at again steadily, not thrown for backoff', async () => {
+    const w = open();
+    w.api.create('w', {});
+    w.cloud.failNextCreate = new ReconcileError('BudgetExceeded', 'over the budget', {
+      terminal: false,
+      retryAfterMs: 10_000,
+    });
+    assert.deepEqual(await w.reconcile(KEY), { requeueAfterMs: 10_000 });
+    assert.equal(synced(w)?.reason, 'BudgetExceeded');
+    assert.deepEqual(
+      w.eventsOf(KEY).map((event) => event.reason),
+      ['BudgetExceeded'],
+    );
+  });
+
   test('a terminal failure is reported, counted, and not retried until the resource changes', async () => {
     const w = open();
     w.api.create('w', {});

@@ -495,6 +495,7 @@ describe('budgets in dollars', () => {
     const error = await refusal(adapter.create(mr, ctx));
     assert.equal(error.reason, 'BudgetExceeded');
     assert.equal(error.terminal, false);
+    assert.equal(error.retryAfterMs, 10_000, 'looked at again steadily, as spend frees up');
     assert.equal(
       error.message,
       'provider config acme: budget account: $1.50/h more would make $10.50/h, over its maxSpendPerHour of $10.00/h; retried as spend frees up',

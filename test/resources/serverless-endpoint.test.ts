@@ -609,14 +609,28 @@ describe('ServerlessEndpoint adapter', () => {
     });
   });
 
-  it('heldGpus: a running endpoint’s running workers hold their resource’s GPUs; otherwise none (docs/crd-reference.md)', () => {
+  it('heldGpus: from its create on, its workers (asked for, or more running) hold their resource’s GPUs; none once STOPPED', () => {
     const resources = [
       { ...running.resources[0], gpuCount: 1 },
       { ...running.resources[0], region: 'ap-southeast-1', gpuCount: 4 },
     ] as Endpoint['resources'];
     for (const status of ENDPOINT_STATUSES) {
       const held = adapter.heldGpus({ ...running, status, resources, runningWorkers: 3, totalWorkers: 5 });
-      assert.equal(held, status === 'RUNNING' ? 3 * 4 : 0, status);
+      assert.equal(held, status === 'STOPPED' ? 0 : 5 * 4, status);
+    }
+    for (const [runningWorkers, totalWorkers, expected] of [
+      [0, 2, 2 * 4],
+      [3, 2, 3 * 4],
+      [0, 0, 0],
+    ] as const) {
+      const endpoint = {
+        ...running,
+        status: 'INITIALIZING' as const,
+        resources,
+        runningWorkers,
+        totalWorkers,
+      };
+      assert.equal(adapter.heldGpus(endpoint), expected, `${runningWorkers} running of ${totalWorkers}`);
     }
   });
 

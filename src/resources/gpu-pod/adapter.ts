@@ -23,6 +23,7 @@ import { cloudFieldsOf, presentStrings, sshEndpoint } from '../common/schema.ts'
 import { perHourOf, priceBookOf } from '../pricing/books.ts';
 import { gpuPodCloudPrice, gpuPodSpecPrice } from '../pricing/gpu-pod.ts';
 import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView } from './details.ts';
+import { podHeldGpus } from './gpus.ts';
 import { busiestGpu, checkIdle, IDLE_CHECK_CALLS, idleRuleOf } from './idle.ts';
 import type { GpuPodSpec, GpuPodStatus } from './schema.ts';
 
@@ -38,9 +39,6 @@ const readiness: Readonly<Record<string, Readiness>> = {
   FAILED: { ready: false, reason: 'Failed', message: 'the cloud reports the pod FAILED', broken: true },
   DEGRADED: { ready: false, reason: 'Degraded', message: 'the cloud reports the pod DEGRADED', broken: true },
 };
-
-/** States in which a pod no longer holds its GPUs; every other state counts against the account's limit. */
-const RELEASED = new Set(['PAUSED', 'TERMINATED']);
 
 /** The cloud is moving the pod on its own: nothing to do but wait for the next state. */
 const TRANSITIONAL = new Set(['INITIALIZING', 'PAUSING', 'TERMINATING']);
@@ -80,7 +78,7 @@ export function gpuPodAdapter(
         spec.containerRegistryAuthId === undefined ? undefined : String(spec.containerRegistryAuthId),
     }),
     // A paused pod keeps its volume, not its GPUs.
-    heldGpus: (pod) => (RELEASED.has(pod.status) || pod.resourceType === 'CPU' ? 0 : pod.gpuCount),
+    heldGpus: podHeldGpus,
     priceOf: async (pod) => perHourOf(await gpuPodCloudPrice(priceBookOf(client), pod)),
     plan: async (mr, pod) => plan(client, mr, pod),
     lateInit: {

@@ -7,6 +7,7 @@ import { fingerprintOf, ignoreNotFound, readinessFrom, unlessNotFound } from '..
 import { presentStrings, sshEndpoint } from '../common/schema.ts';
 import { perHourOf, priceBookOf } from '../pricing/books.ts';
 import { gpuVmCloudPrice, gpuVmSpecQuote } from '../pricing/gpu-vm.ts';
+import { vmHeldGpus } from './gpus.ts';
 import type { GpuVmSpec, GpuVmStatus } from './schema.ts';
 
 const readiness: Readonly<Record<string, Readiness>> = {
@@ -52,7 +53,7 @@ export function gpuVmAdapter(
       perHour: async () => perHourOf((await gpuVmSpecQuote(priceBookOf(client), spec)).price),
     }),
     priceOf: async (vm) => perHourOf(await gpuVmCloudPrice(priceBookOf(client), vm)),
-    heldGpus: (vm) => (vm.status === 'STOPPED' || vm.status === 'TERMINATED' ? 0 : vm.gpuCount),
+    heldGpus: vmHeldGpus,
     plan: async (mr, vm) => {
       const name = cloudName(mr);
       if (vm.name === name) return { kind: 'in-sync' };

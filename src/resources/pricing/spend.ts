@@ -1,9 +1,11 @@
 import type { Endpoint } from '../../api/schemas/serverless.ts';
 import type { Vm } from '../../api/schemas/vms.ts';
 import type { PodView } from '../gpu-pod/details.ts';
+import { podHeldGpus } from '../gpu-pod/gpus.ts';
 import type { GpuPodSpec } from '../gpu-pod/schema.ts';
+import { vmHeldGpus } from '../gpu-vm/gpus.ts';
 import type { GpuVmSpec } from '../gpu-vm/schema.ts';
-import { gpusPerWorker } from '../serverless-endpoint/gpus.ts';
+import { endpointHeldGpus, gpusPerWorker } from '../serverless-endpoint/gpus.ts';
 import type { ServerlessEndpointSpec } from '../serverless-endpoint/schema.ts';
 import { gpuPodCloudPrice, gpuPodSpecPrice } from './gpu-pod.ts';
 import { gpuVmCloudPrice, gpuVmSpecQuote } from './gpu-vm.ts';
@@ -16,23 +18,15 @@ export type CloudObject =
   | { readonly kind: 'GpuVm'; readonly object: Vm }
   | { readonly kind: 'ServerlessEndpoint'; readonly object: Endpoint };
 
-/** States in which a pod or VM holds no GPUs; every other state counts (each adapter's `heldGpus`). */
-const POD_RELEASED = new Set(['PAUSED', 'TERMINATED']);
-const VM_RELEASED = new Set(['STOPPED', 'TERMINATED']);
-
-/**
- * The GPUs an object holds now, as the account's live-GPU limit counts them: the kind adapter's
- * `heldGpus` (pods not paused or terminated, CPU pods none; VMs not stopped or terminated; a running
- * endpoint's running workers). A test holds the two to the same answer for every status.
- */
+/** The GPUs an object holds now, as the account's live-GPU limit counts them: its kind adapter's `heldGpus`. */
 export function heldGpusOf({ kind, object }: CloudObject): number {
   switch (kind) {
     case 'GpuPod':
-      return POD_RELEASED.has(object.status) || object.resourceType === 'CPU' ? 0 : object.gpuCount;
+      return podHeldGpus(object);
     case 'GpuVm':
-      return VM_RELEASED.has(object.status) ? 0 : object.gpuCount;
+      return vmHeldGpus(object);
     case 'ServerlessEndpoint':
-      return object.status === 'RUNNING' ? object.runningWorkers * gpusPerWorker(object.resources) : 0;
+      return endpointHeldGpus(object);
   }
 }
 

@@ -162,7 +162,7 @@ export const ProviderConfigSpecSchema = withRules(
             .min(0)
             .optional()
             .describe(
-              'Most GPUs live at once on the account, counting every object of every kind its lists show, managed or not: GPU pods not paused or terminated, VMs not stopped or terminated, running endpoint workers. A create counts what the cloud runs (a pod created paused runs until it is paused); concurrent creates and resumes reserve their GPUs, so a burst never goes over.',
+              'Most GPUs live at once on the account, counting every object of every kind its lists show, managed or not: GPU pods not paused or terminated, VMs not stopped or terminated, endpoint workers (asked for or running) of endpoints not stopped. A create counts what the cloud runs (a pod created paused runs until it is paused); concurrent creates and resumes reserve their GPUs, so a burst never goes over.',
             ),
           budgets: listMap(z.array(budgetSchema).max(32), ['name'])
             .optional()

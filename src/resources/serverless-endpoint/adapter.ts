@@ -22,7 +22,7 @@ import { cloudFieldsOf, presentStrings } from '../common/schema.ts';
 import { perHourOf, priceBookOf } from '../pricing/books.ts';
 import { serverlessEndpointCloudPrice, serverlessEndpointSpecPrice } from '../pricing/serverless-endpoint.ts';
 import { type Decision, QueueAutoscaler } from './autoscaler.ts';
-import { gpusPerWorker } from './gpus.ts';
+import { endpointHeldGpus, gpusPerWorker } from './gpus.ts';
 import type { ServerlessEndpointSpec, ServerlessEndpointStatus } from './schema.ts';
 
 type ServerlessEndpoint = ManagedObject<ServerlessEndpointSpec>;
@@ -70,9 +70,7 @@ export function serverlessEndpointAdapter(
     }),
     // Its own perHourPrice: what its running workers cost now.
     priceOf: async (endpoint) => perHourOf(serverlessEndpointCloudPrice(endpoint)),
-    // Only a running endpoint's workers hold GPUs; each holds its resource's GPUs.
-    heldGpus: (endpoint) =>
-      endpoint.status === 'RUNNING' ? endpoint.runningWorkers * gpusPerWorker(endpoint.resources) : 0,
+    heldGpus: endpointHeldGpus,
     isOwnCreate: async (_mr, endpoint, ctx) => hasMarker(endpoint.environmentVars, ctx.ownerMarker),
     create: async (mr, ctx) => {
       const desired = await desiredFields(mr, ctx);
