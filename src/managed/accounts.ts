@@ -83,6 +83,8 @@ interface Reservation {
   /** The namespace of the resource it was made for. */
   readonly namespace: string;
   done(): boolean;
+  /** Its object is in the kind's cache but no resource holds it yet: the meters count it as nobody's. */
+  cached(): boolean;
 }
 
 /**
@@ -108,7 +110,7 @@ export class Usage {
   total(): number {
     let sum = 0;
     for (const meter of this.#meters.values()) sum += meter.heldGpus();
-    for (const reservation of this.#pending()) sum += reservation.gpus;
+    for (const reservation of this.#pending()) if (!reservation.cached()) sum += reservation.gpus;
     return sum;
   }
 
@@ -120,16 +122,25 @@ export class Usage {
       if (spend === undefined) return undefined;
       sum += spend;
     }
-    for (const reservation of this.#pending()) if (scope(reservation.namespace)) sum += reservation.perHour;
+    for (const reservation of this.#pending()) {
+      // A cached object nobody holds yet is the meters' already where the scope counts nobody's objects.
+      const metered = reservation.cached() && scope(undefined);
+      if (!metered && scope(reservation.namespace)) sum += reservation.perHour;
+    }
     return sum;
   }
 
   /**
    * Counts what a step adds until `done()` says a list (or the cache) counts it; a negative one is what a
-   * pause in flight sheds (a budget's `onExceeded`).
+   * pause in flight sheds (a budget's `onExceeded`). A create's object is `cached()` between the cache
+   * counting it and a resource holding it: the meters count it then, but only as nobody's.
    */
-  reserve(adds: { gpus: number; perHour: number; namespace: string }, done: () => boolean): void {
-    if (adds.gpus !== 0 || adds.perHour !== 0) this.#reserved.add({ ...adds, done });
+  reserve(
+    adds: { gpus: number; perHour: number; namespace: string },
+    done: () => boolean,
+    cached: () => boolean = () => false,
+  ): void {
+    if (adds.gpus !== 0 || adds.perHour !== 0) this.#reserved.add({ ...adds, done, cached });
   }
 
   *#pending(): Iterable<Reservation> {

@@ -46,15 +46,19 @@ export function guardedAdapter<Spec, Cloud>(
       let id: string | undefined;
       let endedAt: number | undefined;
       // Held until the cache counts the object and a resource holds it (so a namespace's budget counts
-      // it too), or the object, once counted, is gone (an abandoned create deleted it). A create that
-      // failed may still have landed (a timeout): held until a list made after it ended.
+      // it too), or until it is gone: counted once and no longer, or not in a list made after the create
+      // ended (an abandoned create deleted it; a create that failed may still have landed, a timeout).
       let seen = false;
-      account.usage.reserve(reserved, () => {
-        if (id === undefined) return endedAt !== undefined && cache.listedSince(endedAt);
-        if (!cache.has(id)) return seen;
-        seen = true;
-        return cache.claimed(id);
-      });
+      const listedAfter = () => endedAt !== undefined && cache.listedSince(endedAt);
+      account.usage.reserve(
+        reserved,
+        () => {
+          if (id === undefined || !cache.has(id)) return seen || listedAfter();
+          seen = true;
+          return cache.claimed(id);
+        },
+        () => id !== undefined && cache.has(id),
+      );
       try {
         const cloud = await adapter.create(mr, ctx);
         id = adapter.idOf(cloud);

@@ -252,9 +252,13 @@ describe('the reservation of a create', () => {
     const cloud = new FakeCloud();
     const account = accountWith({ maxLiveGpus: 10 }, 1);
     const cache = fakeCache();
-    cache.listed = true;
     const totals: number[] = [];
-    cloud.duringCreate = () => void totals.push(account.usage.total());
+    cloud.duringCreate = () => {
+      // A list made while the create is in flight says nothing of it.
+      cache.listed = true;
+      totals.push(account.usage.total());
+      cache.listed = false;
+    };
     const adapter = guardedAdapter(kindAsking(cloud, { live: true, gpus: gpus(3) }), account, cache, clock);
     const made = await adapter.create(mr, ctx);
     assert.deepEqual(totals, [4], 'held while the create is in flight, whatever the lists say');
@@ -263,23 +267,46 @@ describe('the reservation of a create', () => {
     assert.equal(account.usage.total(), 1);
   });
 
-  test('holds until a resource holds the object, so that a namespace budget counts it; or it is gone', async () => {
+  test("once cached, the object is the meters' as nobody's: held for a namespace budget until a resource holds it", async () => {
     const cloud = new FakeCloud();
-    const account = accountWith({ maxLiveGpus: 10 }, 0);
+    const team = {
+      name: 'team',
+      limit: () => ({ perHour: 100, by: 'maxSpendPerHour' }),
+      accountWide: false,
+      covers: (ns: string) => ns === 'ns-a',
+      pausesPods: false,
+    };
+    const account = accountWith({ maxLiveGpus: 10, budgets: [team] }, 0);
     const cache = fakeCache();
-    const adapter = guardedAdapter(kindAsking(cloud, { live: true, gpus: gpus(2) }), account, cache, clock);
+    const demand: Demand = { live: true, gpus: gpus(2), perHour: async () => 3 };
+    const adapter = guardedAdapter(kindAsking(cloud, demand), account, cache, clock);
+    const inNamespace = (ns: string | undefined) => ns === 'ns-a';
+    const everything = () => true;
     const made = await adapter.create(mr, ctx);
+    assert.deepEqual([account.usage.total(), account.usage.spendPerHour(inNamespace)], [2, 3], 'in flight');
     cache.unclaimed.add(made.id);
     cache.known.add(made.id);
-    assert.equal(account.usage.total(), 2, 'in the cache, not yet recorded on any resource');
+    assert.equal(account.usage.total(), 0, 'the GPU meter counts it now (the fake meter counts 0)');
+    assert.equal(account.usage.spendPerHour(everything), 0, 'so does an account-wide spend');
+    assert.equal(
+      account.usage.spendPerHour(inNamespace),
+      3,
+      "not the namespace's yet: still reserved for it",
+    );
     cache.unclaimed.delete(made.id);
-    assert.equal(account.usage.total(), 0, 'the meter counts it now (here, the fake meter counts 0)');
+    assert.equal(account.usage.spendPerHour(inNamespace), 0, 'held by a resource: the meters count it');
     const abandoned = await adapter.create(mr, ctx);
     cache.unclaimed.add(abandoned.id);
     cache.known.add(abandoned.id);
-    assert.equal(account.usage.total(), 2);
+    assert.equal(account.usage.spendPerHour(inNamespace), 3);
     cache.known.delete(abandoned.id);
-    assert.equal(account.usage.total(), 0, 'counted once, then gone: released');
+    assert.equal(account.usage.spendPerHour(inNamespace), 0, 'counted once, then gone: released');
+    // Deleted before anything looked: released by the first list made after its create ended.
+    const unseen = await adapter.create(mr, ctx);
+    assert.equal(account.usage.spendPerHour(inNamespace), 3);
+    assert.equal(cache.known.has(unseen.id), false);
+    cache.listed = true;
+    assert.equal(account.usage.spendPerHour(inNamespace), 0);
   });
 
   test('of a failed create, holds until a list made after it ended', async () => {
