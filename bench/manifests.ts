@@ -15,13 +15,28 @@ function manifest(resource: ResourceType, name: string, spec: Record<string, unk
   return { resource, name, body: { apiVersion: API_VERSION, kind: resource.kind, metadata: { name }, spec } };
 }
 
+/** The spec of every GpuPod the benchmark applies. */
+export const GPU_POD_SPEC = {
+  image: 'pytorch/pytorch:2.4.0',
+  gpuType: 'NVIDIA L40S',
+  gpuCount: 1,
+  expose: [{ port: 8888 }],
+} as const;
+
 export function gpuPod(name: string): Manifest {
-  return manifest(RESOURCES.gpuPod, name, {
-    image: 'pytorch/pytorch:2.4.0',
-    gpuType: 'NVIDIA L40S',
-    gpuCount: 1,
-    expose: [{ port: 8888 }],
-  });
+  return manifest(RESOURCES.gpuPod, name, { ...GPU_POD_SPEC });
+}
+
+/**
+ * What idle-check runs ask for: paused when every GPU stays below 5% for 5 minutes (the shortest window
+ * allowed). The simulator reports 40–100% utilisation unless told otherwise, so these pods stay busy:
+ * every check reads a series, none pauses a pod.
+ */
+export const IDLE_STOP = { gpuUtilizationBelowPercent: 5, forMinutes: 5 } as const;
+
+/** A GpuPod as gpuPod() makes it, with `spec.idleStop`. */
+export function idleGpuPod(name: string): Manifest {
+  return manifest(RESOURCES.gpuPod, name, { ...GPU_POD_SPEC, idleStop: { ...IDLE_STOP } });
 }
 
 export function gpuVm(name: string): Manifest {

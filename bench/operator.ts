@@ -49,6 +49,15 @@ export function operatorFlags(options: BenchOptions, namespace: string): string[
     String(options.detailsInterval),
     '--log-level',
     'warn',
+    // Idle-check runs name the budget they are judged against, whatever the operator's defaults.
+    ...(options.idleCheckWindow > 0
+      ? [
+          '--idle-check-rps',
+          String(options.idleCheckRps),
+          '--idle-check-interval',
+          String(options.idleCheckInterval),
+        ]
+      : []),
   ];
 }
 

@@ -46,6 +46,22 @@ const optionsSchema = z.object({
   fromSource: z.boolean().default(false),
   /** Runs the control plane on every CPU with the operator, instead of on CPUs of its own (cpu-split.ts). */
   sharedCpus: z.boolean().default(false),
+  /**
+   * Seconds of the idle-check window; 0 (the default) leaves the benchmark as it is. Above 0 every size
+   * run becomes an idle-check run (bench/idle-run.ts): N GpuPods with `spec.idleStop`, kept busy, to
+   * Ready, then the GPU-metrics calls idle checks make over this window, instead of the standard phases.
+   */
+  idleCheckWindow: z.coerce.number().min(0).default(0),
+  /** The operator's `--idle-check-rps` in idle-check runs (and in-process), the budget judged against. */
+  idleCheckRps: z.coerce.number().positive().default(1),
+  /** The operator's `--idle-check-interval` in idle-check runs (and in-process), seconds. */
+  idleCheckInterval: z.coerce.number().positive().default(300),
+  /**
+   * Key counts for the in-process measurement of the idle schedule (bench/idle-in-process.ts): the real
+   * idle schedule, operator pause and GpuPod adapter against a fake cloud, no apiserver, no operator
+   * process. Needs --idle-check-window.
+   */
+  idleCheckInProcess: sizeList.optional(),
 });
 
 export type BenchOptions = z.output<typeof optionsSchema>;
@@ -67,6 +83,10 @@ const FLAGS: Record<keyof BenchOptions, string> = {
   nodeOptions: 'node-options',
   fromSource: 'from-source',
   sharedCpus: 'shared-cpus',
+  idleCheckWindow: 'idle-check-window',
+  idleCheckRps: 'idle-check-rps',
+  idleCheckInterval: 'idle-check-interval',
+  idleCheckInProcess: 'idle-check-in-process',
 };
 
 const BOOLEAN_FLAGS = new Set(['from-source', 'shared-cpus']);
@@ -88,7 +108,11 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   });
   const input = Object.fromEntries(Object.entries(FLAGS).map(([name, flag]) => [name, values[flag]]));
   const parsed = optionsSchema.safeParse(input);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    if (parsed.data.idleCheckInProcess && parsed.data.idleCheckWindow === 0)
+      throw new Error('--idle-check-in-process: needs --idle-check-window (seconds) above 0');
+    return parsed.data;
+  }
   const problems = parsed.error.issues.map(
     (issue) => `--${FLAGS[issue.path[0] as keyof BenchOptions]}: ${issue.message}`,
   );

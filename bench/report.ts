@@ -1,4 +1,7 @@
 // The readable side of the results: one column per size, then every target as met or missed.
+import type { IdleResult } from './idle-budget.ts';
+import type { InProcessIdleResult } from './idle-in-process.ts';
+import type { IdleRunResult } from './idle-run.ts';
 import type { MixedResult } from './mixed-run.ts';
 import type { BenchResults } from './results.ts';
 import type { SizeResult } from './size-run.ts';
@@ -94,6 +97,84 @@ function mixedTable(mixed: MixedResult): string {
   );
 }
 
+type IdleRow = [label: string, value: (idle: IdleResult) => string];
+
+/** The rows every idle-check window has, run by the operator or in-process. */
+const IDLE_ROWS: IdleRow[] = [
+  ['idle-enabled running pods (keys)', (i) => String(i.pods)],
+  ['window (s)', (i) => String(i.windowSeconds)],
+  ['idle-check calls in the window', (i) => String(i.calls)],
+  ['idle-check calls/s (--idle-check-rps)', (i) => `${i.callsPerSecond} (${i.checkRps})`],
+  ['budget: rps × window + burst', (i) => String(i.budget.ceiling)],
+  [
+    'expected / at least',
+    (i) =>
+      `${i.budget.expected} / ${i.budget.floor ?? 'not judged'}${i.budget.budgetBound ? ' (budget-bound)' : ''}`,
+  ],
+  ['pods checked / most checks of one pod', (i) => `${i.podsChecked} / ${i.maxChecksOfOnePod}`],
+  ['pods paused', (i) => String(i.paused)],
+];
+
+function idleRunsTable(runs: readonly IdleRunResult[]): string {
+  const rows: Array<[string, (r: IdleRunResult) => string]> = [
+    ['load average at start', (r) => r.loadavgAtStart.join(' ')],
+    [
+      'apply → all Ready (s) / per s',
+      (r) => `${r.convergence.seconds} / ${r.convergence.resourcesPerSecond}`,
+    ],
+    ['wait from last Ready to the window (s)', (r) => String(r.waitSeconds)],
+    ...IDLE_ROWS.map(([label, value]): [string, (r: IdleRunResult) => string] => [
+      label,
+      (r) => value(r.idle),
+    ]),
+    ['details refreshes in the window', (r) => String(r.detailFetches)],
+    ['cloud calls in the window', (r) => JSON.stringify(r.cloudCalls)],
+    [
+      'operator CPU in the window (cores) / RSS (MB)',
+      (r) => `${r.windowCpu.operatorCores} / ${r.windowRssMb}`,
+    ],
+    ['deletion: all gone (s)', (r) => String(r.deletion.seconds)],
+    ['operator warnings logged', (r) => String(r.operatorWarnings.count)],
+  ];
+  return table(
+    ['idle-check run (operator)', ...runs.map((r) => `${r.size} GpuPods`)],
+    rows.map(([label, value]) => [label, ...runs.map(value)]),
+  );
+}
+
+function inProcessTable(runs: ReadonlyArray<{ keys: number; result: InProcessIdleResult }>): string {
+  const rows: Array<[string, (r: InProcessIdleResult) => string]> = [
+    ...IDLE_ROWS,
+    ['shortest time between two checks of one pod (s)', (r) => String(r.shortestGapSeconds ?? '-')],
+    [
+      'checks of another window / warnings / other calls',
+      (r) => `${r.wrongWindows} / ${r.warnings} / ${r.otherCalls}`,
+    ],
+  ];
+  return table(
+    ['idle schedule in-process (no apiserver, no operator)', ...runs.map((r) => `${r.keys} keys`)],
+    rows.map(([label, value]) => [label, ...runs.map((r) => value(r.result))]),
+  );
+}
+
+function idleParts(results: BenchResults): string[] {
+  const parts: string[] = [];
+  const runs = results.idleRuns ?? [];
+  const done = runs.flatMap((outcome) => (outcome.ok ? [outcome.result] : []));
+  if (done.length > 0) parts.push(idleRunsTable(done));
+  for (const outcome of runs)
+    if (!outcome.ok)
+      parts.push(`idle-check run of ${outcome.size} failed after ${outcome.seconds} s: ${outcome.error}`);
+  const inProcess = results.idleInProcess ?? [];
+  const measured = inProcess.flatMap((outcome) =>
+    outcome.ok ? [{ keys: outcome.keys, result: outcome.result }] : [],
+  );
+  if (measured.length > 0) parts.push(inProcessTable(measured));
+  for (const outcome of inProcess)
+    if (!outcome.ok) parts.push(`in-process idle schedule of ${outcome.keys} keys failed: ${outcome.error}`);
+  return parts;
+}
+
 function targetsTable(checks: readonly TargetCheck[]): string {
   return table(
     ['', 'scope', 'target', 'measured'],
@@ -116,7 +197,7 @@ export function render(results: BenchResults, checks: readonly TargetCheck[]): s
       `operator: ${settings.operatorBuild} ${settings.operatorFlags.join(' ')}`,
       `NODE_OPTIONS: ${settings.operatorNodeOptions || '(none)'}; simulator: ${JSON.stringify(settings.simulator)}`,
     ].join('\n'),
-    sizesTable(results),
+    results.sizes.length > 0 || !results.idleRuns ? sizesTable(results) : '',
     ...failed.map((outcome) =>
       outcome.ok ? '' : `size ${outcome.size} failed after ${outcome.seconds} s: ${outcome.error}`,
     ),
@@ -125,6 +206,7 @@ export function render(results: BenchResults, checks: readonly TargetCheck[]): s
       : results.mixed
         ? `mixed run failed: ${results.mixed.error}`
         : '',
+    ...idleParts(results),
     targetsTable(checks),
     `${checks.filter((c) => c.met).length} of ${checks.length} targets met`,
   ];

@@ -1,4 +1,6 @@
 import type { CpuSplit } from './cpu-split.ts';
+import type { InProcessIdleResult } from './idle-in-process.ts';
+import type { IdleRunResult } from './idle-run.ts';
 import type { MixedResult } from './mixed-run.ts';
 import type { SizeResult } from './size-run.ts';
 
@@ -30,6 +32,10 @@ export interface BenchResults {
   };
   sizes: Array<{ size: number } & Outcome<SizeResult>>;
   mixed: Outcome<MixedResult> | undefined;
+  /** --idle-check-window: the size runs were idle-check runs (bench/idle-run.ts) instead. */
+  idleRuns?: Array<{ size: number } & Outcome<IdleRunResult>>;
+  /** --idle-check-in-process: the idle schedule alone, no apiserver, no operator process. */
+  idleInProcess?: Array<{ keys: number } & Outcome<InProcessIdleResult>>;
 }
 
 /** Runs `work`, timing it; a failure is recorded instead of ending the benchmark. */

@@ -5,6 +5,8 @@ import { dirname } from 'node:path';
 import { createLogger } from '../src/lib/logger.ts';
 import { buildOperator, SOURCE_ENTRY } from './build.ts';
 import { applyCpuSplit, planCpuSplit } from './cpu-split.ts';
+import { measureIdleInProcess } from './idle-in-process.ts';
+import { runIdle } from './idle-run.ts';
 import { runMixed } from './mixed-run.ts';
 import { operatorFlags, stopAllOperators } from './operator.ts';
 import { type BenchOptions, parseOptions, USAGE } from './options.ts';
@@ -83,6 +85,12 @@ async function main(): Promise<number> {
     if (cpuSplit) applyCpuSplit(cpuSplit, controlPlanePids);
     const session: Session = { stack, options: opts, log, controlPlanePids, operatorEntry };
     for (const size of opts.sizes) {
+      if (opts.idleCheckWindow > 0) {
+        log.info({ size }, 'idle-check run starting');
+        results.idleRuns ??= [];
+        results.idleRuns.push({ size, ...(await attempt(() => runIdle(session, size))) });
+        continue;
+      }
       log.info({ size }, 'size run starting');
       results.sizes.push({ size, ...(await attempt(() => runSize(session, size))) });
     }
@@ -90,6 +98,16 @@ async function main(): Promise<number> {
   } finally {
     await stopAllOperators();
     await stack?.stop();
+  }
+  if (opts.idleCheckInProcess) {
+    // After the stack is down: nothing else runs. Each count has its own fake cloud, account and schedule,
+    // so they run side by side (one idle check per second each is no load).
+    log.info({ keys: opts.idleCheckInProcess }, 'idle schedule in-process');
+    const counts = opts.idleCheckInProcess;
+    const outcomes = await Promise.all(
+      counts.map((keys) => attempt(() => measureIdleInProcess(opts, keys, log))),
+    );
+    results.idleInProcess = outcomes.map((outcome, i) => ({ keys: counts[i] ?? 0, ...outcome }));
   }
   results.durationSeconds = Math.round((Date.now() - began) / 1000);
   const checks = checkTargets(results);
