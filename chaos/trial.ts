@@ -1,4 +1,9 @@
-import { type FaultPatch, type RunningSimulator, startSimulator } from '../src/sim/index.ts';
+import {
+  type ApiKeyOption,
+  type FaultPatch,
+  type RunningSimulator,
+  startSimulator,
+} from '../src/sim/index.ts';
 import type { Cluster } from '../test/support/operator.ts';
 import { audit, type Findings } from './audit.ts';
 import { CloudHistory } from './cloud-objects.ts';
@@ -38,6 +43,8 @@ export interface TrialOptions {
   readonly faults?: FaultPatch;
   /** Hold every answer of the cloud back this long on its way to the operator (see `SlowResponses`). */
   readonly answerDelayMs?: number;
+  /** Keys the simulator accepts besides the run's: other organisations, for ProviderConfig accounts. */
+  readonly apiKeys?: readonly ApiKeyOption[];
 }
 
 /**
@@ -80,10 +87,14 @@ export class Trial {
   readonly sim: RunningSimulator;
   readonly ledger = new Ledger();
   readonly history: CloudHistory;
-  readonly replicas: readonly Replica[];
   readonly cluster: Cluster;
   readonly #run: RunContext;
   readonly #relay: SlowResponses | undefined;
+  readonly #options: TrialOptions;
+  /** The operator processes running now (see `replaceOperators`). */
+  #replicas: Replica[];
+  /** Every replica the trial ever ran, for crashes, logs and the final stop. */
+  readonly #everyReplica: Replica[] = [];
 
   private constructor(
     run: RunContext,
@@ -99,26 +110,56 @@ export class Trial {
     this.sim = sim;
     this.history = new CloudHistory(sim, this.ledger);
     this.history.start(HISTORY_SAMPLE_MS);
-    const flags = [...OPERATOR_FLAGS, '--namespace', namespace, ...(options.flags ?? [])];
-    this.replicas = Array.from(
-      { length: options.replicas ?? 1 },
+    this.#options = options;
+    this.#replicas = this.#makeReplicas(options.replicas ?? 1, options.flags ?? []);
+  }
+
+  /** The operator processes of the trial now. */
+  get replicas(): readonly Replica[] {
+    return this.#replicas;
+  }
+
+  /** Where the operator reaches the cloud: the simulator, or the relay that slows its answers. */
+  get apiUrl(): string {
+    return this.#relay?.url ?? this.sim.url;
+  }
+
+  /**
+   * Stops the running operator processes (gracefully) and starts `count` new replicas in their place, with
+   * `flags` after the suite's defaults instead of the trial's own: a trial that first kills a lone operator,
+   * then fails leaders over.
+   */
+  async replaceOperators(count: number, flags: readonly string[]): Promise<void> {
+    await Promise.all(this.#replicas.map((replica) => replica.stop()));
+    this.#replicas = this.#makeReplicas(count, flags);
+    await this.startOperators();
+  }
+
+  #makeReplicas(count: number, flags: readonly string[]): Replica[] {
+    const run = this.#run;
+    const { label, kubeconfigPath } = this.#options;
+    const first = this.#everyReplica.length;
+    const made = Array.from(
+      { length: count },
       (_, index) =>
         new Replica({
-          name: `${options.label}-${String.fromCharCode(97 + index)}`,
-          kubeconfigPath: options.kubeconfigPath ?? run.plane.kubeconfigPath,
-          apiUrl: relay?.url ?? sim.url,
+          name: `${label}-${String.fromCharCode(97 + first + index)}`,
+          kubeconfigPath: kubeconfigPath ?? run.plane.kubeconfigPath,
+          apiUrl: this.apiUrl,
           apiKey: run.apiKey,
-          flags,
+          flags: [...OPERATOR_FLAGS, '--namespace', this.namespace, ...flags],
           transcripts: run.transcripts,
         }),
     );
+    this.#everyReplica.push(...made);
+    return made;
   }
 
   static async open(run: RunContext, options: TrialOptions): Promise<Trial> {
     const namespace = namespaceOf(options.label);
     await run.cluster.ensureNamespace(namespace);
     const sim = await startSimulator({
-      apiKeys: [run.apiKey],
+      apiKeys: [run.apiKey, ...(options.apiKeys ?? [])],
       transitionMs: TRANSITION_MS,
       retentionMs: RETENTION_MS,
       seed: run.random.fork(options.label).int(0, 2 ** 31),
@@ -139,12 +180,12 @@ export class Trial {
 
   /** Operator processes that ended on their own, other than by losing the lease. */
   get crashes(): number {
-    return this.replicas.reduce((sum, replica) => sum + replica.crashes, 0);
+    return this.#everyReplica.reduce((sum, replica) => sum + replica.crashes, 0);
   }
 
   /** Every JSON log line of every operator process of this trial. */
   logLines(): LogLine[] {
-    return this.replicas.flatMap((replica) => replica.history().flatMap(parseLogLines));
+    return this.#everyReplica.flatMap((replica) => replica.history().flatMap(parseLogLines));
   }
 
   async startOperators(): Promise<void> {
@@ -192,7 +233,7 @@ export class Trial {
 
   /** Stops the operators and the simulator; resources left behind lose their finalizers and go. */
   async close(): Promise<void> {
-    await Promise.all(this.replicas.map((replica) => replica.stop()));
+    await Promise.all(this.#everyReplica.map((replica) => replica.stop()));
     this.history.stop();
     await this.#releaseLeftovers().catch((error: unknown) =>
       this.#run.log(`could not clear ${this.namespace}: ${String(error)}`),

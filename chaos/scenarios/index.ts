@@ -5,6 +5,7 @@ import { cloudFaults } from './cloud-faults.ts';
 import { leaderFailover } from './leader-failover.ts';
 import { operatorCrashes } from './operator-crashes.ts';
 import { secrets } from './secrets.ts';
+import { spendControls } from './spend-controls.ts';
 import { taskCrashes } from './task-crashes.ts';
 import { watchDisruption } from './watch-disruption.ts';
 
@@ -17,6 +18,7 @@ export const SCENARIOS = {
   'bad-input': badInput,
   secrets,
   'task-crashes': taskCrashes,
+  'spend-controls': spendControls,
 } as const satisfies Record<string, (run: RunContext) => Promise<ScenarioResult>>;
 
 export type ScenarioName = keyof typeof SCENARIOS;

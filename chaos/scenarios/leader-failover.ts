@@ -8,7 +8,7 @@ import { parseLogLines } from '../transcripts.ts';
 import { namespaceOf, Trial } from '../trial.ts';
 
 /** Lease timings of the scenario, in seconds: a quick failover, still renewing comfortably on a busy machine. */
-const LEASE = { duration: 4, renewDeadline: 3, retryPeriod: 1 };
+export const LEASE = { duration: 4, renewDeadline: 3, retryPeriod: 1 };
 /** Failover target: the lease runs out, and the standby notices within one more retry period. */
 const TAKEOVER_TARGET_MS = (LEASE.duration + LEASE.retryPeriod) * 1000;
 /** A leader is killed after leading (and acting) for a random time in this range. */
@@ -132,7 +132,9 @@ async function disruptLeaders(
     if (!leader) throw new Error('the leader vanished');
     // Every `freezeEvery`-th turn from the first: at most `freezes` of them, as freezeEvery ≥ total / freezes.
     const frozen = turn % freezeEvery === 0;
-    failovers.push(frozen ? await freezeLeader(replicas, leader.replica) : await killLeader(replicas, leader.replica));
+    failovers.push(
+      frozen ? await freezeLeader(replicas, leader.replica) : await killLeader(replicas, leader.replica),
+    );
   }
   return failovers;
 }
@@ -169,7 +171,7 @@ async function freezeLeader(replicas: readonly Replica[], leader: Replica): Prom
  * one. A process that loses the lease exits, so a running process that became leader still leads: two
  * of them at once would be two leaders. `except` is a frozen one, which cannot know yet that it lost.
  */
-async function awaitLeader(
+export async function awaitLeader(
   replicas: readonly Replica[],
   except?: Replica,
 ): Promise<Array<{ replica: Replica; since: number }>> {
