@@ -93,6 +93,9 @@ export function makeAccount(
   };
 }
 
+/** How soon a resource whose account is not known or not ready yet looks again. */
+export const ACCOUNT_RECHECK_MS = 3_000;
+
 /**
  * The accounts resources may name: ProviderConfigs by name, and the operator's own flags as the implicit
  * `default` unless a ProviderConfig takes that name.
@@ -111,7 +114,8 @@ export class AccountRegistry implements AccountDirectory {
       throw new ReconcileError(
         'ProviderConfigNotFound',
         `no ProviderConfig ${name}; create it, or name another in spec.providerConfigRef`,
-        { terminal: false },
+        // Comes when the config is made or read (a restart reads them all): steadily, not backed off.
+        { terminal: false, retryAfterMs: ACCOUNT_RECHECK_MS },
       );
     }
     // The boundary between teams: every path (converge, finalize, release, recovery) connects through here.

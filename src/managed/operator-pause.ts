@@ -47,6 +47,8 @@ export interface PauseDecision {
 export class OperatorPause<Spec extends CommonSpec, Cloud> {
   readonly #o: OperatorPauseOptions;
   readonly #shedding: BudgetShedding<Spec, Cloud>;
+  /** Pauses this process took, by uid, until a status that records them is read. */
+  readonly #taken = new Map<string, PausedBy>();
 
   constructor(options: OperatorPauseSettings<Spec>) {
     this.#o = options;
@@ -82,6 +84,25 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
     return { pausedBy, startTime, deadline, revisitAfterMs: this.#shedding.watches(mr, link) };
   }
 
+  /**
+   * A deadline that deletes and has passed, read from the resource alone (its spec and the start time its
+   * status recorded): the resource is finished whatever became of its object, and is never made again.
+   */
+  endedByDeadline(
+    mr: ManagedObject<Spec>,
+    link: Pick<AccountLink<Spec, Cloud>, 'adapter'>,
+  ): DeadlineState | undefined {
+    const rule = link.adapter.deadline?.(mr.spec);
+    const startTime = mr.status?.startTime;
+    if (rule?.action !== 'Delete' || startTime === undefined) return undefined;
+    const deadline = deadlineOf(rule, startTime, this.#o.clock.now());
+    return deadline.passed ? deadline : undefined;
+  }
+
+  forget(uid: string): void {
+    this.#taken.delete(uid);
+  }
+
   /** The deadline has passed with action Delete: said once, as the object is deleted for good. */
   deleting(mr: ManagedObject<Spec>, deadline: DeadlineState): string {
     const message = `${deadlineMessage(deadline)}: deleting the cloud ${this.#o.kind}, which is not made again`;
@@ -93,11 +114,17 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
 
   /** `status.pausedBy`, unless its user lifted it since: then it is let go, with an event. */
   #inForce(mr: ManagedObject<Spec>): PausedBy | undefined {
-    const pausedBy = mr.status?.pausedBy;
+    const { uid } = mr.metadata;
+    // What this process took is kept until a status shows it: a copy read before that write, or a status
+    // a failure report rewrote from an older copy, must not undo a pause already sent.
+    const recorded = mr.status?.pausedBy;
+    const pausedBy = recorded ?? this.#taken.get(uid);
+    if (recorded) this.#taken.delete(uid);
     if (!pausedBy) return undefined;
     const token = mr.metadata.annotations?.[RESUME];
     const newSpec = (mr.metadata.generation ?? 0) > pausedBy.generation;
     if (!newSpec && token === pausedBy.resumeToken) return pausedBy;
+    this.#taken.delete(uid);
     const message = `resumed by its user (${newSpec ? 'a new spec' : `annotation ${RESUME}`}); it was paused: ${pausedBy.message}`;
     this.#o.events.event(mr, 'Normal', 'Resumed', message);
     logResource(this.#o.log, 'info', mr, {}, message);
@@ -110,13 +137,15 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
     this.#o.fleet.pausedByOperator(reason);
     if (reason === 'DeadlineExceeded') this.#o.fleet.deadlineExceeded('Pause');
     logResource(this.#o.log, 'warn', mr, { reason }, message);
-    return {
+    const pausedBy: PausedBy = {
       reason,
       message,
       since: new Date(now).toISOString(),
       generation: mr.metadata.generation ?? 0,
       resumeToken: mr.metadata.annotations?.[RESUME],
     };
+    this.#taken.set(mr.metadata.uid, pausedBy);
+    return pausedBy;
   }
 
   /**

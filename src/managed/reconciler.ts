@@ -14,7 +14,7 @@ import { FailureReport } from './failure-report.ts';
 import type { KindEvents } from './fleet-metrics.ts';
 import { Identity } from './identity.ts';
 import { type Holding, LateInitialization } from './late-initialization.ts';
-import { OperatorPause, type PauseDecision } from './operator-pause.ts';
+import { type DeadlineState, OperatorPause, type PauseDecision } from './operator-pause.ts';
 import { allows } from './policies.ts';
 import { Recovery, recreateBackoff } from './recovery.ts';
 import { logResource } from './resource-log.ts';
@@ -89,7 +89,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#deletion = new Deletion(
       options,
       this.#identity,
-      [this.#refused, this.#lateInit, this.#status],
+      [this.#refused, this.#lateInit, this.#status, this.#pause],
       (uid) => {
         this.#released.add(uid);
         if (this.#released.size > MAX_RELEASED)
@@ -218,6 +218,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const { adapter } = link;
     const policies = stored.spec.managementPolicies;
     const named = namedId(stored) !== undefined;
+    // Past a deadline that deletes, whatever happened since (a lost status write, a restart): no create.
+    const ended = this.#pause.endedByDeadline(stored, link);
+    if (ended && !named) return this.#endedAtDeadline(stored, ended);
     if (!named) {
       this.#identity.refuseUnlessCreates(stored);
       const backoff = recreateBackoff(stored.status, this.#o.clock.now());
@@ -233,9 +236,17 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const mr = named ? stored : await this.#ensureFinalizer(stored, link);
     const observed = await this.#identity.observeOrObtain(mr, link, ctx);
     if (observed.kind === 'wait') return { requeueAfterMs: observed.ms };
-    if (observed.kind === 'missing') return this.#recovery.onMissing(mr, observed.id, link);
-    const holding = await this.#lateInit.takeHold(mr, observed, link);
-    const pause = await this.#pause.decide(holding.mr, observed.cloud, link);
+    if (observed.kind === 'missing') {
+      return ended ? this.#endedAtDeadline(mr, ended) : this.#recovery.onMissing(mr, observed.id, link);
+    }
+    const taken = await this.#lateInit.takeHold(mr, observed, link);
+    const pause = await this.#pause.decide(taken.mr, observed.cloud, link);
+    const pausedBy = pause.pausedBy;
+    // A new pause is recorded before the step that pauses, so that no successor undoes it.
+    const holding =
+      pausedBy && pausedBy.since !== taken.mr.status?.pausedBy?.since
+        ? { ...taken, mr: await this.#status.recordPause(taken.mr, pausedBy) }
+        : taken;
     const { deadline } = pause;
     if (deadline?.passed && deadline.action === 'Delete' && adapter.delete && allows(policies, 'Delete')) {
       return this.#deleteAtDeadline(holding, observed, pause, link);
@@ -287,6 +298,13 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const ending = { reason: 'DeadlineExceeded', message };
     const { finished } = await this.#status.report(held, observed, false, link, pause, ending);
     return finished === undefined ? {} : expireFinished(this.#o, held.mr, finished);
+  }
+
+  /** A resource past a deadline that deleted its object: finished, its time to live applies. */
+  async #endedAtDeadline(mr: ManagedObject<Spec>, deadline: DeadlineState): Promise<Result> {
+    const message = `its activeDeadlineSeconds (${deadline.seconds} s) passed at ${new Date(deadline.at).toISOString()}: its cloud ${this.#o.kind} is deleted, and it is not made again`;
+    const finished = await this.#status.reportEnded(mr, { reason: 'DeadlineExceeded', message });
+    return expireFinished(this.#o, mr, finished);
   }
 
   async #ensureFinalizer(

@@ -12,6 +12,7 @@ import type { PauseDecision } from './operator-pause.ts';
 import { allows } from './policies.ts';
 import { countPreemption, PREEMPTED, readyReason, recreates, spotStatus } from './recovery.ts';
 import { logResource } from './resource-log.ts';
+import type { PausedBy } from './status-schema.ts';
 import { statusAsIs, writeStatus } from './status-write.ts';
 import type { ManagedWriter } from './writer.ts';
 
@@ -139,6 +140,27 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       finished: completionTime === undefined ? undefined : Date.parse(completionTime),
       secretRefused: refused !== undefined,
     };
+  }
+
+  /**
+   * The operator's pause, recorded before the step that pauses: a new leader that finds the object paused
+   * reads why, and never resumes it for a spec that says `paused: false`.
+   */
+  async recordPause(mr: ManagedObject<Spec>, pausedBy: PausedBy): Promise<ManagedObject<Spec>> {
+    const status = { ...mr.status, pausedBy };
+    await writeStatus(this.#o, mr, { ...statusAsIs(mr.status), pausedBy }, []);
+    return { ...mr, status };
+  }
+
+  /** Finished for good with `ending` (a deadline that deletes), its object gone: never made again. */
+  async reportEnded(mr: ManagedObject<Spec>, ending: { reason: string; message: string }): Promise<number> {
+    const completionTime = new Date(this.#o.clock.now()).toISOString();
+    await writeStatus(this.#o, mr, { ...statusAsIs(mr.status), completionTime }, [
+      { type: 'Ready', status: 'False', ...ending },
+      { type: 'Failed', status: 'True', ...ending },
+      { type: ending.reason, status: 'True', ...ending },
+    ]);
+    return Date.parse(completionTime);
   }
 
   /** Not created yet, for a reason that is not this resource's (what it refers to is not ready). */

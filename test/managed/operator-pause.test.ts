@@ -257,3 +257,76 @@ describe('a budget that pauses pods when it is exceeded', () => {
     assert.equal(mutations(w, 'resume'), 0);
   });
 });
+
+describe('what the operator took holds though a write is lost', () => {
+  test("a Delete deadline's finish, erased by a stale write, is worked out again: never a second object", async () => {
+    const w = open();
+    w.api.create('w', { deadlineSeconds: 30, deadlineAction: 'Delete' });
+    await w.settle(KEY);
+    const before = w.api.get(KEY)?.status;
+    w.clock.advance(30_000);
+    await w.settle(KEY);
+    assert.equal(conditionOf(w.api.get(KEY), 'Failed')?.reason, 'DeadlineExceeded');
+    // A reconcile from a copy read before the finish rewrites the status whole, as it then stood.
+    w.api.setStatus(KEY, { ...before });
+    await w.settle(KEY);
+    assert.equal(conditionOf(w.api.get(KEY), 'Failed')?.reason, 'DeadlineExceeded');
+    assert.equal(mutations(w, 'create'), 1, 'not made again');
+    // Nor when the id is let go too.
+    w.api.setStatus(KEY, { startTime: before?.startTime });
+    w.api.annotate(KEY, { 'gpucloud.io/external-id': null });
+    await w.settle(KEY);
+    assert.equal(mutations(w, 'create'), 1);
+    assert.equal(conditionOf(w.api.get(KEY), 'Failed')?.reason, 'DeadlineExceeded');
+  });
+
+  test('a pause sent, then its status lost to a failure report, is not undone by the next reconcile', async () => {
+    const w = open();
+    const base = w.cloud.kind.bind(w.cloud);
+    // The pause lands, then the call fails (a timeout): the failure is reported from the copy read before.
+    let failPause = true;
+    w.cloud.kind = (org, name) => {
+      const kind = base(org, name);
+      return {
+        ...kind,
+        plan: async (mr, widget, ctx) => {
+          const plan = await kind.plan(mr, widget, ctx);
+          if (plan.kind !== 'act' || plan.step.reason !== 'Pausing' || !failPause) return plan;
+          const { step } = plan;
+          return {
+            kind: 'act',
+            step: {
+              ...step,
+              run: async () => {
+                await step.run();
+                failPause = false;
+                throw new Error('the pause timed out');
+              },
+            },
+          };
+        },
+      };
+    };
+    // Idle: unlike a deadline, nothing works it out again once the pod is paused.
+    w.api.create('w', { idleBelowPercent: 5 });
+    await w.settle(KEY);
+    const widget = objectOf(w);
+    assert.ok(widget);
+    w.clock.advance(IDLE_WINDOW_MS);
+    w.cloud.utilization.set(widget.id, 1);
+    await until(
+      async () => {
+        await w.reconciler.reconcile(AT).catch(() => undefined);
+        return widget.status === 'PAUSED';
+      },
+      'paused, its call failing',
+      5_000,
+    );
+    await w.settle(KEY);
+    w.api.setStatus(KEY, { ...w.api.get(KEY)?.status, pausedBy: undefined });
+    await w.settle(KEY);
+    assert.equal(widget.status, 'PAUSED');
+    assert.equal(mutations(w, 'resume'), 0, 'never resumed');
+    assert.equal(pausedBy(w)?.reason, 'Idle', 'recorded again');
+  });
+});

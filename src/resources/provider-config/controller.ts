@@ -10,6 +10,7 @@ import { readSecret } from '../../kube/secrets.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/logger.ts';
 import {
+  ACCOUNT_RECHECK_MS,
   type AccountRegistry,
   type ClientSettings,
   type Entry,
@@ -337,6 +338,7 @@ function ready(): ConditionInput {
 function notReady(message: string): ReconcileError {
   return new ReconcileError('ProviderConfigNotReady', `provider config not ready: ${message}`, {
     terminal: false,
+    retryAfterMs: ACCOUNT_RECHECK_MS,
   });
 }
 
