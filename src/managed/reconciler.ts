@@ -291,6 +291,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const { deadline } = pause;
     if (!remove || !deadline) return {};
     const id = adapter.idOf(observed.cloud);
+    // Recorded first: whatever is lost after the delete, the finish is worked out again from it.
+    if (pause.startTime !== undefined)
+      held = { ...held, mr: await this.#status.recordStart(held.mr, pause.startTime) };
     const message = this.#pause.deleting(held.mr, deadline);
     link.actedAt.set(id, this.#o.clock.now());
     await remove(id);

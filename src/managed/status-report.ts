@@ -147,9 +147,17 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
    * reads why, and never resumes it for a spec that says `paused: false`.
    */
   async recordPause(mr: ManagedObject<Spec>, pausedBy: PausedBy): Promise<ManagedObject<Spec>> {
-    const status = { ...mr.status, pausedBy };
-    await writeStatus(this.#o, mr, { ...statusAsIs(mr.status), pausedBy }, []);
-    return { ...mr, status };
+    return this.#record(mr, { pausedBy });
+  }
+
+  /** The start a deadline counts from, recorded before the deadline deletes: the finish is then derivable. */
+  async recordStart(mr: ManagedObject<Spec>, startTime: string): Promise<ManagedObject<Spec>> {
+    return mr.status?.startTime === startTime ? mr : this.#record(mr, { startTime });
+  }
+
+  async #record(mr: ManagedObject<Spec>, fields: Record<string, unknown>): Promise<ManagedObject<Spec>> {
+    await writeStatus(this.#o, mr, { ...statusAsIs(mr.status), ...fields }, []);
+    return { ...mr, status: { ...mr.status, ...fields } };
   }
 
   /** Finished for good with `ending` (a deadline that deletes), its object gone: never made again. */
