@@ -310,10 +310,19 @@ describe('gpucloud plan', () => {
     assert.equal(budgetOf(refused, 'team').outcome, 'allowed');
     assert.match(ran.stderr, /1 of 1 resources would not be created now/);
 
-    // A monthly budget on the namespace: 1.50 USD/h. A second L40S would make 1.98; the member alone adds nothing.
+    // A monthly budget on the namespace that leaves about 1.50 USD/h for the hours left in this month (what the
+    // operator recorded as spent this month so far is cents). A second L40S would make 1.98; the member alone
+    // adds nothing.
+    const now = Date.now();
+    const monthEnd = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() + 1, 1);
+    const hoursLeft = (monthEnd - now) / 3_600_000;
     await setBudgets([
       { name: 'account', maxSpendPerHour: 1000 },
-      { name: 'team', namespaces: { names: [NS] }, maxSpendPerMonth: 1.5 * 730 },
+      {
+        name: 'team',
+        namespaces: { names: [NS] },
+        maxSpendPerMonth: Math.round(1.5 * hoursLeft * 100) / 100,
+      },
     ]);
     const second = await manifestFile(
       'second.yaml',
@@ -322,7 +331,7 @@ describe('gpucloud plan', () => {
     const overMonth = planOf(await kubectl(['plan', '-f', second, '-n', NS, '-o', 'json']), 6);
     assert.match(
       resourceOf(overMonth, 'second').verdicts.find((v) => v.check === 'budget team')?.message ?? '',
-      /0\.9900 USD\/h more would make 1\.9800 USD\/h, over its maxSpendPerMonth of 1095\.0000 USD \(1\.5000 USD\/h\)/,
+      /0\.9900 USD\/h more would make 1\.9800 USD\/h, over its maxSpendPerMonth \(what it leaves this month: 1\.(4|5)\d{3} USD\/h for the hours left\)/,
     );
     const same = await manifestFile('member.yaml', member);
     const again = planOf(await kubectl(['plan', '-f', same, '-o', 'json']));
