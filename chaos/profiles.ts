@@ -110,8 +110,8 @@ const SHORT: Profile = {
     // Longer than operator-crashes': each start first registers and proves the ProviderConfig account.
     killAfterMs: [1_500, 4_000],
     leaderKills: 2,
-    killForMs: 25_000,
-    failoverForMs: 25_000,
+    killForMs: 15_000,
+    failoverForMs: 15_000,
     idle: { pods: 4, expectPause: false },
     createLatencyMs: 300,
     quietMs: 3_000,
