@@ -82,12 +82,10 @@ if (import.meta.main) {
   const [which = 'all', ...rest] = process.argv.slice(2).filter((arg) => arg !== '--');
   const { unit, integration, alone } = tiers();
   // Unit tests share nothing but the CPU. Integration tests each start a control plane of their own
-  // and mostly wait on it, so two run at once; the ones in ALONE follow, one at a time.
+  // and mostly wait on it, so three run at once; the ones in ALONE follow, one at a time.
   let status = 0;
   if (which === 'unit' || which === 'all') status = run('unit', unit, ['--test-concurrency=2', ...rest]);
   if (status === 0 && (which === 'integration' || which === 'all')) {
-    // Three at once on two cores: most of an integration test's time is spent waiting on the apiserver,
-    // the simulator's latencies and polls (the tier uses about a third of the CPU at two).
     status = run('integration', integration, ['--test-concurrency=3', ...rest]);
     if (status === 0) status = run('integration (alone)', alone, ['--test-concurrency=1', ...rest]);
   }
