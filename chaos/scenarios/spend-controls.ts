@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { sleep } from '../../src/lib/delay.ts';
 import { OWNER_ENV } from '../../src/managed/annotations.ts';
-import { findModel, hourlyPrice } from '../../src/sim/catalog.ts';
+import { findModel } from '../../src/sim/catalog.ts';
+import { Market } from '../../src/sim/market.ts';
 import type { PodState, RunningSimulator, SimState } from '../../src/sim/index.ts';
 import { condition, isReady, resources, type TestObject } from '../../test/support/operator.ts';
 import { poll } from '../../test/support/until.ts';
@@ -83,10 +84,13 @@ function pausedByOf(obj: TestObject | undefined): string | undefined {
   return parsed.success ? parsed.data.reason : undefined;
 }
 
+/** The catalogue's prices: the scenario never changes the simulator's. */
+const catalogue = new Market();
+
 /** A pod's price by the simulator's own catalogue: its model's price per GPU-hour × its GPUs. */
 function priceOf(pod: PodState): number {
   const model = findModel(pod.gpuType);
-  return model ? hourlyPrice(model, pod.gpuCount, pod.isSpot) : Number.NaN;
+  return model ? catalogue.hourly(model, pod.gpuCount, pod.isSpot) : Number.NaN;
 }
 
 /** Statuses in which the simulator releases a pod's GPUs (src/sim/pods/service.ts): it costs nothing then. */
@@ -395,9 +399,9 @@ export async function spendControls(run: RunContext): Promise<ScenarioResult> {
   try {
     await trial.startOperators();
     const price = await offerPrice(trial.sim.url, budgetKey);
-    const catalogue = hourlyPrice(requiredModel(BUDGET_GPU), 1, false);
-    if (Math.abs(price - catalogue) > 1e-9) {
-      violations.push(`the offer's price $${price}/h is not the catalogue's $${catalogue}/h`);
+    const listed = catalogue.hourly(requiredModel(BUDGET_GPU), 1, false);
+    if (Math.abs(price - listed) > 1e-9) {
+      violations.push(`the offer's price $${price}/h is not the catalogue's $${listed}/h`);
     }
     // Exactly `fits` pods: the operator allows a spend equal to the limit, and one more pod is a whole price over.
     const limit = price * knobs.fits;

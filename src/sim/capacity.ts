@@ -33,6 +33,9 @@ export interface PoolUsage {
 interface Pool {
   total: number;
   used: number;
+  /** GPUs of the pool spot may hold at most; unlimited (the whole pool) when undefined. */
+  spotTotal: number | undefined;
+  spotUsed: number;
 }
 
 const poolKey = (region: string, gpuType: string) => `${region}\u0000${gpuType}`;
@@ -49,7 +52,12 @@ export class Capacity {
     assertGpus(perPool, 'gpusPerPool');
     for (const model of GPU_MODELS) {
       for (const region of model.regions)
-        this.#pools.set(poolKey(region, model.gpuType), { total: perPool, used: 0 });
+        this.#pools.set(poolKey(region, model.gpuType), {
+          total: perPool,
+          used: 0,
+          spotTotal: undefined,
+          spotUsed: 0,
+        });
     }
     for (const pool of options.pools ?? []) this.setTotal(pool.region, pool.gpuType, pool.gpus);
   }
@@ -62,15 +70,33 @@ export class Capacity {
     pool.total = gpus;
   }
 
-  free(region: string, gpuType: string): number {
+  /**
+   * Limits the GPUs of a pool spot capacity may hold (a cloud runs out of spot before it runs out of
+   * machines); `undefined` lifts the limit. Spot already held stays held.
+   */
+  setSpotTotal(region: string, gpuType: string, gpus: number | undefined): void {
+    if (gpus !== undefined) assertGpus(gpus, `spot capacity of ${gpuType} in ${region}`);
     const pool = this.#pools.get(poolKey(region, gpuType));
-    return pool === undefined ? 0 : Math.max(0, pool.total - pool.used);
+    if (pool === undefined) throw new Error(`${gpuType} is not offered in region ${region}`);
+    pool.spotTotal = gpus;
   }
 
-  reserve(region: string, gpuType: string, gpus: number): Reservation | undefined {
+  /** GPUs free for on-demand, or for spot when `spot` is true. */
+  free(region: string, gpuType: string, spot = false): number {
     const pool = this.#pools.get(poolKey(region, gpuType));
-    if (pool === undefined || pool.total - pool.used < gpus) return undefined;
+    if (pool === undefined) return 0;
+    const free = Math.max(0, pool.total - pool.used);
+    return spot && pool.spotTotal !== undefined
+      ? Math.min(free, Math.max(0, pool.spotTotal - pool.spotUsed))
+      : free;
+  }
+
+  reserve(region: string, gpuType: string, gpus: number, spot = false): Reservation | undefined {
+    const pool = this.#pools.get(poolKey(region, gpuType));
+    if (pool === undefined || this.free(region, gpuType, spot) < gpus) return undefined;
     pool.used += gpus;
+    const spotGpus = spot ? gpus : 0;
+    pool.spotUsed += spotGpus;
     let held = true;
     return {
       region,
@@ -80,14 +106,20 @@ export class Capacity {
         if (!held) return;
         held = false;
         pool.used -= gpus;
+        pool.spotUsed -= spotGpus;
       },
     };
   }
 
   /** Reserves in the first of `regions` with room. */
-  reserveInAny(regions: readonly string[], gpuType: string, gpus: number): Reservation | undefined {
+  reserveInAny(
+    regions: readonly string[],
+    gpuType: string,
+    gpus: number,
+    spot = false,
+  ): Reservation | undefined {
     for (const region of regions) {
-      const reservation = this.reserve(region, gpuType, gpus);
+      const reservation = this.reserve(region, gpuType, gpus, spot);
       if (reservation !== undefined) return reservation;
     }
     return undefined;

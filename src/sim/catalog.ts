@@ -9,7 +9,7 @@ export interface GpuModel {
   readonly ramPerGpuInGb: number;
   readonly vcpuPerGpu: number;
   readonly localDiskPerGpuInGb: number;
-  /** On-demand USD per GPU per hour. */
+  /** On-demand USD per GPU per hour when the simulation starts (market.ts changes it at run time). */
   readonly pricePerGpuPerHour: number;
   /** Spot USD per GPU per hour; absent when the model is not offered as spot. */
   readonly spotPricePerGpuPerHour?: number;
@@ -133,13 +133,6 @@ export function findVmType(vmTypeId: number): VmType | undefined {
 /** Money as the API shows it: a decimal string. */
 export function usd(amount: number, decimals = 4): string {
   return amount.toFixed(decimals);
-}
-
-export function hourlyPrice(model: GpuModel, gpuCount: number, isSpot: boolean): number {
-  const perGpu = isSpot
-    ? (model.spotPricePerGpuPerHour ?? model.pricePerGpuPerHour)
-    : model.pricePerGpuPerHour;
-  return perGpu * gpuCount;
 }
 
 /** What a CPU-only pod runs on: not a GPU model, and not limited by the GPU capacity pools. */

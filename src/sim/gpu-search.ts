@@ -1,5 +1,4 @@
 import type { GpuCountOption, GpuSearchRequest, GpuSearchResult, GpuSpec } from '../api/schemas/index.ts';
-import type { Capacity } from './capacity.ts';
 import {
   CURRENCY,
   GPU_MODELS,
@@ -9,19 +8,24 @@ import {
   usd,
   VOLUME_PRICE_PER_GB_HOUR,
 } from './catalog.ts';
+import type { SimContext } from './context.ts';
+import type { Market } from './market.ts';
 import { paginate } from './paging.ts';
 
 const VENDOR = 'NVIDIA';
 
 /** `POST /v2/gpu/list`: the machines on offer, one item per model, region and spot/on-demand. */
-export function searchGpus(request: GpuSearchRequest, capacity: Capacity): GpuSearchResult {
+export function searchGpus(
+  request: GpuSearchRequest,
+  ctx: Pick<SimContext, 'capacity' | 'market'>,
+): GpuSearchResult {
   const specs: GpuSpec[] = [];
   if ((request.acceleratorVendor ?? VENDOR) === VENDOR) {
     for (const model of GPU_MODELS.filter((candidate) => modelMatches(candidate, request))) {
       for (const region of model.regions) {
         if (request.regions?.length && !request.regions.includes(region)) continue;
-        for (const isSpot of spotVariants(model, request.isSpot)) {
-          const spec = gpuSpec(model, region, isSpot, request, capacity);
+        for (const isSpot of spotVariants(model, request.isSpot, ctx.market)) {
+          const spec = gpuSpec(model, region, isSpot, request, ctx);
           if (
             spec.gpuCountOptions.length > 0 &&
             (request.includeUnavailable || spec.status === 'AVAILABLE')
@@ -45,8 +49,8 @@ function modelMatches(model: GpuModel, request: GpuSearchRequest): boolean {
   );
 }
 
-function spotVariants(model: GpuModel, isSpot: boolean | undefined): boolean[] {
-  const offered = model.spotPricePerGpuPerHour === undefined ? [false] : [false, true];
+function spotVariants(model: GpuModel, isSpot: boolean | undefined, market: Market): boolean[] {
+  const offered = market.spotOffered(model) ? [false, true] : [false];
   return isSpot === undefined ? offered : offered.filter((variant) => variant === isSpot);
 }
 
@@ -55,12 +59,10 @@ function gpuSpec(
   region: string,
   isSpot: boolean,
   request: GpuSearchRequest,
-  capacity: Capacity,
+  ctx: Pick<SimContext, 'capacity' | 'market'>,
 ): GpuSpec {
-  const free = capacity.free(region, model.gpuType);
-  const perGpu = isSpot
-    ? (model.spotPricePerGpuPerHour ?? model.pricePerGpuPerHour)
-    : model.pricePerGpuPerHour;
+  const free = ctx.capacity.free(region, model.gpuType, isSpot);
+  const perGpu = ctx.market.perGpuHour(model, isSpot);
   const options: GpuCountOption[] = gpuCounts(model)
     .filter((count) => !request.gpuCounts?.length || request.gpuCounts.includes(count))
     .map((count) => ({

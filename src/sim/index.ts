@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { PoolUsage } from './capacity.ts';
 import { type FaultConfig, type FaultPatch, NO_FAULTS } from './faults.ts';
 import { createSimServer } from './http/server.ts';
+import type { ModelPrices, PriceChange } from './market.ts';
 import { DEFAULTS, type SimulatorOptions } from './options.ts';
 import { Simulation } from './simulation.ts';
 import { type SimState, snapshot } from './state.ts';
@@ -9,6 +10,7 @@ import { type SimState, snapshot } from './state.ts';
 export type { CallRecord } from './calls.ts';
 export type { CapacityOptions, CapacityPoolOption, PoolUsage } from './capacity.ts';
 export type { FaultConfig, FaultPatch } from './faults.ts';
+export type { ModelPrices, PriceChange } from './market.ts';
 
 import type { CallRecord } from './calls.ts';
 
@@ -49,8 +51,12 @@ export interface RunningSimulator {
   /** Changes a GPU pool's size at run time. */
   readonly capacity: {
     setTotal(region: string, gpuType: string, gpus: number): void;
+    /** Limits the pool's spot GPUs (undefined: the whole pool), so spot runs out before on-demand. */
+    setSpotTotal(region: string, gpuType: string, gpus: number | undefined): void;
     describe(): PoolUsage[];
   };
+  /** Today's prices: searches and listings quote them; objects keep the price they were created at. */
+  readonly market: { set(gpuType: string, change: PriceChange): ModelPrices };
   /** Pod metrics under test control. */
   readonly metrics: {
     /**
@@ -108,8 +114,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     clock: { now: () => sim.ctx.clock.now(), advance: (ms) => sim.advance(ms) },
     capacity: {
       setTotal: (region, gpuType, gpus) => sim.ctx.capacity.setTotal(region, gpuType, gpus),
+      setSpotTotal: (region, gpuType, gpus) => sim.ctx.capacity.setSpotTotal(region, gpuType, gpus),
       describe: () => sim.ctx.capacity.describe(),
     },
+    market: { set: (gpuType, change) => sim.ctx.market.set(gpuType, change) },
     stop() {
       stopped ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -8,6 +8,7 @@ import { type FaultConfig, type FaultPatch, Faults } from './faults.ts';
 import { IdSequence } from './ids.ts';
 import { KeyRegistry } from './keys.ts';
 import { Steps } from './lifecycle.ts';
+import { Market } from './market.ts';
 import { DEFAULTS, type SimulatorOptions } from './options.ts';
 import { PodService } from './pods/service.ts';
 import { Random } from './random.ts';
@@ -40,6 +41,7 @@ export class Simulation {
       steps: new Steps(scheduler, options.transitionMs ?? DEFAULTS.transitionMs),
       ids: new IdSequence(),
       capacity: new Capacity(options.capacity),
+      market: new Market(),
       faults: new Faults(new Random(options.seed ?? DEFAULTS.seed)),
       courier: new Courier(scheduler, { ...DEFAULTS.delivery, ...options.delivery }),
       retentionMs: options.retentionMs ?? DEFAULTS.retentionMs,

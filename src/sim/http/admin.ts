@@ -82,11 +82,28 @@ export class Admin {
       [
         'PUT /capacity',
         action(
-          z.strictObject({ region: z.string(), gpuType: z.string(), gpus: z.number().int().min(0) }),
-          ({ region, gpuType, gpus }) => {
+          z.strictObject({
+            region: z.string(),
+            gpuType: z.string(),
+            gpus: z.number().int().min(0),
+            spotGpus: z.number().int().min(0).nullable().optional(),
+          }),
+          ({ region, gpuType, gpus, spotGpus }) => {
             sim.ctx.capacity.setTotal(region, gpuType, gpus);
+            if (spotGpus !== undefined) sim.ctx.capacity.setSpotTotal(region, gpuType, spotGpus ?? undefined);
             return sim.ctx.capacity.describe();
           },
+        ),
+      ],
+      [
+        'PUT /prices',
+        action(
+          z.strictObject({
+            gpuType: z.string(),
+            onDemand: z.number().positive().optional(),
+            spot: z.number().positive().nullable().optional(),
+          }),
+          ({ gpuType, ...change }) => sim.ctx.market.set(gpuType, change),
         ),
       ],
       [

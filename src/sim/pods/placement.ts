@@ -4,12 +4,12 @@ import {
   DEFAULT_CONTAINER_VOLUME_GB,
   findModel,
   type GpuModel,
-  hourlyPrice,
   MIN_CONTAINER_VOLUME_GB,
   REGIONS,
   usd,
 } from '../catalog.ts';
 import { invalid, noCapacity } from '../errors.ts';
+import type { Market } from '../market.ts';
 import type { PodSpec } from './pod.ts';
 
 export interface Placement {
@@ -17,6 +17,8 @@ export interface Placement {
   readonly region: string;
   readonly containerVolumeInGb: number;
   readonly reservation: Reservation | undefined;
+  /** USD per GPU-hour at creation: what the pod is charged (its singleCardPrice) for its life. */
+  readonly pricePerGpuHour: number;
 }
 
 /**
@@ -24,19 +26,26 @@ export interface Placement {
  * there. A request no machine could ever satisfy is invalid (10001); one that only lacks free GPUs
  * now is refused with the retryable 12002.
  */
-export function placePod(spec: PodSpec, capacity: Capacity): Placement {
+export function placePod(spec: PodSpec, capacity: Capacity, market: Market): Placement {
   const model = spec.resourceType === 'CPU' ? CPU_MODEL : modelFor(spec.gpuType);
-  checkFits(spec, model);
+  checkFits(spec, model, market);
   const regions = candidateRegions(spec, model);
   const containerVolumeInGb = containerVolume(spec, model);
+  const pricePerGpuHour = market.perGpuHour(model, spec.isSpot);
   if (spec.resourceType === 'CPU')
-    return { model, region: regions[0] as string, containerVolumeInGb, reservation: undefined };
-  checkPrice(spec, model);
-  const reservation = capacity.reserveInAny(regions, model.gpuType, spec.gpuCount);
+    return {
+      model,
+      region: regions[0] as string,
+      containerVolumeInGb,
+      reservation: undefined,
+      pricePerGpuHour,
+    };
+  checkPrice(spec, model, market);
+  const reservation = capacity.reserveInAny(regions, model.gpuType, spec.gpuCount, spec.isSpot);
   if (reservation === undefined) {
     throw noCapacity(`${spec.gpuCount} × ${model.gpuType} in ${regions.join(', ')}`);
   }
-  return { model, region: reservation.region, containerVolumeInGb, reservation };
+  return { model, region: reservation.region, containerVolumeInGb, reservation, pricePerGpuHour };
 }
 
 function modelFor(gpuType: string): GpuModel {
@@ -49,7 +58,7 @@ function modelFor(gpuType: string): GpuModel {
   return model;
 }
 
-function checkFits(spec: PodSpec, model: GpuModel): void {
+function checkFits(spec: PodSpec, model: GpuModel, market: Market): void {
   if (spec.gpuCount > model.maxGpuCount) {
     throw invalid(`body.gpuCount: ${model.gpuType} machines have at most ${model.maxGpuCount} GPUs`);
   }
@@ -65,7 +74,7 @@ function checkFits(spec: PodSpec, model: GpuModel): void {
       );
     }
   }
-  if (spec.isSpot && model.spotPricePerGpuPerHour === undefined) {
+  if (spec.isSpot && !market.spotOffered(model)) {
     throw invalid(`body.isSpot: ${model.gpuType} is not offered as spot; set isSpot to false`);
   }
 }
@@ -93,9 +102,9 @@ function containerVolume(spec: PodSpec, model: GpuModel): number {
   return size;
 }
 
-function checkPrice(spec: PodSpec, model: GpuModel): void {
+function checkPrice(spec: PodSpec, model: GpuModel, market: Market): void {
   if (spec.maxPrice === undefined) return;
-  const price = hourlyPrice(model, spec.gpuCount, true);
+  const price = market.hourly(model, spec.gpuCount, true);
   if (price > spec.maxPrice) {
     throw noCapacity(
       `spot ${model.gpuType} × ${spec.gpuCount} at ${usd(spec.maxPrice)} USD/hour (now ${usd(price)})`,

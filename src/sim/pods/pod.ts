@@ -41,6 +41,8 @@ export interface PodRecord extends Stored<PodStatus>, Stepping {
   readonly model: GpuModel;
   readonly region: string;
   readonly containerVolumeInGb: number;
+  /** USD per GPU-hour, fixed at creation. */
+  readonly pricePerGpuHour: number;
   readonly shmInGb: number;
   readonly internalIp: string;
   /** Includes POD_ID, which the service adds. */

@@ -29,7 +29,7 @@ export class PodService {
   }
 
   create(caller: Caller, spec: PodSpec): PodRecord {
-    const placement = placePod(spec, this.#ctx.capacity);
+    const placement = placePod(spec, this.#ctx.capacity, this.#ctx.market);
     const id = this.#ctx.ids.next();
     const now = this.#ctx.clock.now();
     const pod: PodRecord = {
@@ -90,7 +90,12 @@ export class PodService {
     const pod = this.get(caller, id);
     requireStatus(pod, 'PAUSED', 'resumed');
     if (pod.model !== CPU_MODEL) {
-      pod.reservation = this.#ctx.capacity.reserve(pod.region, pod.model.gpuType, pod.spec.gpuCount);
+      pod.reservation = this.#ctx.capacity.reserve(
+        pod.region,
+        pod.model.gpuType,
+        pod.spec.gpuCount,
+        pod.spec.isSpot,
+      );
       if (pod.reservation === undefined) {
         throw new SimError(
           ApiCode.NoCapacity,

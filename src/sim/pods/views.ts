@@ -56,12 +56,8 @@ function imageId(image: string): string {
 }
 
 function prices(pod: PodRecord) {
-  const { model, spec } = pod;
-  const perCard = spec.isSpot
-    ? (model.spotPricePerGpuPerHour ?? model.pricePerGpuPerHour)
-    : model.pricePerGpuPerHour;
   return {
-    singleCardPrice: usd(perCard),
+    singleCardPrice: usd(pod.pricePerGpuHour),
     containerVolumePrice: usd(pod.containerVolumeInGb * VOLUME_PRICE_PER_GB_HOUR),
   };
 }

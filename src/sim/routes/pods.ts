@@ -25,7 +25,7 @@ export function podRoutes(sim: Simulation): Route[] {
       pods.resume(caller, params.id);
       return null;
     }),
-    route(v2.searchGpus, ({ body }) => searchGpus(body, ctx.capacity)),
+    route(v2.searchGpus, ({ body }) => searchGpus(body, ctx)),
     route(v2.logs, ({ caller, params, query }) => pods.logs(caller, params.id, query)),
     route(v2.runtime, ({ caller, params }) => podRuntimeView(pods.get(caller, params.id), ctx.clock.now())),
 

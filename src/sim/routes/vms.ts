@@ -9,7 +9,7 @@ export function vmRoutes(sim: Simulation): Route[] {
   const v2 = operations.vms;
   const v1 = operations.legacy.vms;
   return [
-    route(v2.types, () => vmTypesView(ctx.capacity)),
+    route(v2.types, () => vmTypesView(ctx)),
     route(v2.create, ({ caller, body }) => vmView(vms.create(caller, body))),
     route(v2.get, ({ caller, params }) => vmView(vms.get(caller, params.id))),
     route(v2.list, ({ caller, query }) => {
@@ -22,7 +22,7 @@ export function vmRoutes(sim: Simulation): Route[] {
       return true;
     }),
 
-    route(v1.types, () => vmTypesView(ctx.capacity)),
+    route(v1.types, () => vmTypesView(ctx)),
     route(v1.create, ({ caller, body }) =>
       legacyVmView(
         vms.create(caller, {

@@ -5,7 +5,7 @@ import type {
   EndpointUpdateRequest,
 } from '../../api/schemas/index.ts';
 import type { Reservation } from '../capacity.ts';
-import { DEFAULT_CONTAINER_VOLUME_GB, findModel, gpuCounts, hourlyPrice } from '../catalog.ts';
+import { DEFAULT_CONTAINER_VOLUME_GB, findModel, gpuCounts } from '../catalog.ts';
 import type { SimContext } from '../context.ts';
 import { invalid, noCapacity, notFound, SimError } from '../errors.ts';
 import type { Caller } from '../keys.ts';
@@ -132,7 +132,7 @@ export class EndpointService {
   /** USD per hour of all the workers asked for, at the first resource's price. */
   hourlyPrice(endpoint: EndpointRecord): number {
     const first = endpoint.config.resources[0] as WorkerResource;
-    return hourlyPrice(first.model, first.gpuCount, false) * endpoint.totalWorkers;
+    return this.#ctx.market.hourly(first.model, first.gpuCount, false) * endpoint.totalWorkers;
   }
 
   /** Puts `count` workers on `resources`, all or none: on failure the endpoint keeps the workers it had. */
@@ -206,7 +206,7 @@ export class EndpointService {
     let rate = 0;
     for (const worker of endpoint.workers) {
       const model = findModel(worker.gpuType);
-      if (model !== undefined) rate += hourlyPrice(model, worker.gpus, false);
+      if (model !== undefined) rate += this.#ctx.market.hourly(model, worker.gpus, false);
     }
     return rate;
   }

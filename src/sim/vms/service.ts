@@ -4,6 +4,7 @@ import { findVmType, type VmType } from '../catalog.ts';
 import type { SimContext } from '../context.ts';
 import { invalid, noCapacity, notFound, SimError } from '../errors.ts';
 import type { Caller } from '../keys.ts';
+import type { Market } from '../market.ts';
 import { Store } from '../store.ts';
 import type { VmRecord, VmSpec } from './vm.ts';
 
@@ -23,8 +24,13 @@ export class VmService {
   }
 
   create(caller: Caller, spec: VmSpec): VmRecord {
-    const type = vmTypeFor(spec);
-    const reservation = this.#ctx.capacity.reserve(spec.region, type.model.gpuType, type.gpuCount);
+    const type = vmTypeFor(spec, this.#ctx.market);
+    const reservation = this.#ctx.capacity.reserve(
+      spec.region,
+      type.model.gpuType,
+      type.gpuCount,
+      spec.isSpot,
+    );
     if (reservation === undefined)
       throw noCapacity(`${type.gpuCount} × ${type.model.gpuType} in ${spec.region}`);
     const now = this.#ctx.clock.now();
@@ -103,7 +109,7 @@ export class VmService {
   }
 }
 
-function vmTypeFor(spec: VmSpec): VmType {
+function vmTypeFor(spec: VmSpec, market: Market): VmType {
   const type = findVmType(spec.vmTypeId);
   if (type === undefined) {
     throw invalid(`body.vmTypeId: ${spec.vmTypeId} is not a VM type; GET /v2/vms/types lists them`);
@@ -113,7 +119,7 @@ function vmTypeFor(spec: VmSpec): VmType {
       `body.region: VM type ${spec.vmTypeId} is offered only in ${type.model.regions.join(', ')}`,
     );
   }
-  if (spec.isSpot && type.model.spotPricePerGpuPerHour === undefined) {
+  if (spec.isSpot && !market.spotOffered(type.model)) {
     throw invalid(`body.isSpot: VM type ${spec.vmTypeId} is not offered as spot`);
   }
   return type;

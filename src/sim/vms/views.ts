@@ -1,6 +1,6 @@
 import type { LegacyVm, Vm, VmTypes } from '../../api/schemas/index.ts';
-import type { Capacity } from '../capacity.ts';
-import { CURRENCY, GPU_MODELS, hourlyPrice, usd, VM_OS, VM_TYPES } from '../catalog.ts';
+import { CURRENCY, GPU_MODELS, usd, VM_OS, VM_TYPES } from '../catalog.ts';
+import type { SimContext } from '../context.ts';
 import type { VmRecord } from './vm.ts';
 
 const DOMAIN = 'vm.gpucloud.sim';
@@ -41,20 +41,20 @@ export function legacyVmView(vm: VmRecord): LegacyVm {
 }
 
 /** The VM types listing: per GPU model, per region, each GPU count with its price and availability. */
-export function vmTypesView(capacity: Capacity): VmTypes {
+export function vmTypesView({ capacity, market }: Pick<SimContext, 'capacity' | 'market'>): VmTypes {
   return GPU_MODELS.map((model) => ({
     gpuType: model.gpuType,
     regions: model.regions.map((region) => ({
       region,
       types: VM_TYPES.filter((type) => type.model === model).map((type) => {
         const available = capacity.free(region, model.gpuType) >= type.gpuCount;
-        const supportSpot = model.spotPricePerGpuPerHour !== undefined;
+        const supportSpot = market.spotOffered(model);
         return {
           vmTypeId: type.vmTypeId,
           gpuCount: type.gpuCount,
-          pricePerHour: usd(hourlyPrice(model, type.gpuCount, false)),
+          pricePerHour: usd(market.hourly(model, type.gpuCount, false)),
           supportSpot,
-          ...(supportSpot ? { spotPricePerHour: usd(hourlyPrice(model, type.gpuCount, true)) } : {}),
+          ...(supportSpot ? { spotPricePerHour: usd(market.hourly(model, type.gpuCount, true)) } : {}),
           currency: CURRENCY,
           displayName: `${model.displayName} × ${type.gpuCount}`,
           cpuCores: model.vcpuPerGpu * type.gpuCount,
@@ -67,7 +67,7 @@ export function vmTypesView(capacity: Capacity): VmTypes {
           osVersion: VM_OS.version,
           supportOnDemand: true,
           ondemandAvailable: available,
-          spotAvailable: supportSpot && available,
+          spotAvailable: supportSpot && capacity.free(region, model.gpuType, true) >= type.gpuCount,
         };
       }),
     })),
