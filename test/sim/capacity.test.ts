@@ -49,7 +49,7 @@ describe('capacity', () => {
     await sim.ok('DELETE', `/v2/pods/${a.id}`);
     await sim.fails(ApiCode.NoCapacity, 'POST', '/v2/pods', { body: twoGpus('c') });
     await sim.advance();
-    assert.deepEqual(await a100Available(false), [true, true, false, false]);
+    assert.deepEqual((await l40sOffer()).available, [true, true, false, false]);
     const c = await sim.ok<{ id: string }>('POST', '/v2/pods', { body: twoGpus('c') });
 
     // A paused pod holds no GPUs, so resuming it can find them taken.
@@ -131,9 +131,7 @@ describe('capacity', () => {
       [true, false, false, false],
       'a preempted spot pod gives its GPU back',
     );
-    await sim.ok('PUT', '/_sim/capacity', {
-      body: { region: A100_REGION, gpuType: A100, gpus: 4, spotGpus: null },
-    });
+    await sim.admin('PUT', '/capacity', { region: A100_REGION, gpuType: A100, gpus: 4, spotGpus: null });
     assert.deepEqual(
       await spotOffer(),
       [true, true, false, false],
