@@ -217,6 +217,8 @@ export async function measureIdleInProcess(
     }
   };
   const links = new AccountLinks<GpuPodSpec, PodView>({
+    // Creates nothing: nothing to tell.
+    events: { event: () => {} },
     adapterFor: (client) => gpuPodAdapter(client),
     accounts,
     store,

@@ -5,10 +5,12 @@ import { type Account, type AccountDirectory, accountOf } from './accounts.ts';
 import { CloudCache } from './cloud-cache.ts';
 import { Creation, type CreationOptions } from './creation.ts';
 import { DetailSchedule } from './detail-schedule.ts';
+import type { EventSink } from './event-sink.ts';
 import type { CommonSpec, ExternalKind, ManagedObject } from './external-kind.ts';
 import { fencedAdapter } from './fence.ts';
 import { guardedAdapter } from './guardrails.ts';
 import { ObjectPrices } from './object-prices.ts';
+import { Placer } from './placement.ts';
 import type { ManagedStore } from './store.ts';
 import type { ManagedWriter } from './writer.ts';
 
@@ -35,7 +37,7 @@ export interface AccountLinkSettings {
   readonly idleChecksPerSecond: number;
   /** How often one resource's utilisation is looked at, at most. */
   readonly idleCheckIntervalMs: number;
-  readonly creation: Omit<CreationOptions, 'intentKeys' | 'clock'>;
+  readonly creation: Omit<CreationOptions, 'intentKeys' | 'clock' | 'placer' | 'events'>;
 }
 
 export interface AccountLinksOptions<Spec extends CommonSpec, Cloud> {
@@ -53,6 +55,8 @@ export interface AccountLinksOptions<Spec extends CommonSpec, Cloud> {
   wakeKey(key: string): void;
   /** For kinds whose objects hold GPUs: the hub that opens every such kind's link to an account in use. */
   metering?: AccountMetering | undefined;
+  /** Where what creation does on its own (a move to the next offer) is told. */
+  events: EventSink;
   clock: Clock;
   log: Logger;
 }
@@ -184,10 +188,15 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
         enqueue: (key) => this.#o.wakeKey(key),
         clock,
       });
+    const allowed = account.policy.gpuTypes;
     const creation = new Creation(adapter, cache, this.#o.store, this.#o.writer, {
       ...settings.creation,
       intentKeys: () => account.intentKeys(),
       clock,
+      placer:
+        base.placement &&
+        new Placer(base.placement, (gpuType) => allowed === undefined || allowed.has(gpuType), clock),
+      events: this.#o.events,
     });
     return { account, adapter, cache, creation, details, idle, actedAt: new Map() };
   }

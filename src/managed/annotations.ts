@@ -21,13 +21,20 @@ export const CREATE_INTENT = 'gpucloud.io/create-intent';
 export const CREATE_NAME = 'gpucloud.io/create-name';
 
 /**
+ * Written with the create intent, and sealed with it, for a resource the operator places: the offer the
+ * create is sent for (JSON, as status.placement). A process that finds the intent and no object creates
+ * again on this offer, never on another: the first create may still land.
+ */
+export const CREATE_PLACEMENT = 'gpucloud.io/create-placement';
+
+/**
  * Set by the resource's user to lift the operator's pause (idle, deadline, budget): any new value resumes
  * the object, as a new generation of the spec does. `gpucloud resume` writes the time; kubectl can too.
  */
 export const RESUME = 'gpucloud.io/resume';
 
 /** What the operator writes only for itself: a change to these alone is no news to reconcile. */
-export const BOOKKEEPING = [CREATE_INTENT, CREATE_NAME] as const;
+export const BOOKKEEPING = [CREATE_INTENT, CREATE_NAME, CREATE_PLACEMENT] as const;
 
 /** Holds deletion of the custom resource until its cloud resource is gone (or orphaned by policy). */
 export const FINALIZER = 'gpucloud.io/finalizer';

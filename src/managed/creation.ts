@@ -1,11 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { GpuCloudError } from '../api/errors.ts';
 import type { Clock } from '../lib/clock.ts';
-import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from './annotations.ts';
+import { CREATE_INTENT, CREATE_NAME, CREATE_PLACEMENT, EXTERNAL_ID, FINALIZER } from './annotations.ts';
 import type { CloudCache } from './cloud-cache.ts';
 import { isConflict, isNotFound, ReconcileError } from './errors.ts';
+import type { EventSink } from './event-sink.ts';
 import { type ActContext, cloudName, type ExternalKind, type ManagedObject } from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
+import { type Attempt, describeOffer, isNoCapacity, type Placer } from './placement.ts';
+import { type PlacementStatus, placementStatusSchema } from './status-schema.ts';
 import type { ManagedStore } from './store.ts';
 import type { ManagedWriter, Metadata, ObjectPatch } from './writer.ts';
 
@@ -24,6 +27,10 @@ export interface CreationOptions {
    */
   intentKeys(): readonly string[];
   clock: Clock;
+  /** Kinds the operator places: chooses the offer each create is sent for. */
+  placer?: Placer<unknown, unknown> | undefined;
+  /** Where a move to the next offer is told. */
+  events: EventSink;
 }
 
 /**
@@ -49,6 +56,8 @@ interface Intent<Cloud> {
   ambiguousSince?: number;
   /** The create succeeded but recording its id failed: record this one, never create again. */
   created?: Cloud;
+  /** The cloud refused the create for lack of room: nothing was made, and this offer is ruled out. */
+  refused?: Attempt;
 }
 
 /**
@@ -104,9 +113,10 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
       return undefined;
     if (seal === undefined) return undefined;
     const name = annotations[CREATE_NAME] ?? '';
+    const placement = annotations[CREATE_PLACEMENT] ?? '';
     const sealed = this.#options
       .intentKeys()
-      .some((key) => sameText(seal, sealIntent(key, mr.metadata.uid, at, name)));
+      .some((key) => sameText(seal, sealIntent(key, mr.metadata.uid, at, name, placement)));
     return sealed ? at : undefined;
   }
 
@@ -116,10 +126,7 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
    */
   async obtain(mr: ManagedObject<Spec>, ctx: ActContext, fill?: SpecFill<Cloud>): Promise<Obtained<Cloud>> {
     const intentAt = this.intentAt(mr);
-    if (intentAt === undefined) {
-      const written = await this.#writeIntent(mr);
-      return this.#create(written, ctx, fill);
-    }
+    if (intentAt === undefined) return this.#createPlaced(mr, ctx, fill, await this.#place(mr, []));
     const found = await this.find(mr, intentAt, ctx);
     if (found.kind === 'wait') return found;
     if (found.cloud) {
@@ -128,7 +135,49 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     }
     // Nothing was made: this create is a new one, and its intent must name it as it is sent now (the
     // resource may have been renamed since the old intent), or a search after a lost answer would miss it.
-    return this.#create(await this.#writeIntent(mr), ctx, fill);
+    // It goes to the intent's offer unless the cloud refused that one here: a create that may have been
+    // sent is never repeated on another offer.
+    const refused = this.#intents.get(mr.metadata.uid)?.refused;
+    const placement = refused ? undefined : placementIn(mr);
+    return this.#createPlaced(mr, ctx, fill, placement ?? (await this.#place(mr, refused ? [refused] : [])));
+  }
+
+  async #place(mr: ManagedObject<Spec>, tried: readonly Attempt[]): Promise<PlacementStatus | undefined> {
+    const placer = this.#options.placer;
+    return placer?.requested(mr) ? placer.choose(mr, tried) : undefined;
+  }
+
+  /**
+   * Creates on `placement` (none: the spec names everything), moving to the next offer each time the cloud
+   * refuses one for lack of room — which proves nothing was made — until the placer has none left.
+   */
+  async #createPlaced(
+    mr: ManagedObject<Spec>,
+    ctx: ActContext,
+    fill: SpecFill<Cloud> | undefined,
+    placement: PlacementStatus | undefined,
+  ): Promise<Obtained<Cloud>> {
+    let written = await this.#writeIntent(mr, placement);
+    for (;;) {
+      try {
+        return await this.#create(written, ctx, fill);
+      } catch (error) {
+        const { placer } = this.#options;
+        const placed = written.status?.placement;
+        if (!placer || !placed || !isNoCapacity(error)) throw error;
+        const refused = placer.refused(placed);
+        const intent = this.#intents.get(mr.metadata.uid);
+        if (intent) intent.refused = refused;
+        const next = await placer.choose(written, [refused]);
+        this.#options.events.event(
+          mr,
+          'Normal',
+          'PlacementMoved',
+          `${describeOffer(placed)} has no room (the cloud answered 12002); trying ${describeOffer(next)}`,
+        );
+        written = await this.#writeIntent(written, next);
+      }
+    }
   }
 
   /**
@@ -175,7 +224,12 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
 
   async #record(mr: ManagedObject<Spec>, cloud: Cloud, fill?: SpecFill<Cloud>): Promise<Recorded> {
     const id = this.#adapter.idOf(cloud);
-    const annotations = { [EXTERNAL_ID]: id, [CREATE_INTENT]: null, [CREATE_NAME]: null };
+    const annotations = {
+      [EXTERNAL_ID]: id,
+      [CREATE_INTENT]: null,
+      [CREATE_NAME]: null,
+      [CREATE_PLACEMENT]: null,
+    };
     const spec = fill?.(cloud);
     let recorded: Recorded | undefined;
     if (spec && Object.keys(spec).length > 0) {
@@ -206,22 +260,34 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     this.#recorded.delete(uid);
   }
 
-  async #writeIntent(mr: ManagedObject<Spec>): Promise<ManagedObject<Spec>> {
+  /**
+   * Writes the create intent, with the offer the create goes to when the operator placed it; that offer
+   * is then recorded in status too, before the create is sent, so a user sees what is being tried.
+   */
+  async #writeIntent(mr: ManagedObject<Spec>, placement?: PlacementStatus): Promise<ManagedObject<Spec>> {
     const at = this.#options.clock.now();
     // Conditional: written from a stale read (the cache not yet showing an earlier intent or id), an
     // intent would lead to a second create; the conflict makes the next reconcile read afresh instead.
     const name = cloudName(mr);
+    const offer = placement ? JSON.stringify(placement) : '';
     const [key = ''] = this.#options.intentKeys();
-    const seal = sealIntent(key, mr.metadata.uid, at, name);
+    const seal = sealIntent(key, mr.metadata.uid, at, name, offer);
     const patch: ObjectPatch = {
-      annotations: { [CREATE_INTENT]: `${at}.${seal}`, [CREATE_NAME]: name },
+      annotations: {
+        [CREATE_INTENT]: `${at}.${seal}`,
+        [CREATE_NAME]: name,
+        [CREATE_PLACEMENT]: offer || null,
+      },
       ifUnchanged: true,
     };
     const finalizers = mr.metadata.finalizers ?? [];
     if (!finalizers.includes(FINALIZER)) patch.finalizers = [...finalizers, FINALIZER];
     const metadata = await this.#writer.patchObject(mr, patch);
     this.#intents.set(mr.metadata.uid, { at });
-    return { ...mr, metadata };
+    if (!placement) return { ...mr, metadata };
+    const status = { ...mr.status, placement };
+    const resourceVersion = await this.#writer.patchStatus({ ...mr, metadata }, status);
+    return { ...mr, metadata: { ...metadata, resourceVersion }, status };
   }
 
   async #create(mr: ManagedObject<Spec>, ctx: ActContext, fill?: SpecFill<Cloud>): Promise<Obtained<Cloud>> {
@@ -292,8 +358,21 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
  * The signature of a create intent: a keyed hash of what the intent promises (which resource, when, under
  * which cloud name), so that only the operator, which holds the key, can write one that counts.
  */
-export function sealIntent(key: string, uid: string, at: number, name: string): string {
-  return createHmac('sha256', key).update(`${uid}\n${at}\n${name}`).digest('base64url').slice(0, 22);
+export function sealIntent(key: string, uid: string, at: number, name: string, placement = ''): string {
+  const promised = `${uid}\n${at}\n${name}${placement ? `\n${placement}` : ''}`;
+  return createHmac('sha256', key).update(promised).digest('base64url').slice(0, 22);
+}
+
+/** The offer a verified intent's create went to; undefined when it names none or does not parse. */
+function placementIn(mr: ManagedObject<unknown>): PlacementStatus | undefined {
+  const text = mr.metadata.annotations?.[CREATE_PLACEMENT];
+  if (!text) return undefined;
+  try {
+    const parsed = placementStatusSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function sameText(a: string, b: string): boolean {

@@ -238,6 +238,8 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
    * written, as the keys and values of its connection Secret.
    */
   connectionDetails?(status: Readonly<Partial<Status>>): Record<string, string>;
+  /** Kinds whose specs may leave the GPU type, region or spot to the operator: the offers to choose from. */
+  readonly placement?: PlacementSupport<Spec, Cloud>;
   /** Kinds that rent spot capacity: whether the spec asks for it, and whether the cloud took it back. */
   readonly spot?: {
     requested(spec: Spec): boolean;
@@ -307,6 +309,42 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
     applies(cloud: Cloud): boolean;
     fetch(cloud: Cloud): Promise<Record<string, unknown>>;
   };
+}
+
+/** One thing the cloud rents out now: a GPU type in a region, spot or on-demand, at a price per GPU-hour. */
+export interface Offer {
+  readonly gpuType: string;
+  readonly region: string;
+  readonly spot: boolean;
+  readonly pricePerGpuHour: number;
+}
+
+/** The offers a spec accepts, best first, and when the search they come from was read (epoch ms). */
+export interface Offers {
+  readonly asOf: number;
+  readonly offers: readonly Offer[];
+  /** Why nothing fits, in words, for when `offers` is empty. */
+  readonly none: string;
+}
+
+/**
+ * What a kind that lets the operator choose where its objects run tells the generic layer (pods: GPU type,
+ * region and spot from the GPU search). The choice itself, its record and failover are generic.
+ */
+export interface PlacementSupport<Spec, Cloud> {
+  /** Whether the spec leaves the choice to the operator. */
+  requested(spec: Spec): boolean;
+  /**
+   * The offers with room that satisfy the spec and the account's GPU-type allow-list, in the spec's order
+   * (cheapest first unless it says otherwise), from the account's cached search: no call per resource.
+   */
+  offers(spec: Spec, allowed: (gpuType: string) => boolean): Promise<Offers>;
+  /** How many offers one placement tries before it waits for fresher offers. */
+  maxAttempts(spec: Spec): number;
+  /** How often the offers are read again: how soon a placement that found nothing looks again. */
+  readonly refreshMs: number;
+  /** The price per GPU-hour the object says the cloud charges it. */
+  charged(cloud: Cloud): string | undefined;
 }
 
 /** A resource's rule for pausing an idle object: utilisation below a percentage for a number of minutes. */

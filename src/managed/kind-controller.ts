@@ -110,6 +110,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     wakeKey: (key) => wake.emit(keyFromString(key)),
     // Kinds that hold something (a usage) count toward the account's limits; tasks hold nothing.
     metering: kind.usage ? settings.metering : undefined,
+    events: manager.events,
     clock: settings.clock,
     log,
   });

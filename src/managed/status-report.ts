@@ -12,7 +12,7 @@ import type { PauseDecision } from './operator-pause.ts';
 import { allows } from './policies.ts';
 import { countPreemption, PREEMPTED, readyReason, recreates, spotStatus } from './recovery.ts';
 import { logResource } from './resource-log.ts';
-import type { PausedBy } from './status-schema.ts';
+import type { PausedBy, PlacementStatus } from './status-schema.ts';
 import { statusAsIs, writeStatus } from './status-write.ts';
 import type { ManagedWriter } from './writer.ts';
 
@@ -115,6 +115,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       ...(await this.#detailsFor(mr, cloud, link)),
       ...spot,
       lateInitialized,
+      placement: placed(mr.status?.placement, adapter.placement?.charged(cloud)),
       pausedBy,
       startTime: pause?.startTime,
       deadlineTime: deadline && new Date(deadline.at).toISOString(),
@@ -275,4 +276,12 @@ function carryOver(
 
 function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+/** Where the object was placed, with the price the cloud charges it once it says. */
+function placed(
+  placement: PlacementStatus | undefined,
+  charged: string | undefined,
+): PlacementStatus | undefined {
+  return placement && charged !== undefined ? { ...placement, chargedPerGpuHour: charged } : placement;
 }

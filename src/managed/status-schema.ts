@@ -126,10 +126,61 @@ export const deadlineStatusShape = {
   ...finiteStatusShape,
 };
 
+const offerShape = {
+  gpuType: z.string().max(128).describe('GPU model.'),
+  region: z.string().max(64).describe('Region code.'),
+  spot: z.boolean().describe('Spot capacity (true) or on-demand (false).'),
+  pricePerGpuHour: z
+    .string()
+    .max(32)
+    .describe('Price per GPU-hour in USD the GPU search quoted for it, e.g. "1.0900".'),
+};
+
+/** Why an offer was left for the next one. */
+export const ATTEMPT_OUTCOMES = ['NoCapacity', 'FailedToStart', 'Preempted'] as const;
+
+export const placementStatusSchema = z
+  .object({
+    ...offerShape,
+    placedAt: z.iso.datetime().describe('When the operator chose it.'),
+    chargedPerGpuHour: z
+      .string()
+      .max(32)
+      .optional()
+      .describe('Price per GPU-hour in USD the cloud charges the object made on it, once made.'),
+    attempts: z
+      .array(
+        z
+          .object({
+            ...offerShape,
+            outcome: z
+              .enum(ATTEMPT_OUTCOMES)
+              .describe(
+                'NoCapacity: the cloud refused the create for lack of room; FailedToStart: the object failed before it ran; Preempted: the cloud took its spot capacity back.',
+              ),
+            at: z.iso.datetime().describe('When it was seen.'),
+          })
+          .describe('An offer tried before this one.'),
+      )
+      .max(16)
+      .optional()
+      .describe('The offers tried before this one, oldest first (the last 16).'),
+  })
+  .describe(
+    'Where the operator placed the object, for a resource that leaves the choice to it (spec.placement): ' +
+      'the cheapest available offer that satisfies the spec, chosen and recorded before the create. A ' +
+      'running object is never moved; a replacement after a preemption or a failed start is placed again.',
+  );
+export type PlacementStatus = z.output<typeof placementStatusSchema>;
+
+/** The status of kinds the operator may place (pods, VMs). */
+export const placementStatusShape = { placement: placementStatusSchema.optional() };
+
 /** Any kind's status as the generic reconciler reads it: the shared fields typed, the kind's own kept as they are. */
 export const managedStatusSchema = z.looseObject({
   ...baseStatusShape,
   ...pauseStatusShape,
+  ...placementStatusShape,
   startTime: deadlineStatusShape.startTime,
 });
 export type ManagedStatus = z.output<typeof managedStatusSchema>;

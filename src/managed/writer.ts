@@ -72,15 +72,16 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
       if (ownWrites.size > MAX_OWN_WRITES) ownWrites.delete(ownWrites.keys().next().value ?? '');
       return updated.metadata;
     },
-    async patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<void> {
+    async patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<string> {
       // Replacing status whole (a JSON patch `add` replaces an existing member) drops fields the cloud
       // no longer reports, which a merge patch would keep, and needs no resourceVersion.
-      await client.request(z.unknown(), {
+      const updated = await client.request(managedEnvelope, {
         method: 'PATCH',
         path: `${path(mr)}/status`,
         patchType: 'application/json-patch+json',
         body: [{ op: 'add', path: '/status', value: status }],
       });
+      return updated.metadata.resourceVersion;
     },
     async deleteObject(mr: ManagedObject<unknown>): Promise<void> {
       // Preconditions: never a newer resource that took the same name.
@@ -157,7 +158,8 @@ export interface ManagedWriter {
    * after a missed event) is not. Each version is answered once.
    */
   isOwnWrite(from: string, to: string): boolean;
-  patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<void>;
+  /** Replaces the status whole; answers the resourceVersion it made. */
+  patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<string>;
   /** Deletes the resource, only as it was read (a finished task past its TTL). */
   deleteObject(mr: ManagedObject<unknown>): Promise<void>;
   /** A Secret's decoded data, or `undefined` when the Secret does not exist. */

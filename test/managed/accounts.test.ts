@@ -440,6 +440,7 @@ function linksWorld(
   const woken: string[] = [];
   const wokenKeys: string[] = [];
   const links = new AccountLinks<WidgetSpec, Widget>({
+    events: { event: () => {} },
     adapterFor: (client) => {
       let cloud = clouds.get(client);
       if (!cloud) {

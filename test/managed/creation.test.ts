@@ -6,6 +6,7 @@ import { KubeApiError } from '../../src/kube/client.ts';
 import {
   CREATE_INTENT,
   CREATE_NAME,
+  CREATE_PLACEMENT,
   EXTERNAL_ID,
   FINALIZER,
   OWNER_ENV,
@@ -70,6 +71,7 @@ function setup(
     graceMs: options.graceMs ?? GRACE,
     skewMs: SKEW,
     intentKeys: () => keys,
+    events: { event: () => {} },
     clock,
   });
   return { cloud, api, cache, creation, adapter, clock };
@@ -127,7 +129,12 @@ describe('obtain on a new resource', () => {
     assert.deepEqual(first.finalizers, [FINALIZER]);
     assert.equal(first.ifUnchanged, true);
     assert.deepEqual(second, {
-      annotations: { [EXTERNAL_ID]: got.cloud.id, [CREATE_INTENT]: null, [CREATE_NAME]: null },
+      annotations: {
+        [EXTERNAL_ID]: got.cloud.id,
+        [CREATE_INTENT]: null,
+        [CREATE_NAME]: null,
+        [CREATE_PLACEMENT]: null,
+      },
       spec: { size: 3, paused: false },
       ifUnchanged: true,
     });

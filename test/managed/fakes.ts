@@ -1,3 +1,4 @@
+import type { EventSink } from '../../src/managed/event-sink.ts';
 // Small fakes of the generic reconciler's own interfaces, as crossplane-runtime tests its managed
 // reconciler: a kind ("Widget") over an in-memory cloud, an in-memory apiserver that is both the
 // informer's store and the writer (preconditions, finalizers and deletion as the apiserver keeps them),
@@ -372,6 +373,7 @@ export class FakeApi {
       obj.status = structuredClone(status);
       this.writes.push({ key, what: 'status' });
       this.#bump(obj);
+      return obj.metadata.resourceVersion;
     },
     deleteObject: async (mr) => this.delete(keyOf(mr)),
     readSecret: async (namespace, name) => this.secrets.get(`${namespace}/${name}`)?.data,
@@ -424,6 +426,10 @@ export function widgetWorld(
   const cloud = new FakeCloud();
   const api = new FakeApi();
   const recorded: Recorded = { events: [], fleet: [] };
+  const events: EventSink = {
+    event: (obj, type, reason, message) =>
+      void recorded.events.push({ key: keyOf(obj), type, reason, message }),
+  };
   const log = pino({ level: 'silent' });
   const key = new RotatingKey(options.signingKey ?? 'signing-key', async () => 'signing-key');
   const policy: AccountPolicy = { allowsNamespace: () => true, adoption: true, ...options.policy };
@@ -460,6 +466,7 @@ export function widgetWorld(
   /** One kind's links over `kindCloud`, metered with every other kind of the world. */
   const linksOf = (kindCloud: FakeCloud, kindName: string) =>
     new AccountLinks<WidgetSpec, Widget>({
+      events,
       adapterFor: (client) => kindCloud.kind(orgs.get(client), kindName),
       accounts,
       store: api.store,
@@ -490,10 +497,7 @@ export function widgetWorld(
     parseSpec: (raw) => widgetSpec.parse(raw),
     store: api.store,
     writer: api.writer,
-    events: {
-      event: (obj, type, reason, message) =>
-        void recorded.events.push({ key: keyOf(obj), type, reason, message }),
-    },
+    events,
     links,
     fleet,
     verifyAfterMs: 20,

@@ -1,3 +1,4 @@
+import type { EventSink } from '../../src/managed/event-sink.ts';
 // A widget world whose kind can be changed: the same wiring as widgetWorld() of fakes.ts (the real
 // AccountLinks, Creation, CloudCache and AccountRegistry over FakeCloud and FakeApi), with the adapter
 // made from `cloud.kind()` by `adapt`, leadership that can be lost, and a details schedule that ticks.
@@ -48,6 +49,10 @@ export function kindWorld(
   const cloud = new FakeCloud();
   const api = new FakeApi();
   const recorded: Recorded = { events: [], fleet: [] };
+  const events: EventSink = {
+    event: (obj, type, reason, message) =>
+      void recorded.events.push({ key: keyOf(obj), type, reason, message }),
+  };
   const log = pino({ level: 'silent' });
   const key = new RotatingKey('signing-key', async () => 'signing-key');
   const policy: AccountPolicy = { allowsNamespace: () => true, adoption: true, ...options.policy };
@@ -83,6 +88,7 @@ export function kindWorld(
   const store = options.store ? options.store(api.store) : api.store;
   const adapt = options.adapt ?? ((base: Kind) => base);
   const links = new AccountLinks<WidgetSpec, Widget>({
+    events,
     adapterFor: () => adapt(cloud.kind(), cloud),
     accounts,
     store,
@@ -107,10 +113,7 @@ export function kindWorld(
     parseSpec: (raw) => spec.parse(raw) as WidgetSpec,
     store,
     writer,
-    events: {
-      event: (obj, type, reason, message) =>
-        void recorded.events.push({ key: keyOf(obj), type, reason, message }),
-    },
+    events,
     links,
     fleet,
     verifyAfterMs: 20,

@@ -37,8 +37,8 @@ interface Row {
   /** Sets the scene; may answer ids to name in `want` (`ids.outside`, ...). */
   arrange(w: WidgetWorld): void | Promise<void>;
   /** After the first settle: what happens next (a clock moved, the resource deleted); settled again. */
-  then?: (w: WidgetWorld) => void | Promise<void>;
-  /** What must hold after the first settle, before `then`. */
+  after?: (w: WidgetWorld) => void | Promise<void>;
+  /** What must hold after the first settle, before `after`. */
   before?: Partial<Outcome>;
   want: Partial<Outcome>;
 }
@@ -188,7 +188,7 @@ const rows: Row[] = [
       if (widget) widget.status = 'FAILED';
     },
     before: { calls: ['delete'], ready: 'Preempted' },
-    then: (w) => w.clock.advance(10_000),
+    after: (w) => w.clock.advance(10_000),
     want: {
       calls: ['delete', 'create'],
       ready: 'Running',
@@ -221,7 +221,7 @@ const rows: Row[] = [
       w.api.create('w', {});
       w.cloud.failNextCreate = new ReconcileError('CloudRejected', 'no such widget type', { terminal: true });
     },
-    then: async (w) => void (await w.reconciler.reconcile({ namespace: 'ns-a', name: 'w' })),
+    after: async (w) => void (await w.reconciler.reconcile({ namespace: 'ns-a', name: 'w' })),
     want: { calls: ['create'], synced: 'CloudRejected', live: 0, events: ['CloudRejected'] },
   },
   {
@@ -238,7 +238,7 @@ const rows: Row[] = [
       if (widget) widget.status = 'FAILED';
     },
     // Gone from the cloud afterwards: a finished resource neither notices nor makes it again.
-    then: (w) => w.cloud.objects.clear(),
+    after: (w) => w.cloud.objects.clear(),
     want: { calls: [], finished: 'Failed' },
   },
   {
@@ -283,9 +283,9 @@ for (const row of rows) {
     await row.arrange(w);
     const eventsBefore = w.reasonsOf(KEY).length;
     await w.settle(KEY);
-    if (row.before) assert.deepEqual(compare(w, row.before, eventsBefore), row.before, 'before `then`');
-    if (row.then) {
-      await row.then(w);
+    if (row.before) assert.deepEqual(compare(w, row.before, eventsBefore), row.before, 'before `after`');
+    if (row.after) {
+      await row.after(w);
       await w.settle(KEY);
     }
     assert.deepEqual(compare(w, row.want, eventsBefore), row.want);

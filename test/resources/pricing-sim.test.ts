@@ -51,7 +51,7 @@ describe('prices against the simulated cloud', () => {
         const pod = await cloud.client.pods.create({
           name: `priced-${checked}`,
           image: spec.image,
-          gpuType: spec.gpuType,
+          gpuType: offer.gpuType,
           gpuCount: spec.gpuCount,
           isSpot: spec.isSpot,
           regions: spec.regions,

@@ -6,12 +6,14 @@ import type { Clock } from '../../src/lib/clock.ts';
  * also schedule real timers (the cloud cache's lists) and must see time pass between them.
  */
 export class MovableClock implements Clock {
-  readonly #origin = Date.now();
+  readonly #origin: number;
   readonly #flowing: boolean;
   #offsetMs = 0;
 
-  constructor(options: { flowing?: boolean } = {}) {
+  /** `at`: where a standing clock starts (epoch ms); now by default. */
+  constructor(options: { flowing?: boolean; at?: number } = {}) {
     this.#flowing = options.flowing ?? false;
+    this.#origin = options.at ?? Date.now();
   }
 
   now(): number {

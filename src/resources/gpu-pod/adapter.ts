@@ -1,6 +1,7 @@
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { PodCreateRequest } from '../../api/schemas/pods.ts';
 import { type Clock, systemClock } from '../../lib/clock.ts';
+import { ReconcileError } from '../../managed/errors.ts';
 import {
   type ActContext,
   act,
@@ -10,6 +11,7 @@ import {
   type Plan,
   type Readiness,
 } from '../../managed/external-kind.ts';
+import type { PlacementStatus } from '../../managed/status-schema.ts';
 import {
   fingerprintOf,
   hasMarker,
@@ -21,11 +23,15 @@ import {
 import type { AdapterOptions } from '../common/registration.ts';
 import { cloudFieldsOf, presentStrings, sshEndpoint } from '../common/schema.ts';
 import { perHourOf, priceBookOf } from '../pricing/books.ts';
-import { gpuPodCloudPrice, gpuPodSpecPrice } from '../pricing/gpu-pod.ts';
+import { gpuPodCloudPrice, gpuPodOffers, gpuPodSpecPrice } from '../pricing/gpu-pod.ts';
+import { DEFAULT_MAX_AGE_MS } from '../pricing/price-book.ts';
 import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView } from './details.ts';
 import { podHeldGpus } from './gpus.ts';
 import { busiestGpu, checkIdle, IDLE_CHECK_CALLS, idleRuleOf } from './idle.ts';
 import type { GpuPodSpec, GpuPodStatus } from './schema.ts';
+
+/** Offers one placement tries before it waits for the next read of the offers, unless the spec says. */
+const DEFAULT_PLACEMENT_ATTEMPTS = 3;
 
 type GpuPod = ManagedObject<GpuPodSpec>;
 
@@ -48,6 +54,7 @@ export function gpuPodAdapter(
   options: Pick<AdapterOptions, 'callbackUrl'> & { clock?: Clock } = {},
 ): ExternalKind<GpuPodSpec, PodView, GpuPodStatus> {
   const clock = options.clock ?? systemClock;
+  const book = priceBookOf(client, clock);
   return {
     kind: 'GpuPod',
     list: () => client.pods.list(),
@@ -66,25 +73,40 @@ export function gpuPodAdapter(
       return hasMarker(full?.environmentVars, ctx.ownerMarker);
     },
     create: async (mr, ctx) => client.pods.create(await createRequest(mr, ctx, options.callbackUrl)),
-    demand: async ({ spec }) => ({
-      // A CPU pod holds no GPU: neither the GPU-type allow-list nor the GPU limits apply to it.
-      gpus:
-        spec.gpuType === undefined || spec.resourceType === 'CPU'
-          ? undefined
-          : { types: [spec.gpuType], count: spec.gpuCount ?? 0 },
-      live: !spec.paused,
-      perHour: async () => perHourOf(await gpuPodSpecPrice(priceBookOf(client), spec)),
-      containerRegistryAuthId:
-        spec.containerRegistryAuthId === undefined ? undefined : String(spec.containerRegistryAuthId),
-    }),
+    demand: async ({ spec, status }) => {
+      const placed = status?.placement;
+      return {
+        // A CPU pod holds no GPU: neither the GPU-type allow-list nor the GPU limits apply to it. A placed
+        // pod answers for every type it accepts and the one it was placed on.
+        gpus:
+          spec.resourceType === 'CPU'
+            ? undefined
+            : { types: acceptedTypes(spec, placed?.gpuType), count: spec.gpuCount ?? 0 },
+        live: !spec.paused,
+        perHour: async () =>
+          placed
+            ? Number(placed.chargedPerGpuHour ?? placed.pricePerGpuHour) * spec.gpuCount
+            : perHourOf(await gpuPodSpecPrice(book, spec)),
+        containerRegistryAuthId:
+          spec.containerRegistryAuthId === undefined ? undefined : String(spec.containerRegistryAuthId),
+      };
+    },
+    placement: {
+      requested: (spec) => spec.placement !== undefined,
+      offers: (spec, allowed) => gpuPodOffers(book, spec, allowed),
+      maxAttempts: (spec) => spec.placement?.maxAttempts ?? DEFAULT_PLACEMENT_ATTEMPTS,
+      refreshMs: DEFAULT_MAX_AGE_MS,
+      charged: (pod) => pod.singleCardPrice,
+    },
     // A paused pod keeps its volume, not its GPUs.
     heldGpus: podHeldGpus,
-    priceOf: async (pod) => perHourOf(await gpuPodCloudPrice(priceBookOf(client), pod)),
+    priceOf: async (pod) => perHourOf(await gpuPodCloudPrice(book, pod)),
     plan: async (mr, pod) => plan(client, mr, pod),
     lateInit: {
-      from: (pod) => ({
+      // A placed pod's spot choice is its placement's: isSpot stays out of its spec.
+      from: (pod, spec) => ({
         name: pod.name,
-        isSpot: pod.isSpot,
+        ...(spec.placement ? {} : { isSpot: pod.isSpot }),
         paused: pod.status === 'PAUSED' || pod.status === 'PAUSING',
       }),
       cleared: { paused: false },
@@ -118,7 +140,7 @@ export function gpuPodAdapter(
       ),
     }),
     spot: {
-      requested: (spec) => spec.isSpot === true,
+      requested: (spec) => spec.isSpot === true || (spec.placement?.spot ?? 'Never') !== 'Never',
       preempted: (pod) => pod.isSpot && pod.status === 'FAILED',
     },
     delete: (id) => ignoreNotFound(client.pods.delete(id)),
@@ -141,6 +163,7 @@ export function gpuPodAdapter(
         }),
       ),
       cloudType: pod.cloudType,
+      gpuType: pod.gpuType,
       createdAt: new Date(pod.createdAt).toISOString(),
       prices:
         pod.singleCardPrice === undefined
@@ -173,20 +196,49 @@ async function createRequest(
     deadlineAction: _deadlineAction,
     idleStop: _idleStop,
     pauseOnBudget: _pauseOnBudget,
+    placement: _placement,
     name: _name,
     environmentVars,
     containerRegistryAuthId,
+    gpuType,
     ...fields
   } = cloudFieldsOf(mr.spec);
   const env = await ctx.resolveEnv(environmentVars);
+  const placed = mr.status?.placement;
+  if (!placed && gpuType === undefined) {
+    // Admission allows no such spec; a resource written before its schema was installed could be one.
+    throw new ReconcileError('InvalidSpec', 'set gpuType or placement', { terminal: true });
+  }
   return {
     ...fields,
+    ...(placed ? placedFields(placed, mr.spec) : { gpuType: gpuType as string }),
     ...(containerRegistryAuthId === undefined
       ? {}
       : { containerRegistryAuthId: String(containerRegistryAuthId) }),
     name: cloudName(mr),
     environmentVars: [...env, ctx.ownerMarker],
     ...(callbackUrl ? { callbackUrl } : {}),
+  };
+}
+
+/** The offers placement accepts, bounded by the account's allow-list as any type the pod names is. */
+function acceptedTypes(spec: GpuPodSpec, placedType: string | undefined): string[] {
+  const named = spec.gpuType === undefined ? (spec.placement?.gpuTypes ?? []) : [spec.gpuType];
+  return placedType === undefined || named.includes(placedType) ? named : [...named, placedType];
+}
+
+/** What a placed pod's create request says of where it runs: the chosen offer, nothing else. */
+function placedFields(
+  placed: PlacementStatus,
+  spec: GpuPodSpec,
+): Pick<PodCreateRequest, 'gpuType' | 'regions' | 'isSpot' | 'maxPrice'> {
+  const cap = spec.placement?.maxPricePerGpuHour;
+  return {
+    gpuType: placed.gpuType,
+    regions: [placed.region],
+    isSpot: placed.spot,
+    // The cloud takes a spot cap for the whole machine; on demand, the price is the one chosen.
+    ...(placed.spot && cap !== undefined ? { maxPrice: cap * spec.gpuCount } : {}),
   };
 }
 
@@ -208,13 +260,17 @@ function plan(client: GpuCloudClient, mr: GpuPod, pod: PodView): Plan {
  */
 function podDrift(mr: GpuPod, pod: PodView): string[] {
   const { spec } = mr;
+  // A placed pod is compared with its placement, never with the set it was chosen from: that may change.
+  const placed = mr.status?.placement;
+  const gpuType = spec.gpuType ?? placed?.gpuType;
+  const isSpot = spec.isSpot ?? placed?.spot;
   const differs: Array<[string, boolean]> = [
     ['name', pod.name !== cloudName(mr)],
     ['image', pod.image !== spec.image],
     ['imageRegistry', spec.imageRegistry !== undefined && pod.imageRegistry !== spec.imageRegistry],
-    ['gpuType', pod.gpuType !== spec.gpuType],
+    ['gpuType', gpuType !== undefined && pod.gpuType !== gpuType],
     ['gpuCount', pod.gpuCount !== spec.gpuCount],
-    ['isSpot', spec.isSpot !== undefined && pod.isSpot !== spec.isSpot],
+    ['isSpot', isSpot !== undefined && pod.isSpot !== isSpot],
     [
       'containerVolumeInGb',
       spec.containerVolumeInGb !== undefined && pod.containerVolumeInGb !== spec.containerVolumeInGb,

@@ -4,6 +4,7 @@ import {
   baseStatusShape,
   deadlineStatusShape,
   pauseStatusShape,
+  placementStatusShape,
   spotStatusShape,
 } from '../../managed/status-schema.ts';
 import { immutableExcept } from '../common/immutability.ts';
@@ -23,7 +24,6 @@ import {
   mountPathSchema,
   providerConfigRefRule,
   recoveryNeedsCreateAndDeleteRule,
-  recoveryNeedsSpotRule,
   recoveryPolicySchema,
   regionSchema,
   sizeSchema,
@@ -33,6 +33,58 @@ const KIND = 'GpuPod';
 
 // CEL has no bitwise operators: list the int32 powers of two instead.
 const POWERS_OF_TWO = Array.from({ length: 31 }, (_, exponent) => 2 ** exponent);
+
+const placementSchema = withRules(
+  z.object({
+    gpuTypes: z
+      .array(gpuTypeSchema)
+      .min(1)
+      .max(16)
+      .optional()
+      .describe(
+        'The acceptable GPU models. When omitted, any model with at least minSingleCardVramInGb of memory ' +
+          "(which must then be set). Every one must pass the provider config's GPU-type allow-list.",
+      ),
+    order: z
+      .enum(['Cheapest', 'Listed'])
+      .optional()
+      .describe(
+        'Cheapest (the default): the cheapest offer of any listed type; Listed: the first listed type ' +
+          'with an offer, the cheapest of its offers.',
+      ),
+    maxPricePerGpuHour: z
+      .number()
+      .positive()
+      .optional()
+      .describe(
+        'Highest price per GPU-hour in USD accepted, on-demand as for spot. No cap when omitted. A spot ' +
+          'create also carries it to the cloud as its maxPrice (times gpuCount).',
+      ),
+    spot: z
+      .enum(['Never', 'Preferred', 'Required'])
+      .optional()
+      .describe(
+        'Never (the default): on-demand only. Preferred: spot when an offer under the cap has room, ' +
+          'else on-demand. Required: spot only.',
+      ),
+    maxAttempts: z
+      .int()
+      .min(1)
+      .max(10)
+      .optional()
+      .describe(
+        'Offers one placement tries when the cloud refuses them for lack of room, before it waits for ' +
+          'the next read of the offers (30 s); 3 when omitted.',
+      ),
+  }),
+  [
+    {
+      rule: "!has(self.order) || self.order != 'Listed' || has(self.gpuTypes)",
+      message: 'order Listed follows gpuTypes: list them',
+      fieldPath: '.order',
+    },
+  ],
+).describe('Where the operator may place the pod.');
 
 const volumeSchema = z
   .object({
@@ -71,7 +123,21 @@ const { shape, rules: immutabilityRules } = immutableExcept(
       .optional()
       .describe('Id of the registry credential in the cloud, for a private image.'),
     resourceType: z.enum(['GPU', 'CPU']).optional().describe('Kind of machine: GPU or CPU.'),
-    gpuType: gpuTypeSchema.describe('GPU model, as named by the GPU machine spec search.'),
+    gpuType: gpuTypeSchema
+      .optional()
+      .describe(
+        'GPU model, as named by the GPU machine spec search. Set exactly one of gpuType and placement: ' +
+          'gpuType names the one model; placement lets the operator choose.',
+      ),
+    placement: placementSchema
+      .optional()
+      .describe(
+        'Lets the operator choose the GPU type, region and spot or on-demand: the cheapest available offer ' +
+          'that satisfies the spec, recorded in status.placement before the create; a create refused for ' +
+          'lack of room moves to the next offer. Set exactly one of gpuType and placement, and neither ' +
+          'isSpot nor maxPrice with it. It can change at any time: a change affects only the next placement ' +
+          '(a replacement after a preemption), never a running pod.',
+      ),
     gpuCount: withRules(z.int32().min(1), [
       {
         rule: `self in [${POWERS_OF_TWO.join(', ')}]`,
@@ -161,6 +227,7 @@ const { shape, rules: immutabilityRules } = immutableExcept(
   },
   [
     'paused',
+    'placement',
     'recoveryPolicy',
     'activeDeadlineSeconds',
     'deadlineAction',
@@ -179,8 +246,8 @@ export const GpuPodSpecSchema = withRules(
         'and deletionPolicy. The operator sets the callback URL itself, so it is not a field here. Fields ' +
         'marked so are late-initialised: filled from the cloud when left out, once, at creation or ' +
         'adoption, so adopting a pod never changes it. The pod can change only paused: a difference in ' +
-        'name, image, imageRegistry, gpuType, gpuCount, isSpot, containerVolumeInGb or regions is reported ' +
-        'as Synced=False, reason Drifted.',
+        'name, image, imageRegistry, gpuType, gpuCount, isSpot, containerVolumeInGb or regions (for a placed ' +
+        'pod: the placed type and spot choice) is reported as Synced=False, reason Drifted.',
     ),
   [
     {
@@ -188,7 +255,36 @@ export const GpuPodSpecSchema = withRules(
       message: 'maxPrice is only valid for spot pods: set isSpot: true or remove maxPrice',
       fieldPath: '.maxPrice',
     },
-    recoveryNeedsSpotRule,
+    {
+      rule: 'has(self.gpuType) != has(self.placement)',
+      message:
+        'set exactly one of gpuType (one GPU model) and placement (the operator chooses among several)',
+    },
+    {
+      rule: '!has(self.placement) || (!has(self.isSpot) && !has(self.maxPrice))',
+      message:
+        'with placement, spot and the price cap are placement.spot and placement.maxPricePerGpuHour: remove isSpot and maxPrice',
+      fieldPath: '.placement',
+    },
+    {
+      rule: "!has(self.placement) || !has(self.resourceType) || self.resourceType == 'GPU'",
+      message: 'placement chooses among GPU machines: a CPU pod names gpuType',
+      fieldPath: '.placement',
+    },
+    {
+      rule: '!has(self.placement) || has(self.placement.gpuTypes) || has(self.minSingleCardVramInGb)',
+      message:
+        'say which GPUs fit: placement.gpuTypes, or minSingleCardVramInGb for any model with that much memory',
+      fieldPath: '.placement',
+    },
+    {
+      rule:
+        "!has(self.recoveryPolicy) || self.recoveryPolicy == 'Never' || (has(self.isSpot) && self.isSpot) || " +
+        "(has(self.placement) && has(self.placement.spot) && self.placement.spot != 'Never')",
+      message:
+        'recoveryPolicy Recreate is only for spot capacity: set isSpot: true, or placement.spot Preferred or Required',
+      fieldPath: '.recoveryPolicy',
+    },
     recoveryNeedsCreateAndDeleteRule,
     ...immutabilityRules,
   ],
@@ -209,6 +305,8 @@ export const GpuPodStatusSchema = z
     ...spotStatusShape,
     ...pauseStatusShape,
     ...deadlineStatusShape,
+    ...placementStatusShape,
+    gpuType: z.string().optional().describe('GPU model the pod runs on, as the cloud reports it.'),
     region: z.string().optional().describe('Region code the cloud placed the pod in.'),
     gpuDisplayName: z.string().optional().describe('Display name of the GPU model.'),
     cloudType: z
@@ -291,9 +389,20 @@ export const gpuPodKind = defineKind({
   status: GpuPodStatusSchema,
   rules: [providerConfigRefRule],
   columns: [
-    { name: 'GPU Type', type: 'string', jsonPath: '.spec.gpuType', description: 'GPU model.' },
+    {
+      name: 'GPU Type',
+      type: 'string',
+      jsonPath: '.status.gpuType',
+      description: 'GPU model the pod runs on (the placed one, for a placed pod).',
+    },
     { name: 'GPU Count', type: 'integer', jsonPath: '.spec.gpuCount', description: 'Number of GPUs.' },
     { name: 'Region', type: 'string', jsonPath: '.status.region', description: 'Region the pod runs in.' },
+    {
+      name: 'Price',
+      type: 'string',
+      jsonPath: '.status.prices.singleCard',
+      description: 'Price per GPU-hour in USD the cloud charges the pod.',
+    },
     {
       name: 'Paused By',
       type: 'string',

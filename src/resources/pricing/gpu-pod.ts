@@ -1,10 +1,12 @@
 import type { GpuCountOption, GpuSpec } from '../../api/schemas/gpus.ts';
+import type { Offer, Offers } from '../../managed/external-kind.ts';
+import { describeOffer } from '../../managed/placement.ts';
 import type { PodView } from '../gpu-pod/details.ts';
 import type { GpuPodSpec } from '../gpu-pod/schema.ts';
 import { type Candidate, decimal, exactPrice, type Price, type PriceBook, priceOf } from './price-book.ts';
 
 /** The fields of a GpuPod's spec its price depends on. */
-export type PodPriceSpec = Pick<
+type PodPriceSpec = Pick<
   GpuPodSpec,
   | 'gpuType'
   | 'gpuCount'
@@ -27,8 +29,9 @@ export type PodPriceSpec = Pick<
  * GPU hours only: the container volume is billed per GB-hour apart (as `gpucloud cost` and the fleet
  * metrics count a pod).
  */
-export async function gpuPodSpecPrice(book: PriceBook, spec: PodPriceSpec): Promise<Price> {
+export async function gpuPodSpecPrice(book: PriceBook, spec: PodPlacementSpec): Promise<Price> {
   if (spec.resourceType === 'CPU') return notQuoted();
+  if (spec.placement) return (await gpuPodPick(book, spec)).price;
   const isSpot = spec.isSpot ?? false;
   const regions = spec.regions?.length ? new Set(spec.regions) : undefined;
   const found = await book.offers(
@@ -95,6 +98,122 @@ export async function gpuPodCloudPrice(book: PriceBook, pod: PodView): Promise<P
       message: `no GPU offer of ${pod.gpuCount} × ${pod.gpuType} (${pod.isSpot ? 'spot' : 'on-demand'}, ${pod.cloudType}) in ${pod.region} to price pod ${pod.id} by: its list entry carries no price`,
     }
   );
+}
+
+/** The fields of a GpuPod's spec its price and placement read. */
+export type PodPlacementSpec = PodPriceSpec & Pick<GpuPodSpec, 'placement'>;
+
+/**
+ * The offer placement would pick for a pod of this spec now, with any GPU type allowed (the account's
+ * allow-list narrows it further), and its price: `quoted`, the offer's price × gpuCount.
+ */
+export async function gpuPodPick(
+  book: PriceBook,
+  spec: PodPlacementSpec,
+): Promise<{ offer: Offer | undefined; price: Price }> {
+  const { offers, none, asOf } = await gpuPodOffers(book, spec, () => true);
+  const [offer] = offers;
+  if (offer === undefined)
+    return { offer, price: { priced: false, reason: 'NoOfferMatches', message: none } };
+  const perHour = offer.pricePerGpuHour * spec.gpuCount;
+  return {
+    offer,
+    price: {
+      priced: true,
+      perHour,
+      lowestPerHour: perHour,
+      currency: 'USD',
+      source: 'offers',
+      exactness: 'quoted',
+      basis: `placement's pick, ${describeOffer(offer)} × ${spec.gpuCount}`,
+      asOf,
+      available: true,
+    },
+  };
+}
+
+/** Spot choice → the spot variants placement looks at, in order. */
+const SPOT_VARIANTS = { Never: [false], Preferred: [true, false], Required: [true] } as const;
+
+/**
+ * The offers a placed pod accepts, best first: a GPU type it lists (any, with `minSingleCardVramInGb`,
+ * when it lists none) that the account allows, spot or on-demand as `placement.spot` says, in one of its
+ * regions, with room for its GPU count now, its per-card minimums and container volume, at or under its
+ * price cap per GPU-hour. Spot `Preferred` puts every spot offer first. Within that, `order: Cheapest` (the
+ * default) sorts by price, then by the order of `gpuTypes` and `regions`; `Listed` by `gpuTypes` first.
+ */
+export async function gpuPodOffers(
+  book: PriceBook,
+  spec: PodPlacementSpec,
+  allowed: (gpuType: string) => boolean,
+): Promise<Offers> {
+  const placement = spec.placement ?? {};
+  const listed = placement.gpuTypes;
+  const spots: readonly boolean[] = SPOT_VARIANTS[placement.spot ?? 'Never'];
+  const cap = placement.maxPricePerGpuHour ?? Number.POSITIVE_INFINITY;
+  const regions = spec.regions?.length ? spec.regions : undefined;
+  const found = await book.offers(
+    (offer) =>
+      (listed === undefined || listed.includes(offer.gpuType)) &&
+      spots.includes(offer.isSpot) &&
+      (regions === undefined || regions.includes(offer.region)) &&
+      offer.gpuMemoryInGb >= (spec.minSingleCardVramInGb ?? 0) &&
+      offer.ramPerGpuInGb >= (spec.minSingleCardRamInGb ?? 0) &&
+      offer.vcpuPerGpu >= (spec.minSingleCardVcpu ?? 0) &&
+      offer.gpuCountOptions.some((option) => fits(option, spec)),
+  );
+  const fitting = found.items.flatMap((offer) =>
+    offer.gpuCountOptions
+      .filter((option) => fits(option, spec))
+      .map((option) => ({
+        offer: {
+          gpuType: offer.gpuType,
+          region: offer.region,
+          spot: offer.isSpot,
+          pricePerGpuHour: Number(option.price.pricePerGpuPerHour),
+        },
+        available: option.available,
+      })),
+  );
+  const allowedOnes = fitting.filter(({ offer }) => allowed(offer.gpuType));
+  const open = allowedOnes.filter(({ available }) => available).map(({ offer }) => offer);
+  const within = open.filter((offer) => offer.pricePerGpuHour <= cap);
+  const rank = (offer: Offer): number[] => {
+    const type = listed ? listed.indexOf(offer.gpuType) : 0;
+    const region = regions ? regions.indexOf(offer.region) : 0;
+    const spot = spots.indexOf(offer.spot);
+    return placement.order === 'Listed'
+      ? [spot, type, offer.pricePerGpuHour, region]
+      : [spot, offer.pricePerGpuHour, type, region];
+  };
+  const offers = within.toSorted((a, b) => compareRanks(rank(a), rank(b)));
+  return { asOf: found.asOf, offers, none: noOfferReason(spec, fitting.length, allowedOnes.length, open) };
+}
+
+function compareRanks(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const difference = (a[i] ?? 0) - (b[i] ?? 0);
+    if (difference !== 0) return difference;
+  }
+  return 0;
+}
+
+/** Why no offer is left for a placed pod, in the terms of its spec. */
+function noOfferReason(
+  spec: PodPlacementSpec,
+  fitting: number,
+  allowed: number,
+  open: readonly Offer[],
+): string {
+  const placement = spec.placement ?? {};
+  const types =
+    placement.gpuTypes?.join(', ') ?? `any GPU type with at least ${spec.minSingleCardVramInGb ?? 0} GB`;
+  const asked = `${spec.gpuCount} × (${types}), spot ${placement.spot ?? 'Never'}${spec.regions?.length ? ` in ${spec.regions.join(' or ')}` : ''}${minimums(spec)}`;
+  if (fitting === 0) return `no GPU offer matches ${asked}: gpucloud offers lists what the cloud rents`;
+  if (allowed === 0) return `no offer of ${asked} is of a GPU type the provider config allows`;
+  if (open.length === 0) return `every offer of ${asked} is full now`;
+  const cheapest = Math.min(...open.map((offer) => offer.pricePerGpuHour));
+  return `no offer of ${asked} is within maxPricePerGpuHour ${placement.maxPricePerGpuHour} USD (the cheapest with room is ${cheapest})`;
 }
 
 function fits(option: GpuCountOption, spec: PodPriceSpec): boolean {

@@ -40,7 +40,7 @@ export interface Found<T> {
 }
 
 export interface PriceBookOptions {
-  /** A list older than this is read again on the next lookup; 5 minutes by default. */
+  /** A list older than this is read again on the next lookup; 30 seconds by default. */
   maxAgeMs?: number;
   /**
    * The least time between two reads of a list: a lookup that finds nothing reads again only when the list
@@ -51,7 +51,11 @@ export interface PriceBookOptions {
   now?: () => number;
 }
 
-export const DEFAULT_MAX_AGE_MS = 5 * 60_000;
+/**
+ * Offers say which pools have room as well as what they cost: placement chooses from them, so they are read
+ * again at most this often (one search per account, whatever the number of resources asking).
+ */
+export const DEFAULT_MAX_AGE_MS = 30_000;
 export const DEFAULT_MIN_REFRESH_MS = 30_000;
 
 /**

@@ -1,5 +1,6 @@
 import type { Endpoint } from '../../api/schemas/serverless.ts';
 import type { Vm } from '../../api/schemas/vms.ts';
+import type { Offer } from '../../managed/external-kind.ts';
 import type { PodView } from '../gpu-pod/details.ts';
 import { podHeldGpus } from '../gpu-pod/gpus.ts';
 import type { GpuPodSpec } from '../gpu-pod/schema.ts';
@@ -7,7 +8,7 @@ import { vmHeldGpus } from '../gpu-vm/gpus.ts';
 import type { GpuVmSpec } from '../gpu-vm/schema.ts';
 import { endpointHeldGpus, gpusPerWorker } from '../serverless-endpoint/gpus.ts';
 import type { ServerlessEndpointSpec } from '../serverless-endpoint/schema.ts';
-import { gpuPodCloudPrice, gpuPodSpecPrice } from './gpu-pod.ts';
+import { gpuPodCloudPrice, gpuPodPick, gpuPodSpecPrice } from './gpu-pod.ts';
 import { gpuVmCloudPrice, gpuVmSpecQuote } from './gpu-vm.ts';
 import type { Price, PriceBook, Priced } from './price-book.ts';
 import { serverlessEndpointCloudPrice, serverlessEndpointSpecPrice } from './serverless-endpoint.ts';
@@ -104,6 +105,8 @@ export interface Estimate {
   readonly gpus?: { readonly types: readonly string[]; readonly count: number } | undefined;
   /** Whether the spec asks for the object to run (not paused or stopped): the cloud runs what it creates anyway. */
   readonly live: boolean;
+  /** A spec that leaves the choice to the operator: the offer placement would pick now. */
+  readonly placement?: Offer | undefined;
 }
 
 /** What `planned` would hold and cost per hour if created now, at today's offers and VM types. */
@@ -111,9 +114,17 @@ export async function estimateSpec(book: PriceBook, planned: PlannedSpec): Promi
   switch (planned.kind) {
     case 'GpuPod': {
       const { spec } = planned;
+      if (spec.placement) {
+        const { offer, price } = await gpuPodPick(book, spec);
+        const types = offer ? [offer.gpuType] : (spec.placement.gpuTypes ?? []);
+        return { price, gpus: { types, count: spec.gpuCount }, live: !spec.paused, placement: offer };
+      }
       return {
         price: await gpuPodSpecPrice(book, spec),
-        gpus: spec.resourceType === 'CPU' ? undefined : { types: [spec.gpuType], count: spec.gpuCount },
+        gpus:
+          spec.resourceType === 'CPU' || spec.gpuType === undefined
+            ? undefined
+            : { types: [spec.gpuType], count: spec.gpuCount },
         live: !spec.paused,
       };
     }
