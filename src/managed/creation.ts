@@ -77,6 +77,11 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
   readonly #intents = new Map<string, Intent<Cloud>>();
   /** The ids this process recorded for what it created or recovered, by uid: the resource's own. */
   readonly #recorded = new Map<string, string>();
+  /**
+   * The placements this process wrote, by uid: a copy of the resource read before that status write
+   * landed must not write a status without it.
+   */
+  readonly #placements = new Map<string, PlacementStatus>();
 
   constructor(
     adapter: ExternalKind<Spec, Cloud>,
@@ -254,10 +259,19 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     return this.#recorded.get(uid) === id;
   }
 
+  /** The resource's placement: as its status says, or as this process last wrote it when that is newer. */
+  placementOf(mr: ManagedObject<unknown>): PlacementStatus | undefined {
+    const written = this.#placements.get(mr.metadata.uid);
+    const read = mr.status?.placement;
+    if (!written || (read && Date.parse(read.placedAt) >= Date.parse(written.placedAt))) return read;
+    return written;
+  }
+
   /** Drops what this process remembers of `mr` once it is gone. */
   forget(uid: string): void {
     this.#intents.delete(uid);
     this.#recorded.delete(uid);
+    this.#placements.delete(uid);
   }
 
   /**
@@ -287,6 +301,7 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     if (!placement) return { ...mr, metadata };
     const status = { ...mr.status, placement };
     const resourceVersion = await this.#writer.patchStatus({ ...mr, metadata }, status);
+    this.#placements.set(mr.metadata.uid, placement);
     return { ...mr, metadata: { ...metadata, resourceVersion }, status };
   }
 

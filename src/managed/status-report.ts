@@ -115,7 +115,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       ...(await this.#detailsFor(mr, cloud, link)),
       ...spot,
       lateInitialized,
-      placement: placed(mr.status?.placement, adapter.placement?.charged(cloud)),
+      placement: placed(link.creation.placementOf(mr), adapter.placement?.charged(cloud)),
       pausedBy,
       startTime: pause?.startTime,
       deadlineTime: deadline && new Date(deadline.at).toISOString(),

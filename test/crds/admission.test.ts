@@ -34,6 +34,9 @@ describe('CRD admission', () => {
       { image: 'pytorch/pytorch:2.4.0', gpuType: 'NVIDIA L40S', gpuCount: 1, ...spec },
       name,
     );
+  /** A pod that leaves the GPU type, region and spot to the operator. */
+  const placed = (spec: Record<string, unknown> = {}, name = 'placed') =>
+    pod({ gpuType: undefined, placement: { gpuTypes: ['NVIDIA L40S', 'NVIDIA RTX A6000'] }, ...spec }, name);
   const vm = (spec: Record<string, unknown> = {}, name = 'vm') =>
     manifest('GpuVm', { vmTypeId: 401, region: 'us-east-1', isSpot: false, ...spec }, name);
   const endpoint = (spec: Record<string, unknown> = {}, name = 'endpoint') =>
@@ -51,7 +54,19 @@ describe('CRD admission', () => {
 
   describe('admission of new objects', () => {
     test('the base manifests the invalid cases derive from are accepted', async () => {
-      for (const valid of [pod(), vm(), endpoint()]) await resources.create(valid, { dryRun: true });
+      for (const valid of [pod(), placed(), vm(), endpoint()])
+        await resources.create(valid, { dryRun: true });
+    });
+
+    test('a placed pod may leave the types open by memory, and recover on spot it prefers', async () => {
+      await resources.create(
+        placed({
+          minSingleCardVramInGb: 40,
+          placement: { spot: 'Preferred', maxPricePerGpuHour: 2, order: 'Cheapest', maxAttempts: 5 },
+          recoveryPolicy: 'Recreate',
+        }),
+        { dryRun: true },
+      );
     });
 
     const invalid: Array<[string, Manifest, RegExp]> = [
@@ -77,7 +92,46 @@ describe('CRD admission', () => {
       ],
       ['unknown resourceType', pod({ resourceType: 'TPU' }), /spec\.resourceType: Unsupported value: "TPU"/],
       ['empty gpuType', pod({ gpuType: '' }), /spec\.gpuType: .*at least 1 chars long/],
-      ['missing gpuType', pod({ gpuType: undefined }), /spec\.gpuType: Required value/],
+      [
+        'neither gpuType nor placement',
+        pod({ gpuType: undefined }),
+        /spec: Invalid value: .*set exactly one of gpuType \(one GPU model\) and placement/,
+      ],
+      [
+        'both gpuType and placement',
+        pod({ placement: { gpuTypes: ['NVIDIA L40S'] } }),
+        /set exactly one of gpuType \(one GPU model\) and placement/,
+      ],
+      [
+        'placement with isSpot',
+        placed({ isSpot: true }),
+        /spec\.placement: .*spot and the price cap are placement\.spot and placement\.maxPricePerGpuHour: remove isSpot and maxPrice/,
+      ],
+      [
+        'placement that names no GPU that fits',
+        placed({ placement: { spot: 'Preferred' } }),
+        /spec\.placement: .*say which GPUs fit: placement\.gpuTypes, or minSingleCardVramInGb/,
+      ],
+      [
+        'placement on a CPU pod',
+        placed({ resourceType: 'CPU' }),
+        /spec\.placement: .*placement chooses among GPU machines: a CPU pod names gpuType/,
+      ],
+      [
+        'placement order Listed without gpuTypes',
+        placed({ minSingleCardVramInGb: 40, placement: { order: 'Listed' } }),
+        /spec\.placement\.order: .*order Listed follows gpuTypes/,
+      ],
+      [
+        'Recreate on a pod placed on demand only',
+        placed({ recoveryPolicy: 'Recreate' }),
+        /spec\.recoveryPolicy: .*set isSpot: true, or placement\.spot Preferred or Required/,
+      ],
+      [
+        'a price cap of 0',
+        placed({ placement: { gpuTypes: ['g'], maxPricePerGpuHour: 0 } }),
+        /maxPricePerGpuHour: .*greater than 0/,
+      ],
       [
         'maxPrice without isSpot',
         pod({ maxPrice: 1.5 }),
@@ -278,6 +332,7 @@ describe('CRD admission', () => {
       await resources.create(fullPod);
       await resources.create(vm({ volumeMountPaths: { 'vol-1': '/data' } }, 'devbox'));
       await resources.create(endpoint({ serviceMode: 'QUEUE' }, 'inference'));
+      await resources.create(placed({}, 'placed-trainer'));
     });
 
     const immutable: Array<[string, string, string, (spec: Record<string, unknown>) => void]> = [
@@ -299,6 +354,12 @@ describe('CRD admission', () => {
         'trainer',
         'regions',
         (spec) => Object.assign(spec, { regions: ['us-east-1', 'eu-west-1'] }),
+      ],
+      [
+        'GpuPod',
+        'placed-trainer',
+        'gpuType',
+        (spec) => Object.assign(spec, { gpuType: 'NVIDIA L40S', placement: undefined }),
       ],
       ['GpuVm', 'devbox', 'vmTypeId', (spec) => Object.assign(spec, { vmTypeId: 402 })],
       ['GpuVm', 'devbox', 'region', (spec) => Object.assign(spec, { region: 'eu-west-1' })],
@@ -342,6 +403,12 @@ describe('CRD admission', () => {
       ['GpuPod', 'trainer', 'pauses a pod', { paused: true }],
       ['GpuPod', 'trainer', 'resumes a pod', { paused: false }],
       ['GpuPod', 'trainer', 'orphans a pod', { deletionPolicy: 'Orphan' }],
+      [
+        'GpuPod',
+        'placed-trainer',
+        "changes a placed pod's acceptable offers (its next placement)",
+        { placement: { gpuTypes: ['NVIDIA H100 80GB HBM3'], spot: 'Required', maxPricePerGpuHour: 3 } },
+      ],
       ['GpuVm', 'devbox', 'names a VM', { name: 'alice-dev' }],
       ['GpuVm', 'devbox', 'renames a VM', { name: 'bob-dev' }],
       ['ServerlessEndpoint', 'inference', 'scales an endpoint', { workers: 5 }],
