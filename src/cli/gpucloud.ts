@@ -19,6 +19,7 @@ import {
 import { EXIT, explain, usageError } from '../console/errors.ts';
 import { readManifests } from '../console/manifests.ts';
 import { OUTPUT_FORMATS, type OutputFormat, type Printable, render } from '../console/output.ts';
+import { placementOffers } from '../console/placement-offers.ts';
 import { plan } from '../console/plan.ts';
 import { progressOn } from '../console/progress.ts';
 import { resume } from '../console/resume.ts';
@@ -81,7 +82,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   },
   offers: {
     synopsis:
-      'offers [--gpu T]... [--region R]... [--count N]... [--spot | --on-demand] [--min-vram GB] [--all]',
+      'offers [--gpu T]... [--region R]... [--count N]... [--spot | --on-demand] [--min-vram GB] [--all] | -f FILE',
     summary: 'GPUs to rent, cheapest per GPU-hour first',
     flags: {
       gpu: { type: 'string', multiple: true, value: 'TYPE', help: 'this GPU type only (repeat for more)' },
@@ -91,6 +92,15 @@ const COMMANDS: Readonly<Record<string, Command>> = {
       'on-demand': { type: 'boolean', help: 'on-demand offers only' },
       'min-vram': { type: 'string', value: 'GB', help: 'GPUs with at least this much memory' },
       all: { type: 'boolean', help: 'unavailable offers too' },
+      file: {
+        type: 'string',
+        short: 'f',
+        multiple: true,
+        value: 'FILE',
+        help:
+          'GpuPod manifests with spec.placement: the offers each accepts, in the order\n' +
+          'placement tries them, and its pick now (-f - for standard input)',
+      },
     },
   },
   'vm-types': {
@@ -401,10 +411,16 @@ async function main(argv: string[]): Promise<number> {
   switch (name) {
     case 'vm-types':
       return withClient(cloud(connections), async (client) => print(await vmTypes(client)));
-    case 'offers':
+    case 'offers': {
+      const files = texts(values, 'file');
       return withClient(cloud(connections), async (client) =>
-        print(await offers(client, offerFilters(values))),
+        print(
+          files
+            ? await placementOffers(client, await readManifests(files, readStdin))
+            : await offers(client, offerFilters(values)),
+        ),
       );
+    }
     case 'logs':
       return withTarget(await target(['GpuPod'], rest[0]), (t) =>
         logs(

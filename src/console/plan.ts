@@ -3,6 +3,8 @@ import type { GpuCloudClient } from '../api/client.ts';
 import { isStatus, KubeApiError, type KubeClient } from '../kube/client.ts';
 import { collectionPath, namespaces, objectPath, type ResourceType } from '../kube/resource-type.ts';
 import { readSecret } from '../kube/secrets.ts';
+import type { Offer } from '../managed/external-kind.ts';
+import { describeOffer } from '../managed/placement.ts';
 import {
   API_VERSION,
   gpuPodKind,
@@ -392,6 +394,8 @@ export interface PlannedRow {
   readonly price: Price;
   readonly gpus?: Estimate['gpus'];
   readonly live: boolean;
+  /** A GpuPod that leaves the choice to the operator: the offer placement would pick now. */
+  readonly placement?: Offer | undefined;
   readonly existing?: { readonly perHour: number; readonly gpus: number } | undefined;
   readonly outcome: Outcome;
   readonly verdicts: readonly Verdict[];
@@ -496,6 +500,7 @@ export async function plan(
           price: estimate.price,
           gpus: estimate.gpus,
           live: estimate.live,
+          placement: estimate.placement,
           existing: holding[index],
           outcome: worst(verdicts.map((verdict) => verdict.outcome)),
           verdicts,
@@ -581,6 +586,7 @@ function printable(result: PlanResult): Printable {
   const notes: string[] = [];
   for (const row of result.resources) {
     const resource = `${row.kind.toLowerCase()}/${row.name}`;
+    if (row.placement) notes.push(`${resource}: placement would pick ${describeOffer(row.placement)}`);
     if (row.price.priced && row.price.available === false) {
       notes.push(`${resource}: no offer it could get has room now; the create would wait for capacity`);
     }

@@ -128,6 +128,46 @@ describe('the gpucloud CLI as a kubectl plugin', () => {
     assert.ok((load(yaml.stdout) as Array<{ isSpot: boolean }>).every((offer) => offer.isSpot));
   });
 
+  test('offers -f: the offers a placed GpuPod accepts, in the order placement tries them, and its pick', async () => {
+    const manifest = dump(
+      manifests.gpuPod('flexible', {
+        gpuType: undefined,
+        regions: ['us-east-1'],
+        placement: { gpuTypes: ['NVIDIA H100 80GB HBM3', 'NVIDIA L40S'], spot: 'Preferred' },
+      }),
+    );
+    const ran = await kubectl(['offers', '-f', '-', '-o', 'json'], {}, manifest);
+    assert.equal(ran.code, 0, ran.stderr);
+    const [pod] = z
+      .array(
+        z.object({
+          name: z.string(),
+          offers: z.array(z.object({ gpuType: z.string(), spot: z.boolean(), pricePerGpuHour: z.number() })),
+        }),
+      )
+      .parse(JSON.parse(ran.stdout));
+    // Spot first (preferred), each cheapest first: L40S 0.59, H100 1.79, then L40S 0.99, H100 2.99.
+    assert.deepEqual(
+      pod?.offers.map(
+        (offer) => `${offer.gpuType} ${offer.spot ? 'spot' : 'on-demand'} ${offer.pricePerGpuHour}`,
+      ),
+      [
+        'NVIDIA L40S spot 0.59',
+        'NVIDIA H100 80GB HBM3 spot 1.79',
+        'NVIDIA L40S on-demand 0.99',
+        'NVIDIA H100 80GB HBM3 on-demand 2.99',
+      ],
+    );
+    const table = await kubectl(['offers', '-f', '-'], {}, manifest);
+    assert.match(
+      table.stdout,
+      /flexible\s+1\s+NVIDIA L40S\s+us-east-1\s+true\s+0\.5900\s+pick: NVIDIA L40S spot in us-east-1/,
+    );
+    const none = await kubectl(['offers', '-f', '-'], {}, dump(manifests.gpuPod('fixed')));
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /no GpuPod with spec\.placement in the manifests/);
+  });
+
   test('logs of a pod by its resource name, limited', async () => {
     const ran = await kubectl(['logs', 'gpupod/notebook', '-n', NS, '--limit', '3']);
     assert.equal(ran.code, 0, ran.stderr);

@@ -72,6 +72,9 @@ const planSchema = z.object({
       kind: z.string(),
       account: z.string(),
       price: priceSchema,
+      placement: z
+        .object({ gpuType: z.string(), region: z.string(), spot: z.boolean(), pricePerGpuHour: z.number() })
+        .optional(),
       outcome: z.string(),
       verdicts: z.array(verdictSchema),
     }),
@@ -233,6 +236,45 @@ describe('gpucloud plan', () => {
     assert.equal(table.code, 0, table.stderr);
     assert.match(table.stdout, /^plan\s+gpupod\/priced\s+default\s+1\.9800\s+quoted\s+offers\s+allowed$/m);
     assert.match(table.stdout, /^\s+total \(1\)\s+1\.9800\s+allowed$/m);
+  });
+
+  test('a placed pod: plan shows the offer placement would pick, and the operator places it there', async () => {
+    // RTX A6000 (0.79) and RTX 4090 (0.69) in eu-west-1: the 4090 is cheaper.
+    const pod = {
+      ...manifests.gpuPod('picked', {
+        gpuType: undefined,
+        regions: ['eu-west-1'],
+        placement: { gpuTypes: ['NVIDIA RTX A6000', 'NVIDIA GeForce RTX 4090'] },
+      }),
+      metadata: { name: 'picked', namespace: NS },
+    };
+    await manifestFile('placed/pod.yaml', pod);
+    const plan = planOf(await kubectl(['plan', '-f', join(dir, 'placed'), '-o', 'json']));
+    const planned = resourceOf(plan, 'picked');
+    assert.deepEqual(planned.placement, {
+      gpuType: 'NVIDIA GeForce RTX 4090',
+      region: 'eu-west-1',
+      spot: false,
+      pricePerGpuHour: 0.69,
+    });
+    assert.equal(perHourOf(plan, 'picked'), 0.69);
+    const table = await kubectl(['plan', '-f', join(dir, 'placed', 'pod.yaml')]);
+    assert.match(
+      table.stdout,
+      /gpupod\/picked: placement would pick NVIDIA GeForce RTX 4090 on-demand in eu-west-1 at 0\.69 USD\/GPU-hour/,
+    );
+    await stack.cluster().create(resources.gpuPod, NS, pod);
+    const created = await stack
+      .cluster()
+      .waitFor(resources.gpuPod, NS, 'picked', isReady('Running'), 'Running', 60_000);
+    const placed = z
+      .object({ placement: z.object({ gpuType: z.string(), pricePerGpuHour: z.string() }) })
+      .parse(created?.status).placement;
+    assert.deepEqual(
+      placed,
+      { gpuType: 'NVIDIA GeForce RTX 4090', pricePerGpuHour: '0.6900' },
+      'what plan said',
+    );
   });
 
   test('a resource no offer matches exits 6 and says what was asked; read from standard input', async () => {
