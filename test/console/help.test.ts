@@ -78,7 +78,7 @@ test('a flag of one command is refused by another, saying whose it is (exit 2)',
   assert.match(follow.stderr, /^error: tasks submit takes no --follow: --follow is a flag of "logs"/);
   const file = await gpucloud(['logs', 'gpupod/notebook', '--file', 'input.json']);
   assert.equal(file.code, 2);
-  assert.match(file.stderr, /^error: logs takes no --file: --file is a flag of "tasks submit"/);
+  assert.match(file.stderr, /^error: logs takes no --file: --file is a flag of "offers", "tasks submit", "plan"/);
   const short = await gpucloud(['tasks', 'list', 'sle/queue', '-f', 'x']);
   assert.equal(short.code, 2);
   assert.match(short.stderr, /-f is --follow of "logs", --file of "tasks submit"/);
