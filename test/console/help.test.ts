@@ -81,7 +81,7 @@ test('a flag of one command is refused by another, saying whose it is (exit 2)',
   assert.match(file.stderr, /^error: logs takes no --file: --file is a flag of "offers", "tasks submit", "plan"/);
   const short = await gpucloud(['tasks', 'list', 'sle/queue', '-f', 'x']);
   assert.equal(short.code, 2);
-  assert.match(short.stderr, /-f is --follow of "logs", --file of "tasks submit"/);
+  assert.match(short.stderr, /-f is --follow of "logs", --file of "offers", --file of "tasks submit", --file of "plan"/);
   // Before the command there is no telling which -f it is.
   const early = await gpucloud(['-f', 'input.json', 'tasks', 'submit', 'sle/queue']);
   assert.equal(early.code, 2);
