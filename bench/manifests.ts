@@ -27,6 +27,19 @@ export function gpuPod(name: string): Manifest {
   return manifest(RESOURCES.gpuPod, name, { ...GPU_POD_SPEC });
 }
 
+/** The one GPU type and region placed pods accept: no other phase of the benchmark uses them. */
+export const PLACED = { gpuType: 'NVIDIA RTX A6000', region: 'eu-west-1' } as const;
+
+/** A GpuPod that leaves the GPU type to the operator: the placement phase's. */
+export function placedGpuPod(name: string): Manifest {
+  const { gpuType: _type, ...spec } = GPU_POD_SPEC;
+  return manifest(RESOURCES.gpuPod, name, {
+    ...spec,
+    regions: [PLACED.region],
+    placement: { gpuTypes: [PLACED.gpuType] },
+  });
+}
+
 /**
  * What idle-check runs ask for: paused when every GPU stays below 5% for 5 minutes (the shortest window
  * allowed). The simulator reports 40–100% utilisation unless told otherwise, so these pods stay busy:

@@ -6,6 +6,7 @@ import { gpuPod, names } from './manifests.ts';
 import type { OperatorRun } from './operator.ts';
 import { type ConvergenceResult, converge } from './phases/convergence.ts';
 import { type DeletionResult, measureDeletion } from './phases/deletion.ts';
+import { measurePlacement, type PlacementResult } from './phases/placement.ts';
 import { measureRaw, type RawResult } from './phases/raw.ts';
 import { measureReaction } from './phases/reaction.ts';
 import { type RestartResult, restartOperator } from './phases/restart.ts';
@@ -31,6 +32,7 @@ export interface SizeResult {
   reaction: { withCallbacksMs: Distribution; withoutCallbacksMs: Distribution };
   restart: RestartResult;
   deletion: DeletionResult;
+  placement: PlacementResult;
   /** Warning lines the operator logged, first few kept. */
   operatorWarnings: { count: number; first: string[] };
 }
@@ -103,6 +105,8 @@ export async function runSize(session: Session, size: number): Promise<SizeResul
       [gpuPod('probe'), ...burst, ...pacedManifests],
       [watch],
     );
+    log.info({ size }, 'placement');
+    const placement = await measurePlacement(session, namespace, size, watch);
     return {
       size,
       loadavgAtStart,
@@ -115,6 +119,7 @@ export async function runSize(session: Session, size: number): Promise<SizeResul
       reaction: { withCallbacksMs, withoutCallbacksMs },
       restart: restarted.restart,
       deletion,
+      placement,
       operatorWarnings: {
         count: warnings.length + operator.warnings().length,
         first: [...warnings, ...operator.warnings()].slice(0, 5),

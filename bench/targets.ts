@@ -61,6 +61,16 @@ function sizeChecks(result: SizeResult, seconds: number): Omit<TargetCheck, 'sco
       value: String(steady.writesBeyondDetails),
       met: steady.writesBeyondDetails === 0,
     },
+    {
+      target: `placement: ${result.placement.pods} pending placed pods search ≤ once per account per 30 s refresh`,
+      value: `${result.placement.pendingSearches} searches in ${result.placement.pendingWindowSeconds} s (budget ${result.placement.searchBudget})`,
+      met: result.placement.pendingSearches <= result.placement.searchBudget,
+    },
+    {
+      target: 'placement: placed pods at steady state make no per-resource cloud call',
+      value: `${result.placement.steadyOtherCalls} calls beyond lists and details (${result.placement.steadySearches} searches) in ${result.placement.steadyWindowSeconds} s`,
+      met: result.placement.steadyOtherCalls === 0,
+    },
     { target: 'RSS < 256 MB (load and steady)', value: `${peakRss} MB`, met: peakRss < 256 },
     { target: 'idle RSS < 100 MB', value: `${startup.idleRssMb} MB`, met: startup.idleRssMb < 100 },
     {

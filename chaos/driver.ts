@@ -8,6 +8,7 @@ import {
   KIND_NAMES,
   type KindName,
   manifest,
+  placedSpec,
   refusedSpec,
   resourceName,
   resourceOf,
@@ -83,6 +84,21 @@ export function planSpotRecovery(random: Random, spreadMs: number): Life {
     createAt: random.between(0, spreadMs / 2),
     changes: [],
   };
+}
+
+/**
+ * GpuPods that leave the GPU type to the operator: the cheapest on-demand offer they accept is a pool of one
+ * GPU (`PLACED_POOL`), so creates made while the operator's offers still show it free are refused for lack
+ * of room and move to the next offer; the last prefers spot and recovers from preemption by placing again.
+ */
+export function planPlaced(random: Random, spreadMs: number, count = 4): Life[] {
+  return Array.from({ length: count }, (_, index) => ({
+    kind: 'GpuPod' as const,
+    name: `${resourceName('GpuPod', index)}-placed`,
+    spec: placedSpec(index === count - 1),
+    createAt: random.between(0, spreadMs / 2),
+    changes: [],
+  }));
 }
 
 export interface DriveStats {

@@ -84,6 +84,29 @@ function recovery(isSpot: boolean, random: Random): Spec {
   return isSpot && random.chance(0.5) ? { recoveryPolicy: 'Recreate' } : {};
 }
 
+/**
+ * The pool placed pods find full: the cheapest model they accept, in the one region that offers it. No
+ * other spec of the suite uses the model.
+ */
+export const PLACED_POOL = { gpuType: 'NVIDIA RTX A6000', region: 'eu-west-1', gpus: 1 } as const;
+
+/**
+ * A GpuPod that leaves the GPU type to the operator: RTX A6000 (0.79 per GPU-hour, on demand only) or
+ * H100 (2.99, or 1.79 spot); with `spot`, spot preferred and replaced after a preemption.
+ */
+export function placedSpec(spot: boolean): Spec {
+  return {
+    image: 'pytorch/pytorch:2.4.0',
+    gpuCount: 1,
+    placement: {
+      gpuTypes: [PLACED_POOL.gpuType, 'NVIDIA H100 80GB HBM3'],
+      spot: spot ? 'Preferred' : 'Never',
+    },
+    ...(spot ? { recoveryPolicy: 'Recreate' } : {}),
+    environmentVars: [{ key: 'CHAOS', value: '1' }],
+  };
+}
+
 const UNKNOWN_GPU = 'NVIDIA Imaginary 9000';
 
 /**

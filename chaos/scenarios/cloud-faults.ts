@@ -1,8 +1,17 @@
 import type { FaultPatch } from '../../src/sim/index.ts';
-import { type DriveStats, type Life, operations, planChurn, planRefused, planSpotRecovery } from '../driver.ts';
+import {
+  type DriveStats,
+  type Life,
+  operations,
+  planChurn,
+  planPlaced,
+  planRefused,
+  planSpotRecovery,
+} from '../driver.ts';
 import { countMessages, failuresByResource, failuresOf } from '../reconcile-log.ts';
 import { type ChurnMeasure, churnResult, round, type ScenarioResult } from '../report.ts';
 import type { RunContext } from '../run-context.ts';
+import { PLACED_POOL } from '../workload.ts';
 import type { LogLine } from '../transcripts.ts';
 import { type ApiCalls, type Settled, Trial } from '../trial.ts';
 
@@ -35,6 +44,8 @@ interface Played {
   readonly settled: Settled;
   readonly crashes: number;
   readonly lines: readonly LogLine[];
+  /** Times the operator moved a placed pod to its next offer, the cloud having refused one for lack of room. */
+  readonly placementMoves: number;
 }
 
 /**
@@ -51,6 +62,7 @@ export async function cloudFaults(run: RunContext): Promise<ScenarioResult> {
     ...planChurn(random.fork('plan'), shape),
     ...planRefused(random.fork('refused'), shape.spreadMs),
     planSpotRecovery(random.fork('spot'), shape.spreadMs),
+    ...planPlaced(random.fork('placed'), shape.spreadMs),
   ];
   const baseline = await play(run, 'faults-baseline', lives, false);
   const faulted = await play(run, 'faults', lives, true);
@@ -73,6 +85,8 @@ export async function cloudFaults(run: RunContext): Promise<ScenarioResult> {
       ambiguousRecoveries: countMessages(faulted.lines, 'made by an interrupted create'),
       preempted: faulted.preempted,
       preemptedAndRecreated: countMessages(faulted.lines, 'before creating its replacement'),
+      placementMoves: faulted.placementMoves,
+      baselinePlacementMoves: baseline.placementMoves,
       terminalRetries: retried,
     },
     violations: [
@@ -92,6 +106,8 @@ async function play(
 ): Promise<Played> {
   const trial = await Trial.open(run, { label });
   try {
+    // The cheapest offer placed pods accept has room for one: the others are refused and move on.
+    trial.sim.capacity.setTotal(PLACED_POOL.region, PLACED_POOL.gpuType, PLACED_POOL.gpus);
     await trial.startOperators();
     trial.sim.calls.reset();
     if (faults) trial.sim.faults.set(FAULTS);
@@ -102,6 +118,11 @@ async function play(
     // each end with exactly one live replacement, the others stay down.
     const preempted = faults ? preemptRunningSpot(trial) : 0;
     trial.sim.faults.reset();
+    let moves = 0;
+    for (const life of lives.filter((each) => each.spec.placement !== undefined)) {
+      const events = await trial.cluster.events(trial.namespace, life.name);
+      moves += events.filter((event) => event.reason === 'PlacementMoved').length;
+    }
     const settled = await trial.settle();
     return {
       namespace: trial.namespace,
@@ -110,6 +131,7 @@ async function play(
       settled,
       crashes: trial.crashes,
       lines: trial.logLines(),
+      placementMoves: moves,
     };
   } finally {
     await trial.close();
