@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { GpuCloudClient } from '../api/client.ts';
-import { describeOffer } from '../managed/placement.ts';
 import { gpuPodKind } from '../resources/gpu-pod/schema.ts';
 import { API_VERSION } from '../resources/kinds.ts';
 import { gpuPodOffers } from '../resources/pricing/gpu-pod.ts';
+import { describeOffer } from '../resources/pricing/offers.ts';
 import { offerSourceOf, PriceBook } from '../resources/pricing/price-book.ts';
 import { usageError } from './errors.ts';
 import type { ManifestObject } from './manifests.ts';

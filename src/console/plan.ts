@@ -3,8 +3,6 @@ import type { GpuCloudClient } from '../api/client.ts';
 import { isStatus, KubeApiError, type KubeClient } from '../kube/client.ts';
 import { collectionPath, namespaces, objectPath, type ResourceType } from '../kube/resource-type.ts';
 import { readSecret } from '../kube/secrets.ts';
-import type { Offer } from '../managed/external-kind.ts';
-import { describeOffer } from '../managed/placement.ts';
 import {
   API_VERSION,
   gpuPodKind,
@@ -13,6 +11,7 @@ import {
   resourceOf,
   serverlessEndpointKind,
 } from '../resources/kinds.ts';
+import { describeOffer, type Offer } from '../resources/pricing/offers.ts';
 import { offerSourceOf, type Price, PriceBook } from '../resources/pricing/price-book.ts';
 import {
   type CloudObject,

@@ -78,10 +78,16 @@ test('a flag of one command is refused by another, saying whose it is (exit 2)',
   assert.match(follow.stderr, /^error: tasks submit takes no --follow: --follow is a flag of "logs"/);
   const file = await gpucloud(['logs', 'gpupod/notebook', '--file', 'input.json']);
   assert.equal(file.code, 2);
-  assert.match(file.stderr, /^error: logs takes no --file: --file is a flag of "offers", "tasks submit", "plan"/);
+  assert.match(
+    file.stderr,
+    /^error: logs takes no --file: --file is a flag of "offers", "tasks submit", "plan"/,
+  );
   const short = await gpucloud(['tasks', 'list', 'sle/queue', '-f', 'x']);
   assert.equal(short.code, 2);
-  assert.match(short.stderr, /-f is --follow of "logs", --file of "offers", --file of "tasks submit", --file of "plan"/);
+  assert.match(
+    short.stderr,
+    /-f is --follow of "logs", --file of "offers", --file of "tasks submit", --file of "plan"/,
+  );
   // Before the command there is no telling which -f it is.
   const early = await gpucloud(['-f', 'input.json', 'tasks', 'submit', 'sle/queue']);
   assert.equal(early.code, 2);

@@ -211,6 +211,21 @@ describe('CRD admission', () => {
         /spec\.deletionPolicy: Unsupported value: "Keep"/,
       ],
       ['vmTypeId of 0', vm({ vmTypeId: 0 }), /spec\.vmTypeId: .*greater than or equal to 1/],
+      [
+        'a VM with neither a type nor placement',
+        vm({ vmTypeId: undefined }),
+        /set vmTypeId and region \(one VM type\), or placement/,
+      ],
+      [
+        'a placed VM naming its region',
+        vm({ vmTypeId: undefined, isSpot: undefined, placement: { gpuTypes: ['g'], gpuCount: 1 } }),
+        /set vmTypeId and region \(one VM type\), or placement \(the operator chooses\) without vmTypeId, region or isSpot/,
+      ],
+      [
+        'a placed VM that names no GPU that fits',
+        vm({ vmTypeId: undefined, region: undefined, isSpot: undefined, placement: { gpuCount: 1 } }),
+        /spec\.placement: .*say which GPUs fit: gpuTypes, or minGpuMemoryInGb/,
+      ],
       ['empty VM region', vm({ region: '' }), /spec\.region: .*at least 1 chars long/],
       [
         'Recreate on an on-demand VM',

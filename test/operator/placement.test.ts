@@ -189,6 +189,43 @@ describe('placement', () => {
     ]);
   });
 
+  test('a placed VM: the cheapest VM type of its GPU count, and the next when the cloud has no room', async () => {
+    // ap-southeast-1: L40S 0.99, A100 1.89 per GPU-hour on demand; VM types of 2 GPUs.
+    const placement = { gpuTypes: [A100, L40S], gpuCount: 2, regions: ['ap-southeast-1'] };
+    const vm = (name: string) => ({
+      apiVersion: 'gpucloud.io/v1alpha1',
+      kind: 'GpuVm',
+      metadata: { name },
+      spec: { placement },
+    });
+    await stack.cluster().create(resources.gpuVm, NS, vm('vm-cheapest'));
+    const first = await stack
+      .cluster()
+      .waitFor(resources.gpuVm, NS, 'vm-cheapest', isReady('Running'), 'Running', 60_000);
+    assert.deepEqual(
+      [placementOf(first)?.gpuType, placementOf(first)?.pricePerGpuHour, first?.status?.region],
+      [L40S, '0.9900', 'ap-southeast-1'],
+    );
+    const vms = () => stack.sim().state.snapshot().vms;
+    assert.deepEqual(
+      vms()
+        .filter((each) => each.name === 'vm-cheapest')
+        .map((each) => [each.gpuType, each.gpuCount, each.isSpot]),
+      [[L40S, 2, false]],
+    );
+    stack.sim().capacity.setTotal('ap-southeast-1', L40S, 2);
+    await stack.cluster().create(resources.gpuVm, NS, vm('vm-next'));
+    const second = await stack
+      .cluster()
+      .waitFor(resources.gpuVm, NS, 'vm-next', isReady('Running'), 'Running', 60_000);
+    assert.equal(placementOf(second)?.gpuType, A100);
+    assert.deepEqual(
+      placementOf(second)?.attempts?.map((attempt) => `${attempt.gpuType} ${attempt.outcome}`),
+      [`${L40S} NoCapacity`],
+    );
+    assert.equal(condition(second, 'Synced')?.status, 'True', 'no drift: compared with its placement');
+  });
+
   test("every type a pod accepts must pass the account's allow-list; memory-only placement keeps to it", async () => {
     const cluster = stack.cluster();
     const account = 'placement-guarded';

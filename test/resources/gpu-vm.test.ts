@@ -188,6 +188,7 @@ describe('GpuVm adapter', () => {
     const status = adapter.statusOf(running, vm(vmSpec()));
     const shown = [
       'name',
+      'region',
       'gpuType',
       'gpuDisplayName',
       'gpuCount',

@@ -182,11 +182,71 @@ export const activeDeadlineSecondsSchema = z
       'deadlineAction is taken and the condition DeadlineExceeded is True. Raise it (a new spec) to go on.',
   );
 
-/** On a spot kind's spec: recovery is about spot capacity. */
+/** On a spot kind's spec: recovery is about spot capacity, asked for by isSpot or by placement. */
 export const recoveryNeedsSpotRule: CelRule = {
-  rule: "!has(self.recoveryPolicy) || self.recoveryPolicy == 'Never' || (has(self.isSpot) && self.isSpot)",
-  message: 'recoveryPolicy Recreate is only for spot capacity: set isSpot: true',
+  rule:
+    "!has(self.recoveryPolicy) || self.recoveryPolicy == 'Never' || (has(self.isSpot) && self.isSpot) || " +
+    "(has(self.placement) && has(self.placement.spot) && self.placement.spot != 'Never')",
+  message:
+    'recoveryPolicy Recreate is only for spot capacity: set isSpot: true, or placement.spot Preferred or Required',
   fieldPath: '.recoveryPolicy',
+};
+
+/** How many offers one placement tries when none is said. */
+export const DEFAULT_PLACEMENT_ATTEMPTS = 3;
+
+/**
+ * What a kind that lets the operator choose where its objects run (src/managed/placement.ts) accepts: the
+ * GPU models, the order, a price cap per GPU-hour and the spot choice. Each kind adds what it needs.
+ */
+export const placementShape = {
+  gpuTypes: z
+    .array(gpuTypeSchema)
+    .min(1)
+    .max(16)
+    .optional()
+    .describe(
+      'The acceptable GPU models. When omitted, any model with enough memory per GPU (which must then be ' +
+        "said). Every one must pass the provider config's GPU-type allow-list.",
+    ),
+  order: z
+    .enum(['Cheapest', 'Listed'])
+    .optional()
+    .describe(
+      'Cheapest (the default): the cheapest offer of any listed type; Listed: the first listed type with ' +
+        'an offer, the cheapest of its offers.',
+    ),
+  maxPricePerGpuHour: z
+    .number()
+    .positive()
+    .optional()
+    .describe(
+      'Highest price per GPU-hour in USD accepted, on-demand as for spot. No cap when omitted. A spot pod ' +
+        'create also carries it to the cloud as its maxPrice (times gpuCount).',
+    ),
+  spot: z
+    .enum(['Never', 'Preferred', 'Required'])
+    .optional()
+    .describe(
+      'Never (the default): on-demand only. Preferred: spot when an offer under the cap has room, else ' +
+        'on-demand. Required: spot only.',
+    ),
+  maxAttempts: z
+    .int()
+    .min(1)
+    .max(10)
+    .optional()
+    .describe(
+      'Offers one placement tries when the cloud refuses them for lack of room, before it waits for the ' +
+        `next read of the offers (30 s); ${DEFAULT_PLACEMENT_ATTEMPTS} when omitted.`,
+    ),
+};
+
+/** On a placement: order Listed follows the list. */
+export const listedNeedsTypesRule: CelRule = {
+  rule: "!has(self.order) || self.order != 'Listed' || has(self.gpuTypes)",
+  message: 'order Listed follows gpuTypes: list them',
+  fieldPath: '.order',
 };
 
 /** Recreating takes both a delete and a create: a policy list withholding either cannot recover. */

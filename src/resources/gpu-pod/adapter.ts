@@ -21,7 +21,7 @@ import {
   unlessNotFound,
 } from '../common/cloud.ts';
 import type { AdapterOptions } from '../common/registration.ts';
-import { cloudFieldsOf, presentStrings, sshEndpoint } from '../common/schema.ts';
+import { cloudFieldsOf, DEFAULT_PLACEMENT_ATTEMPTS, presentStrings, sshEndpoint } from '../common/schema.ts';
 import { perHourOf, priceBookOf } from '../pricing/books.ts';
 import { gpuPodCloudPrice, gpuPodOffers, gpuPodSpecPrice } from '../pricing/gpu-pod.ts';
 import { DEFAULT_MAX_AGE_MS } from '../pricing/price-book.ts';
@@ -29,9 +29,6 @@ import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView } from './de
 import { podHeldGpus } from './gpus.ts';
 import { busiestGpu, checkIdle, IDLE_CHECK_CALLS, idleRuleOf } from './idle.ts';
 import type { GpuPodSpec, GpuPodStatus } from './schema.ts';
-
-/** Offers one placement tries before it waits for the next read of the offers, unless the spec says. */
-const DEFAULT_PLACEMENT_ATTEMPTS = 3;
 
 type GpuPod = ManagedObject<GpuPodSpec>;
 

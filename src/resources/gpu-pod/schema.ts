@@ -19,11 +19,14 @@ import {
   imageSchema,
   initializationCommandSchema,
   LATE_INITIALIZED,
+  listedNeedsTypesRule,
   MANAGED_SPEC_FIELDS,
   managedSpecShape,
   mountPathSchema,
+  placementShape,
   providerConfigRefRule,
   recoveryNeedsCreateAndDeleteRule,
+  recoveryNeedsSpotRule,
   recoveryPolicySchema,
   regionSchema,
   sizeSchema,
@@ -34,57 +37,9 @@ const KIND = 'GpuPod';
 // CEL has no bitwise operators: list the int32 powers of two instead.
 const POWERS_OF_TWO = Array.from({ length: 31 }, (_, exponent) => 2 ** exponent);
 
-const placementSchema = withRules(
-  z.object({
-    gpuTypes: z
-      .array(gpuTypeSchema)
-      .min(1)
-      .max(16)
-      .optional()
-      .describe(
-        'The acceptable GPU models. When omitted, any model with at least minSingleCardVramInGb of memory ' +
-          "(which must then be set). Every one must pass the provider config's GPU-type allow-list.",
-      ),
-    order: z
-      .enum(['Cheapest', 'Listed'])
-      .optional()
-      .describe(
-        'Cheapest (the default): the cheapest offer of any listed type; Listed: the first listed type ' +
-          'with an offer, the cheapest of its offers.',
-      ),
-    maxPricePerGpuHour: z
-      .number()
-      .positive()
-      .optional()
-      .describe(
-        'Highest price per GPU-hour in USD accepted, on-demand as for spot. No cap when omitted. A spot ' +
-          'create also carries it to the cloud as its maxPrice (times gpuCount).',
-      ),
-    spot: z
-      .enum(['Never', 'Preferred', 'Required'])
-      .optional()
-      .describe(
-        'Never (the default): on-demand only. Preferred: spot when an offer under the cap has room, ' +
-          'else on-demand. Required: spot only.',
-      ),
-    maxAttempts: z
-      .int()
-      .min(1)
-      .max(10)
-      .optional()
-      .describe(
-        'Offers one placement tries when the cloud refuses them for lack of room, before it waits for ' +
-          'the next read of the offers (30 s); 3 when omitted.',
-      ),
-  }),
-  [
-    {
-      rule: "!has(self.order) || self.order != 'Listed' || has(self.gpuTypes)",
-      message: 'order Listed follows gpuTypes: list them',
-      fieldPath: '.order',
-    },
-  ],
-).describe('Where the operator may place the pod.');
+const placementSchema = withRules(z.object(placementShape), [listedNeedsTypesRule]).describe(
+  'Where the operator may place the pod.',
+);
 
 const volumeSchema = z
   .object({
@@ -277,14 +232,7 @@ export const GpuPodSpecSchema = withRules(
         'say which GPUs fit: placement.gpuTypes, or minSingleCardVramInGb for any model with that much memory',
       fieldPath: '.placement',
     },
-    {
-      rule:
-        "!has(self.recoveryPolicy) || self.recoveryPolicy == 'Never' || (has(self.isSpot) && self.isSpot) || " +
-        "(has(self.placement) && has(self.placement.spot) && self.placement.spot != 'Never')",
-      message:
-        'recoveryPolicy Recreate is only for spot capacity: set isSpot: true, or placement.spot Preferred or Required',
-      fieldPath: '.recoveryPolicy',
-    },
+    recoveryNeedsSpotRule,
     recoveryNeedsCreateAndDeleteRule,
     ...immutabilityRules,
   ],

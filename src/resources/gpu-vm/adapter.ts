@@ -2,11 +2,14 @@ import type { GpuCloudClient } from '../../api/client.ts';
 import type { Vm, VmTypeItem } from '../../api/schemas/vms.ts';
 import { type Clock, systemClock } from '../../lib/clock.ts';
 import { CREATE_NAME } from '../../managed/annotations.ts';
+import { ReconcileError } from '../../managed/errors.ts';
 import { act, cloudName, type ExternalKind, type Readiness } from '../../managed/external-kind.ts';
+import type { PlacementStatus } from '../../managed/status-schema.ts';
 import { fingerprintOf, ignoreNotFound, readinessFrom, unlessNotFound } from '../common/cloud.ts';
-import { presentStrings, sshEndpoint } from '../common/schema.ts';
+import { DEFAULT_PLACEMENT_ATTEMPTS, presentStrings, sshEndpoint } from '../common/schema.ts';
 import { perHourOf, priceBookOf } from '../pricing/books.ts';
-import { gpuVmCloudPrice, gpuVmSpecQuote } from '../pricing/gpu-vm.ts';
+import { gpuVmCloudPrice, gpuVmOffers, gpuVmSpecQuote, placedVmType } from '../pricing/gpu-vm.ts';
+import { DEFAULT_MAX_AGE_MS, type PriceBook } from '../pricing/price-book.ts';
 import { vmHeldGpus } from './gpus.ts';
 import type { GpuVmSpec, GpuVmStatus } from './schema.ts';
 
@@ -25,6 +28,7 @@ export function gpuVmAdapter(
   { clock = systemClock }: { clock?: Clock } = {},
 ): ExternalKind<GpuVmSpec, Vm, GpuVmStatus> {
   const types = vmTypeCatalog(client);
+  const book = priceBookOf(client, clock);
   return {
     kind: 'GpuVm',
     list: async () => Array.fromAsync(client.vms.listAll()),
@@ -38,21 +42,43 @@ export function gpuVmAdapter(
     // create was sent with, which a rename since may have changed in the spec.
     isOwnCreate: async (mr, vm) => vm.name === (mr.metadata.annotations?.[CREATE_NAME] ?? cloudName(mr)),
     create: async (mr) => {
-      const { vmTypeId, region, isSpot, volumeMountPaths } = mr.spec;
+      const { volumeMountPaths } = mr.spec;
       return client.vms.create({
-        vmTypeId,
-        region,
-        isSpot: isSpot ?? false,
+        ...(await machineOf(book, mr.spec, mr.status?.placement)),
         name: cloudName(mr),
         ...(volumeMountPaths ? { volumeMountPaths } : {}),
       });
     },
-    demand: async ({ spec }) => ({
-      gpus: await types.gpusOf(spec.vmTypeId),
-      live: true,
-      perHour: async () => perHourOf((await gpuVmSpecQuote(priceBookOf(client), spec)).price),
-    }),
-    priceOf: async (vm) => perHourOf(await gpuVmCloudPrice(priceBookOf(client), vm)),
+    demand: async ({ spec, status }) => {
+      const placed = status?.placement;
+      const count = spec.placement?.gpuCount;
+      return {
+        // A placed VM answers for every model it accepts and the one it was placed on.
+        gpus:
+          count === undefined
+            ? spec.vmTypeId === undefined
+              ? undefined
+              : await types.gpusOf(spec.vmTypeId)
+            : { types: acceptedTypes(spec.placement?.gpuTypes, placed?.gpuType), count },
+        live: true,
+        perHour: async () =>
+          placed && count !== undefined
+            ? Number(placed.pricePerGpuHour) * count
+            : perHourOf((await gpuVmSpecQuote(book, spec)).price),
+      };
+    },
+    placement: {
+      requested: (spec) => spec.placement !== undefined,
+      offers: async (spec, allowed) =>
+        spec.placement
+          ? gpuVmOffers(book, spec.placement, allowed)
+          : { asOf: 0, offers: [], none: 'no placement' },
+      maxAttempts: (spec) => spec.placement?.maxAttempts ?? DEFAULT_PLACEMENT_ATTEMPTS,
+      refreshMs: DEFAULT_MAX_AGE_MS,
+      // The VM object carries no price: status.pricePerHour is the listing's, on the details schedule.
+      charged: () => undefined,
+    },
+    priceOf: async (vm) => perHourOf(await gpuVmCloudPrice(book, vm)),
     heldGpus: vmHeldGpus,
     plan: async (mr, vm) => {
       const name = cloudName(mr);
@@ -61,7 +87,11 @@ export function gpuVmAdapter(
         client.vms.update(vm.id, { name }),
       );
     },
-    lateInit: { from: (vm) => ({ name: vm.name, isSpot: vm.isSpot }), cleared: {} },
+    // A placed VM's spot choice is its placement's: isSpot stays out of its spec.
+    lateInit: {
+      from: (vm, spec) => ({ name: vm.name, ...(spec.placement ? {} : { isSpot: vm.isSpot }) }),
+      cleared: {},
+    },
     connectionDetails: (status) => ({
       ...presentStrings({
         ipAddress: status.ipAddress,
@@ -71,13 +101,20 @@ export function gpuVmAdapter(
       }),
       ...sshEndpoint(status.sshTemplate),
     }),
-    // The VM object does not report its type: region and capacity kind are what can be compared.
-    drift: ({ spec }, vm) => [
-      ...(vm.region === spec.region ? [] : ['region']),
-      ...(spec.isSpot === undefined || vm.isSpot === spec.isSpot ? [] : ['isSpot']),
-    ],
+    // The VM object does not report its type: region and capacity kind are what can be compared (a
+    // placed VM's, with its placement: never with the set it was chosen from, which may change).
+    drift: ({ spec, status }, vm) => {
+      const placed = status?.placement;
+      const region = spec.region ?? placed?.region;
+      const isSpot = spec.isSpot ?? placed?.spot;
+      return [
+        ...(region === undefined || vm.region === region ? [] : ['region']),
+        ...(isSpot === undefined || vm.isSpot === isSpot ? [] : ['isSpot']),
+        ...(placed === undefined || vm.gpuType === placed.gpuType ? [] : ['gpuType']),
+      ];
+    },
     spot: {
-      requested: (spec) => spec.isSpot === true,
+      requested: (spec) => spec.isSpot === true || (spec.placement?.spot ?? 'Never') !== 'Never',
       preempted: (vm) => vm.isSpot && vm.status === 'FAILED',
     },
     // Terminate is refused (11001) while the VM is starting: that error is transient and retried with
@@ -92,6 +129,7 @@ export function gpuVmAdapter(
     phaseOf: (vm) => vm.status,
     statusOf: (vm): Partial<GpuVmStatus> => ({
       name: vm.name,
+      region: vm.region,
       gpuType: vm.gpuType,
       gpuDisplayName: vm.gpuDisplayName,
       gpuCount: vm.gpuCount,
@@ -115,6 +153,36 @@ export function gpuVmAdapter(
       fetch: (vm) => vmPrice(types, vm, clock.now()),
     },
   };
+}
+
+/** A placed VM's models: those it accepts, and the one it was placed on. */
+function acceptedTypes(listed: readonly string[] | undefined, placedType: string | undefined): string[] {
+  const named = [...(listed ?? [])];
+  return placedType === undefined || named.includes(placedType) ? named : [...named, placedType];
+}
+
+/** What the create request says of the machine: the spec's type and region, or the placement's. */
+async function machineOf(
+  book: PriceBook,
+  spec: GpuVmSpec,
+  placed: PlacementStatus | undefined,
+): Promise<{ vmTypeId: number; region: string; isSpot: boolean }> {
+  if (spec.vmTypeId !== undefined && spec.region !== undefined) {
+    return { vmTypeId: spec.vmTypeId, region: spec.region, isSpot: spec.isSpot ?? false };
+  }
+  const gpuCount = spec.placement?.gpuCount;
+  const vmTypeId = placed && gpuCount !== undefined ? await placedVmType(book, placed, gpuCount) : undefined;
+  if (!placed || vmTypeId === undefined) {
+    // Admission allows no such spec; the listing dropping the placed type since is the other way here.
+    throw new ReconcileError(
+      'InvalidSpec',
+      placed
+        ? `the VM types listing has no ${gpuCount} × ${placed.gpuType} type in ${placed.region} any more`
+        : 'set vmTypeId and region, or placement',
+      { terminal: !placed, retryAfterMs: placed ? DEFAULT_MAX_AGE_MS : undefined },
+    );
+  }
+  return { vmTypeId, region: placed.region, isSpot: placed.spot };
 }
 
 interface VmType {

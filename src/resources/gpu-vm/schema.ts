@@ -1,14 +1,21 @@
 import { z } from 'zod';
 import { withRules } from '../../kube/schema-meta.ts';
-import { baseStatusShape, deadlineStatusShape, spotStatusShape } from '../../managed/status-schema.ts';
+import {
+  baseStatusShape,
+  deadlineStatusShape,
+  placementStatusShape,
+  spotStatusShape,
+} from '../../managed/status-schema.ts';
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import {
   activeDeadlineSecondsSchema,
   LATE_INITIALIZED,
+  listedNeedsTypesRule,
   MANAGED_SPEC_FIELDS,
   managedSpecShape,
   mountPathSchema,
+  placementShape,
   providerConfigRefRule,
   recoveryNeedsCreateAndDeleteRule,
   recoveryNeedsSpotRule,
@@ -18,6 +25,35 @@ import {
 
 const KIND = 'GpuVm';
 
+const placementSchema = withRules(
+  z.object({
+    ...placementShape,
+    gpuCount: z
+      .int32()
+      .min(1)
+      .max(64)
+      .describe('GPUs of the VM: VM types of this many GPUs are chosen from.'),
+    minGpuMemoryInGb: z
+      .int32()
+      .min(1)
+      .optional()
+      .describe('Any GPU model with at least this much memory per GPU, in GB, when gpuTypes is omitted.'),
+    regions: z
+      .array(regionSchema)
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('Regions the VM may be placed in; any when omitted.'),
+  }),
+  [
+    listedNeedsTypesRule,
+    {
+      rule: 'has(self.gpuTypes) || has(self.minGpuMemoryInGb)',
+      message: 'say which GPUs fit: gpuTypes, or minGpuMemoryInGb for any model with that much memory',
+    },
+  ],
+).describe('Where the operator may place the VM.');
+
 // Mirrors the v2 VM create request; the name is the only field the cloud can change (PATCH).
 const { shape, rules } = immutableExcept(
   KIND,
@@ -25,8 +61,22 @@ const { shape, rules } = immutableExcept(
     vmTypeId: z
       .int32()
       .min(1)
-      .describe('Id of the VM type to rent, from the VM types listing (GET /v2/vms/types).'),
-    region: regionSchema.describe('Region code to create the VM in; the VM type must be offered there.'),
+      .optional()
+      .describe(
+        'Id of the VM type to rent, from the VM types listing (GET /v2/vms/types). Set vmTypeId and region, ' +
+          'or placement.',
+      ),
+    region: regionSchema
+      .optional()
+      .describe('Region code to create the VM in; the VM type must be offered there. Set with vmTypeId.'),
+    placement: placementSchema
+      .optional()
+      .describe(
+        'Lets the operator choose the VM type and region by price from the VM types listing: the cheapest ' +
+          'available type of gpuCount GPUs of an acceptable model, recorded in status.placement before the ' +
+          'create; a create refused for lack of room moves to the next. Instead of vmTypeId, region and ' +
+          'isSpot. It can change at any time: a change affects only the next placement, never a running VM.',
+      ),
     name: z
       .string()
       .min(1)
@@ -60,7 +110,7 @@ const { shape, rules } = immutableExcept(
       ),
     ...managedSpecShape,
   },
-  ['name', 'recoveryPolicy', 'activeDeadlineSeconds', 'deadlineAction', ...MANAGED_SPEC_FIELDS],
+  ['name', 'placement', 'recoveryPolicy', 'activeDeadlineSeconds', 'deadlineAction', ...MANAGED_SPEC_FIELDS],
   ['isSpot'],
 );
 
@@ -73,6 +123,11 @@ export const GpuVmSpecSchema = withRules(
         'as Synced=False, reason Drifted (the VM object does not report its vmTypeId).',
     ),
   [
+    {
+      rule: 'has(self.placement) ? !has(self.vmTypeId) && !has(self.region) && !has(self.isSpot) : has(self.vmTypeId) && has(self.region)',
+      message:
+        'set vmTypeId and region (one VM type), or placement (the operator chooses) without vmTypeId, region or isSpot',
+    },
     recoveryNeedsSpotRule,
     recoveryNeedsCreateAndDeleteRule,
     {
@@ -89,7 +144,9 @@ export const GpuVmStatusSchema = z
     ...baseStatusShape,
     ...spotStatusShape,
     ...deadlineStatusShape,
+    ...placementStatusShape,
     name: z.string().optional().describe('Name of the VM in the cloud now.'),
+    region: z.string().optional().describe('Region the VM runs in.'),
     gpuType: z.string().optional().describe('GPU model of the VM.'),
     gpuDisplayName: z.string().optional().describe('Display name of the GPU model.'),
     gpuCount: z.int().optional().describe('Number of GPUs of the VM.'),
@@ -134,7 +191,13 @@ export const gpuVmKind = defineKind({
   columns: [
     { name: 'GPU Type', type: 'string', jsonPath: '.status.gpuType', description: 'GPU model.' },
     { name: 'GPU Count', type: 'integer', jsonPath: '.status.gpuCount', description: 'Number of GPUs.' },
-    { name: 'Region', type: 'string', jsonPath: '.spec.region', description: 'Region of the VM.' },
+    { name: 'Region', type: 'string', jsonPath: '.status.region', description: 'Region the VM runs in.' },
+    {
+      name: 'Price',
+      type: 'string',
+      jsonPath: '.status.pricePerHour',
+      description: 'Hourly price of the VM, from the VM types listing.',
+    },
     {
       name: 'Deadline',
       type: 'string',

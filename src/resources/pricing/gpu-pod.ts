@@ -1,8 +1,8 @@
 import type { GpuCountOption, GpuSpec } from '../../api/schemas/gpus.ts';
 import type { Offer, Offers } from '../../managed/external-kind.ts';
-import { describeOffer } from '../../managed/placement.ts';
 import type { PodView } from '../gpu-pod/details.ts';
 import type { GpuPodSpec } from '../gpu-pod/schema.ts';
+import { noOfferReason, pickPrice, rankOffers, SPOT_VARIANTS } from './offers.ts';
 import { type Candidate, decimal, exactPrice, type Price, type PriceBook, priceOf } from './price-book.ts';
 
 /** The fields of a GpuPod's spec its price depends on. */
@@ -115,25 +115,8 @@ export async function gpuPodPick(
   const [offer] = offers;
   if (offer === undefined)
     return { offer, price: { priced: false, reason: 'NoOfferMatches', message: none } };
-  const perHour = offer.pricePerGpuHour * spec.gpuCount;
-  return {
-    offer,
-    price: {
-      priced: true,
-      perHour,
-      lowestPerHour: perHour,
-      currency: 'USD',
-      source: 'offers',
-      exactness: 'quoted',
-      basis: `placement's pick, ${describeOffer(offer)} × ${spec.gpuCount}`,
-      asOf,
-      available: true,
-    },
-  };
+  return { offer, price: pickPrice(offer, spec.gpuCount, asOf) };
 }
-
-/** Spot choice → the spot variants placement looks at, in order. */
-const SPOT_VARIANTS = { Never: [false], Preferred: [true, false], Required: [true] } as const;
 
 /**
  * The offers a placed pod accepts, best first: a GPU type it lists (any, with `minSingleCardVramInGb`,
@@ -177,43 +160,17 @@ export async function gpuPodOffers(
   );
   const allowedOnes = fitting.filter(({ offer }) => allowed(offer.gpuType));
   const open = allowedOnes.filter(({ available }) => available).map(({ offer }) => offer);
-  const within = open.filter((offer) => offer.pricePerGpuHour <= cap);
-  const rank = (offer: Offer): number[] => {
-    const type = listed ? listed.indexOf(offer.gpuType) : 0;
-    const region = regions ? regions.indexOf(offer.region) : 0;
-    const spot = spots.indexOf(offer.spot);
-    return placement.order === 'Listed'
-      ? [spot, type, offer.pricePerGpuHour, region]
-      : [spot, offer.pricePerGpuHour, type, region];
+  const offers = rankOffers(
+    open.filter((offer) => offer.pricePerGpuHour <= cap),
+    { order: placement.order, gpuTypes: listed, regions, spots },
+  );
+  const types = listed?.join(', ') ?? `any GPU type with at least ${spec.minSingleCardVramInGb ?? 0} GB`;
+  const asked = `${spec.gpuCount} × (${types}), spot ${placement.spot ?? 'Never'}${regions ? ` in ${regions.join(' or ')}` : ''}${minimums(spec)}`;
+  return {
+    asOf: found.asOf,
+    offers,
+    none: noOfferReason(asked, fitting.length, allowedOnes.length, open, cap),
   };
-  const offers = within.toSorted((a, b) => compareRanks(rank(a), rank(b)));
-  return { asOf: found.asOf, offers, none: noOfferReason(spec, fitting.length, allowedOnes.length, open) };
-}
-
-function compareRanks(a: readonly number[], b: readonly number[]): number {
-  for (let i = 0; i < a.length; i++) {
-    const difference = (a[i] ?? 0) - (b[i] ?? 0);
-    if (difference !== 0) return difference;
-  }
-  return 0;
-}
-
-/** Why no offer is left for a placed pod, in the terms of its spec. */
-function noOfferReason(
-  spec: PodPlacementSpec,
-  fitting: number,
-  allowed: number,
-  open: readonly Offer[],
-): string {
-  const placement = spec.placement ?? {};
-  const types =
-    placement.gpuTypes?.join(', ') ?? `any GPU type with at least ${spec.minSingleCardVramInGb ?? 0} GB`;
-  const asked = `${spec.gpuCount} × (${types}), spot ${placement.spot ?? 'Never'}${spec.regions?.length ? ` in ${spec.regions.join(' or ')}` : ''}${minimums(spec)}`;
-  if (fitting === 0) return `no GPU offer matches ${asked}: gpucloud offers lists what the cloud rents`;
-  if (allowed === 0) return `no offer of ${asked} is of a GPU type the provider config allows`;
-  if (open.length === 0) return `every offer of ${asked} is full now`;
-  const cheapest = Math.min(...open.map((offer) => offer.pricePerGpuHour));
-  return `no offer of ${asked} is within maxPricePerGpuHour ${placement.maxPricePerGpuHour} USD (the cheapest with room is ${cheapest})`;
 }
 
 function fits(option: GpuCountOption, spec: PodPriceSpec): boolean {

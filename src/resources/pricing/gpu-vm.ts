@@ -1,5 +1,7 @@
 import type { Vm } from '../../api/schemas/vms.ts';
+import type { Offer, Offers } from '../../managed/external-kind.ts';
 import type { GpuVmSpec } from '../gpu-vm/schema.ts';
+import { noOfferReason, pickPrice, rankOffers, SPOT_VARIANTS } from './offers.ts';
 import {
   type Candidate,
   decimal,
@@ -11,13 +13,79 @@ import {
 } from './price-book.ts';
 
 /** The fields of a GpuVm's spec its price depends on. */
-export type VmPriceSpec = Pick<GpuVmSpec, 'vmTypeId' | 'region' | 'isSpot'>;
+export type VmPriceSpec = Pick<GpuVmSpec, 'vmTypeId' | 'region' | 'isSpot' | 'placement'>;
+
+type VmPlacement = NonNullable<GpuVmSpec['placement']>;
+
+/**
+ * The offers a placed VM accepts, best first, from the VM types listing: a type of `gpuCount` GPUs of a
+ * model it lists (any with `minGpuMemoryInGb` when it lists none) that the account allows, in one of its
+ * regions, spot or on-demand as `spot` says, with room now (ondemandAvailable / spotAvailable), at or under
+ * its cap per GPU-hour (the type's hourly price ÷ its GPUs). Ranked as a pod's offers are.
+ */
+export async function gpuVmOffers(
+  book: PriceBook,
+  placement: VmPlacement,
+  allowed: (gpuType: string) => boolean,
+): Promise<Offers> {
+  const listed = placement.gpuTypes;
+  const spots: readonly boolean[] = SPOT_VARIANTS[placement.spot ?? 'Never'];
+  const cap = placement.maxPricePerGpuHour ?? Number.POSITIVE_INFINITY;
+  const regions = placement.regions;
+  const found = await book.vmTypes(
+    ({ gpuType, region, item }) =>
+      (listed === undefined || listed.includes(gpuType)) &&
+      (regions === undefined || regions.includes(region)) &&
+      item.gpuCount === placement.gpuCount &&
+      Number(item.gpuMemoryInGb) >= (placement.minGpuMemoryInGb ?? 0),
+  );
+  const fitting = found.items.flatMap((entry) =>
+    spots.flatMap((spot) =>
+      vmCandidate(entry, spot).map((candidate) => ({
+        offer: {
+          gpuType: entry.gpuType,
+          region: entry.region,
+          spot,
+          pricePerGpuHour: candidate.perHour / entry.item.gpuCount,
+        },
+        available: candidate.available,
+      })),
+    ),
+  );
+  const allowedOnes = fitting.filter(({ offer }) => allowed(offer.gpuType));
+  const open = allowedOnes.filter(({ available }) => available).map(({ offer }) => offer);
+  const offers = rankOffers(
+    open.filter((offer) => offer.pricePerGpuHour <= cap),
+    { order: placement.order, gpuTypes: listed, regions, spots },
+  );
+  const asked = `${placement.gpuCount} × (${listed?.join(', ') ?? `any GPU type with at least ${placement.minGpuMemoryInGb ?? 0} GB`}), spot ${placement.spot ?? 'Never'}${regions ? ` in ${regions.join(' or ')}` : ''}`;
+  return {
+    asOf: found.asOf,
+    offers,
+    none: noOfferReason(asked, fitting.length, allowedOnes.length, open, cap),
+  };
+}
+
+/** The VM type a placed VM is created from: its placement's model and region at its GPU count. */
+export async function placedVmType(
+  book: PriceBook,
+  placed: { gpuType: string; region: string },
+  gpuCount: number,
+): Promise<number | undefined> {
+  const found = await book.vmTypes(
+    ({ gpuType, region, item }) =>
+      gpuType === placed.gpuType && region === placed.region && item.gpuCount === gpuCount,
+  );
+  return found.items[0]?.item.vmTypeId;
+}
 
 /** A VM type, its GPUs, and its price for a VM of this spec: what plan shows and the guardrails count. */
 export interface VmQuote {
   readonly price: Price;
   /** The type's GPUs, when the listing has the type. */
   readonly gpus?: { readonly types: readonly string[]; readonly count: number } | undefined;
+  /** A placed VM: the offer placement would pick now. */
+  readonly placement?: Offer | undefined;
 }
 
 /**
@@ -26,6 +94,17 @@ export interface VmQuote {
  * `status.pricePerHour` from the same listing, so the price is what the VM shows once made (quoted).
  */
 export async function gpuVmSpecQuote(book: PriceBook, spec: VmPriceSpec): Promise<VmQuote> {
+  if (spec.placement) {
+    const { offers, none, asOf } = await gpuVmOffers(book, spec.placement, () => true);
+    const [pick] = offers;
+    const count = spec.placement.gpuCount;
+    if (!pick) return { price: noType(none) };
+    return {
+      gpus: { types: [pick.gpuType], count },
+      price: pickPrice(pick, count, asOf),
+      placement: pick,
+    };
+  }
   const found = await book.vmTypes(({ item }) => item.vmTypeId === spec.vmTypeId);
   const [any] = found.items;
   if (any === undefined) {

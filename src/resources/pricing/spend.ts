@@ -130,7 +130,7 @@ export async function estimateSpec(book: PriceBook, planned: PlannedSpec): Promi
     }
     case 'GpuVm': {
       const quote = await gpuVmSpecQuote(book, planned.spec);
-      return { price: quote.price, gpus: quote.gpus, live: true };
+      return { price: quote.price, gpus: quote.gpus, live: true, placement: quote.placement };
     }
     case 'ServerlessEndpoint': {
       const { spec } = planned;
