@@ -345,6 +345,11 @@ export interface PlacementSupport<Spec, Cloud> {
   readonly refreshMs: number;
   /** The price per GPU-hour the object says the cloud charges it. */
   charged(cloud: Cloud): string | undefined;
+  /**
+   * Whether the object failed before it ever ran, as when its offer turned out to have no room: `phase` is
+   * the one its resource's status last recorded. Such an object is deleted and the resource placed again.
+   */
+  failedToStart(cloud: Cloud, phase: string | undefined): boolean;
 }
 
 /** A resource's rule for pausing an idle object: utilisation below a percentage for a number of minutes. */

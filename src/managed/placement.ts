@@ -95,11 +95,18 @@ function attemptOf(placement: PlacementStatus, outcome: Attempt['outcome'], at: 
 function lostBefore(status: ManagedStatus | undefined): Attempt[] {
   const last = status?.placement;
   if (!last) return [];
-  const preemptedAt = Date.parse(String(status.lastPreemptionTime ?? ''));
   const previous = last.attempts ?? [];
+  const ready = status.conditions?.find((condition) => condition.type === 'Ready');
+  if (ready?.reason === FAILED_TO_START) {
+    return [...previous, attemptOf(last, 'FailedToStart', ready.lastTransitionTime)];
+  }
+  const preemptedAt = Date.parse(String(status.lastPreemptionTime ?? ''));
   if (Number.isNaN(preemptedAt) || preemptedAt < Date.parse(last.placedAt)) return previous;
   return [...previous, attemptOf(last, 'Preempted', new Date(preemptedAt).toISOString())];
 }
+
+/** The Ready reason of a placed resource whose object failed before it ran: it is placed again. */
+export const FAILED_TO_START = 'FailedToStart';
 
 /**
  * Whether the cloud refused a create because the offer has no room now: code 12002, which also proves

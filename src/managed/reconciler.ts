@@ -9,14 +9,21 @@ import type { CloudView } from './cloud-view.ts';
 import { Deletion } from './deletion.ts';
 import { toReconcileError } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
-import { type ActContext, type CommonSpec, keyOf, type ManagedObject, type Plan } from './external-kind.ts';
+import {
+  type ActContext,
+  type CommonSpec,
+  type ExternalKind,
+  keyOf,
+  type ManagedObject,
+  type Plan,
+} from './external-kind.ts';
 import { FailureReport } from './failure-report.ts';
 import type { KindEvents } from './fleet-metrics.ts';
 import { Identity } from './identity.ts';
 import { type Holding, LateInitialization } from './late-initialization.ts';
 import { type DeadlineState, OperatorPause, type PauseDecision } from './operator-pause.ts';
 import { allows } from './policies.ts';
-import { Recovery, recreateBackoff } from './recovery.ts';
+import { type LostObject, Recovery, recreateBackoff } from './recovery.ts';
 import { logResource } from './resource-log.ts';
 import { resolveEnv } from './secrets.ts';
 import { StatusReport } from './status-report.ts';
@@ -256,14 +263,17 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       pause.pausedBy && adapter.pause
         ? { ...holding, mr: { ...holding.mr, spec: adapter.pause.paused(holding.mr.spec) } }
         : holding;
-    const preempted = adapter.spot?.preempted(observed.cloud) ?? false;
-    const plan = preempted
-      ? this.#recovery.planAfterPreemption(held.mr, observed.cloud, link)
-      : allows(policies, 'Update')
-        ? await adapter.plan(held.mr, observed.cloud, ctx)
-        : ({ kind: 'in-sync' } as const);
+    const lost = lostObject(held.mr, observed.cloud, adapter);
+    const plan =
+      lost === 'Preempted'
+        ? this.#recovery.planAfterPreemption(held.mr, observed.cloud, link)
+        : lost === 'FailedToStart'
+          ? this.#recovery.planAfterFailedStart(held.mr, observed.cloud, link)
+          : allows(policies, 'Update')
+            ? await adapter.plan(held.mr, observed.cloud, ctx)
+            : ({ kind: 'in-sync' } as const);
     if (plan.kind === 'act') await this.#act(held.mr, observed.cloud, plan, link);
-    const { finished, secretRefused } = await this.#status.report(held, observed, preempted, link, pause);
+    const { finished, secretRefused } = await this.#status.report(held, observed, lost, link, pause);
     // The status holds it now; a copy older than this write is a matter of milliseconds, not a minute.
     this.#lateInit.forgetExpired();
     if (finished !== undefined) return expireFinished(this.#o, held.mr, finished);
@@ -299,7 +309,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await remove(id);
     link.cache.requestRefresh();
     const ending = { reason: 'DeadlineExceeded', message };
-    const { finished } = await this.#status.report(held, observed, false, link, pause, ending);
+    const { finished } = await this.#status.report(held, observed, undefined, link, pause, ending);
     return finished === undefined ? {} : expireFinished(this.#o, held.mr, finished);
   }
 
@@ -350,4 +360,20 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       ownerMarker: { key: OWNER_ENV, value: mr.metadata.uid },
     };
   }
+}
+
+/**
+ * Whether the object is lost while its resource lives: preempted (a spot object the cloud took back), or,
+ * for a placed resource, failed before it ever ran.
+ */
+function lostObject<Spec extends CommonSpec, Cloud>(
+  mr: ManagedObject<Spec>,
+  cloud: Cloud,
+  adapter: ExternalKind<Spec, Cloud>,
+): LostObject | undefined {
+  if (adapter.spot?.preempted(cloud)) return 'Preempted';
+  const placement = adapter.placement;
+  if (placement?.requested(mr.spec) && placement.failedToStart(cloud, mr.status?.phase))
+    return 'FailedToStart';
+  return undefined;
 }

@@ -9,12 +9,16 @@ import { ReconcileError } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
 import type { CommonSpec, ManagedObject, Plan } from './external-kind.ts';
 import type { KindEvents } from './fleet-metrics.ts';
+import { FAILED_TO_START } from './placement.ts';
 import { allows } from './policies.ts';
 import { logResource } from './resource-log.ts';
 import type { ManagedStatus } from './status-schema.ts';
 import { statusAsIs, writeStatus } from './status-write.ts';
 import { expireFinished } from './time-to-live.ts';
 import type { ManagedWriter } from './writer.ts';
+
+/** Why a resource's object is lost while it lives: the cloud took spot back, or it never started. */
+export type LostObject = 'Preempted' | 'FailedToStart';
 
 /** The Ready reason of a preempted resource: also how a preemption is known to be counted already. */
 export const PREEMPTED = 'Preempted';
@@ -58,6 +62,25 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
     };
   }
 
+  /**
+   * A placed object that failed before it ran: deleted, so that the resource is placed again on another
+   * offer (whatever its recoveryPolicy: it never ran), when the policies allow both.
+   */
+  planAfterFailedStart(mr: ManagedObject<Spec>, cloud: Cloud, link: AccountLink<Spec, Cloud>): Plan {
+    const remove = link.adapter.delete;
+    const policies = mr.spec.managementPolicies;
+    if (!remove || !allows(policies, 'Create') || !allows(policies, 'Delete')) return { kind: 'in-sync' };
+    const id = link.adapter.idOf(cloud);
+    return {
+      kind: 'act',
+      step: {
+        reason: 'Recovering',
+        describe: `deleting ${this.#o.kind} ${id}, which failed before it ran, to place it again`,
+        run: () => remove(id),
+      },
+    };
+  }
+
   /** The cloud object is gone although the custom resource lives. */
   async onMissing(mr: ManagedObject<Spec>, id: string, link: AccountLink<Spec, Cloud>): Promise<Result> {
     const { kind } = this.#o;
@@ -91,9 +114,20 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
     }
     if (!creates) throw gone;
     if (spot && !recreates(mr)) return {};
-    // It existed and was deleted behind our back: the spec still asks for it, so make a new one.
+    // It existed and was deleted behind our back, or by us after it failed to start: the spec still asks
+    // for it, so make a new one.
     await this.#o.writer.patchObject(mr, { annotations: { [EXTERNAL_ID]: null } });
     forgetCloud(id, link);
+    if (readyReason(mr.status) === FAILED_TO_START) {
+      logResource(
+        this.#o.log,
+        'info',
+        mr,
+        { id },
+        `${kind} ${id} failed to start and is deleted; placing again`,
+      );
+      return { requeue: true };
+    }
     const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
     this.#o.events.event(mr, 'Warning', 'ExternalResourceGone', message);
     logResource(this.#o.log, 'warn', mr, { id }, message);

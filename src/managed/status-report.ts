@@ -9,8 +9,16 @@ import { type Blocker, type CommonSpec, keyOf, type ManagedObject } from './exte
 import type { KindEvents } from './fleet-metrics.ts';
 import type { Holding } from './late-initialization.ts';
 import type { PauseDecision } from './operator-pause.ts';
+import { FAILED_TO_START } from './placement.ts';
 import { allows } from './policies.ts';
-import { countPreemption, PREEMPTED, readyReason, recreates, spotStatus } from './recovery.ts';
+import {
+  countPreemption,
+  type LostObject,
+  PREEMPTED,
+  readyReason,
+  recreates,
+  spotStatus,
+} from './recovery.ts';
 import { logResource } from './resource-log.ts';
 import type { PausedBy, PlacementStatus } from './status-schema.ts';
 import { statusAsIs, writeStatus } from './status-write.ts';
@@ -51,7 +59,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
   async report(
     { mr, lateInitialized }: Holding<Spec>,
     view: CloudView<Cloud>,
-    preempted: boolean,
+    lost: LostObject | undefined,
     link: AccountLink<Spec, Cloud>,
     pause?: PauseDecision,
     ending?: { reason: string; message: string },
@@ -61,6 +69,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     const phase = adapter.phaseOf(cloud);
     let readiness = adapter.readiness(mr, cloud);
     let spot = spotStatus(mr.status);
+    const preempted = lost === 'Preempted';
     if (preempted) {
       const message = `the cloud took the spot capacity back (${phase}); ${
         recreates(mr) ? 'replacing it (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'
@@ -71,6 +80,11 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
         this.#o.events.event(mr, 'Warning', PREEMPTED, `${this.#o.kind} ${adapter.idOf(cloud)}: ${message}`);
       }
       readiness = { ready: false, reason: PREEMPTED, message };
+    } else if (lost === FAILED_TO_START) {
+      const message = `${this.#o.kind} ${adapter.idOf(cloud)} failed before it ran (${phase}); deleting it and placing the resource again`;
+      if (readyReason(mr.status) !== FAILED_TO_START)
+        this.#o.events.event(mr, 'Warning', FAILED_TO_START, message);
+      readiness = { ready: false, reason: FAILED_TO_START, message };
     } else if (readiness.broken && mr.status?.phase !== phase) {
       this.#o.events.event(mr, 'Warning', readiness.reason, readiness.message);
     }
@@ -85,7 +99,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
         reason: readiness.reason,
         message: readiness.message,
       },
-      this.#synced(mr, cloud, preempted, link),
+      this.#synced(mr, cloud, lost !== undefined, link),
     ];
     const deadline = pause?.deadline;
     if (deadline) {
@@ -201,10 +215,10 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
   #synced(
     mr: ManagedObject<Spec>,
     cloud: Cloud,
-    preempted: boolean,
+    lost: boolean,
     link: AccountLink<Spec, Cloud>,
   ): ConditionInput {
-    const managed = allows(mr.spec.managementPolicies, 'Update') && !preempted;
+    const managed = allows(mr.spec.managementPolicies, 'Update') && !lost;
     const drifted = managed ? (link.adapter.drift?.(mr, cloud) ?? []) : [];
     if (drifted.length === 0)
       return { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' };

@@ -36,6 +36,8 @@ interface Pool {
   /** GPUs of the pool spot may hold at most; unlimited (the whole pool) when undefined. */
   spotTotal: number | undefined;
   spotUsed: number;
+  /** Creates are accepted but no pod starts: each fails while INITIALIZING (a full pool the API missed). */
+  failStarts: boolean;
 }
 
 const poolKey = (region: string, gpuType: string) => `${region}\u0000${gpuType}`;
@@ -57,6 +59,7 @@ export class Capacity {
           used: 0,
           spotTotal: undefined,
           spotUsed: 0,
+          failStarts: false,
         });
     }
     for (const pool of options.pools ?? []) this.setTotal(pool.region, pool.gpuType, pool.gpus);
@@ -79,6 +82,17 @@ export class Capacity {
     const pool = this.#pools.get(poolKey(region, gpuType));
     if (pool === undefined) throw new Error(`${gpuType} is not offered in region ${region}`);
     pool.spotTotal = gpus;
+  }
+
+  /** Makes every pod created in the pool from now on fail before it starts (or start again, with false). */
+  setStartFailures(region: string, gpuType: string, fail: boolean): void {
+    const pool = this.#pools.get(poolKey(region, gpuType));
+    if (pool === undefined) throw new Error(`${gpuType} is not offered in region ${region}`);
+    pool.failStarts = fail;
+  }
+
+  startsFail(region: string, gpuType: string): boolean {
+    return this.#pools.get(poolKey(region, gpuType))?.failStarts ?? false;
   }
 
   /** GPUs free for on-demand, or for spot when `spot` is true. */

@@ -53,6 +53,8 @@ export interface RunningSimulator {
     setTotal(region: string, gpuType: string, gpus: number): void;
     /** Limits the pool's spot GPUs (undefined: the whole pool), so spot runs out before on-demand. */
     setSpotTotal(region: string, gpuType: string, gpus: number | undefined): void;
+    /** Pods created in the pool from now on fail while INITIALIZING, as when it had no machine after all. */
+    setStartFailures(region: string, gpuType: string, fail: boolean): void;
     describe(): PoolUsage[];
   };
   /** Today's prices: searches and listings quote them; objects keep the price they were created at. */
@@ -115,6 +117,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     capacity: {
       setTotal: (region, gpuType, gpus) => sim.ctx.capacity.setTotal(region, gpuType, gpus),
       setSpotTotal: (region, gpuType, gpus) => sim.ctx.capacity.setSpotTotal(region, gpuType, gpus),
+      setStartFailures: (region, gpuType, fail) => sim.ctx.capacity.setStartFailures(region, gpuType, fail),
       describe: () => sim.ctx.capacity.describe(),
     },
     market: { set: (gpuType, change) => sim.ctx.market.set(gpuType, change) },

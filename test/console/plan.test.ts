@@ -18,6 +18,7 @@ import {
   startOperator,
   useStack,
 } from '../support/operator.ts';
+import { poll } from '../support/until.ts';
 
 // `kubectl gpucloud plan`, as a user runs it, against the local apiserver and the simulator over HTTP: the
 // price of manifests before they are applied, and what their account's guardrails and budgets say of
@@ -274,6 +275,20 @@ describe('gpucloud plan', () => {
       placed,
       { gpuType: 'NVIDIA GeForce RTX 4090', pricePerGpuHour: '0.6900' },
       'what plan said',
+    );
+    // Gone again: the tests after this one count the account's spend.
+    await stack.cluster().delete(resources.gpuPod, NS, 'picked');
+    await stack
+      .cluster()
+      .waitFor(resources.gpuPod, NS, 'picked', (obj) => obj === undefined, 'deleted', 60_000);
+    await poll(
+      async () =>
+        stack
+          .sim()
+          .state.snapshot()
+          .pods.filter((pod) => pod.name === 'picked' && pod.status !== 'TERMINATED'),
+      (live) => live.length === 0,
+      'the cloud pod terminated',
     );
   });
 

@@ -75,6 +75,7 @@ describe('the CRDs through kubectl', () => {
       conditions: [ready(), synced],
       observedGeneration: 1,
       lastSyncTime: now(),
+      gpuType: 'NVIDIA GeForce RTX 4090',
       region: 'us-east-1',
       pausedBy: {
         reason: 'Idle',
@@ -114,11 +115,11 @@ describe('the CRDs through kubectl', () => {
     const [header, ...rows] = table.trim().split('\n');
     assert.match(
       header ?? '',
-      /^NAME\s+PHASE\s+GPU TYPE\s+GPU COUNT\s+REGION\s+PAUSED BY\s+DEADLINE\s+READY\s+AGE$/,
+      /^NAME\s+PHASE\s+GPU TYPE\s+GPU COUNT\s+REGION\s+PRICE\s+PAUSED BY\s+DEADLINE\s+READY\s+AGE$/,
     );
     assert.match(
       rows.find((row) => row.startsWith('jupyter ')) ?? '',
-      /RUNNING\s+NVIDIA GeForce RTX 4090\s+1\s+us-east-1\s+Idle\s+2099-01-01T00:00:00Z\s+True/,
+      /RUNNING\s+NVIDIA GeForce RTX 4090\s+1\s+us-east-1\s+0\.69\s+Idle\s+2099-01-01T00:00:00Z\s+True/,
     );
   });
 
@@ -128,6 +129,8 @@ describe('the CRDs through kubectl', () => {
       phase: 'RUNNING',
       conditions: [ready()],
       name: 'alice-dev-box',
+      region: 'us-east-1',
+      pricePerHour: '0.6900',
       gpuType: 'NVIDIA GeForce RTX 4090',
       gpuDisplayName: 'RTX 4090 24GB',
       gpuCount: 1,
@@ -153,7 +156,10 @@ describe('the CRDs through kubectl', () => {
     );
     assert.match(output, /gpuvm\.gpucloud\.io\/dev-box condition met/);
     const wide = await kubectl(controlPlane(), 'get', 'gvm', 'dev-box', '-n', NAMESPACE, '-o', 'wide');
-    assert.match(wide, /RUNNING\s+NVIDIA GeForce RTX 4090\s+1\s+us-east-1\s+203\.0\.113\.20\s+True/);
+    assert.match(
+      wide,
+      /RUNNING\s+NVIDIA GeForce RTX 4090\s+1\s+us-east-1\s+0\.6900\s+203\.0\.113\.20\s+True/,
+    );
   });
 
   test('kubectl scale sets spec.workers, and the scale subresource reads status.replicas', async () => {

@@ -43,6 +43,8 @@ class Market implements PlacementSupport<WidgetSpec, Widget> {
   requested = (spec: WidgetSpec) => spec.size !== undefined && spec.size > 0;
   maxAttempts = () => 3;
   charged = (widget: Widget) => String(widget.size);
+  failedToStart = (widget: Widget, phase: string | undefined) =>
+    widget.status === 'FAILED' && phase !== 'RUNNING';
   async offers(_spec: WidgetSpec, allowed: (gpuType: string) => boolean) {
     this.reads += 1;
     return {

@@ -226,6 +226,39 @@ describe('placement', () => {
     assert.equal(condition(second, 'Synced')?.status, 'True', 'no drift: compared with its placement');
   });
 
+  test('a pod that fails before it runs is deleted and placed again on the next offer', async () => {
+    // ap-southeast-1: the 4090 (0.69) takes the create, but its pods never start there; A100 (1.89) does.
+    stack.sim().capacity.setStartFailures('ap-southeast-1', RTX4090, true);
+    await create('no-start', { regions: ['ap-southeast-1'], placement: { gpuTypes: [RTX4090, A100] } });
+    const running = await waitFor(
+      'no-start',
+      (obj) => isReady('Running')(obj) && placementOf(obj)?.gpuType === A100,
+      'Running on A100',
+    );
+    assert.deepEqual(
+      placementOf(running)?.attempts?.map((attempt) => `${attempt.gpuType} ${attempt.outcome}`),
+      [`${RTX4090} FailedToStart`],
+    );
+    const events = await stack.cluster().events(NS, 'no-start');
+    assert.ok(
+      events.some(
+        (event) => event.reason === 'FailedToStart' && /failed before it ran/.test(event.message ?? ''),
+      ),
+      events.map((event) => event.reason).join(', '),
+    );
+    assert.ok(
+      !events.some((event) => event.reason === 'ExternalResourceGone'),
+      'its own delete is no surprise',
+    );
+    assert.deepEqual(
+      cloudPodsNamed('no-start')
+        .map((pod) => `${pod.gpuType} ${pod.status}`)
+        .toSorted(),
+      [`${A100} RUNNING`, `${RTX4090} TERMINATED`],
+    );
+    stack.sim().capacity.setStartFailures('ap-southeast-1', RTX4090, false);
+  });
+
   test("every type a pod accepts must pass the account's allow-list; memory-only placement keeps to it", async () => {
     const cluster = stack.cluster();
     const account = 'placement-guarded';

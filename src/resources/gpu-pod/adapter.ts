@@ -94,6 +94,8 @@ export function gpuPodAdapter(
       maxAttempts: (spec) => spec.placement?.maxAttempts ?? DEFAULT_PLACEMENT_ATTEMPTS,
       refreshMs: DEFAULT_MAX_AGE_MS,
       charged: (pod) => pod.singleCardPrice,
+      failedToStart: (pod, phase) =>
+        pod.status === 'FAILED' && (phase === undefined || phase === 'INITIALIZING'),
     },
     // A paused pod keeps its volume, not its GPUs.
     heldGpus: podHeldGpus,

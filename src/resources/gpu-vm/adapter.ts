@@ -77,6 +77,8 @@ export function gpuVmAdapter(
       refreshMs: DEFAULT_MAX_AGE_MS,
       // The VM object carries no price: status.pricePerHour is the listing's, on the details schedule.
       charged: () => undefined,
+      failedToStart: (vm, phase) =>
+        vm.status === 'FAILED' && (phase === undefined || phase === 'INITIALIZING'),
     },
     priceOf: async (vm) => perHourOf(await gpuVmCloudPrice(book, vm)),
     heldGpus: vmHeldGpus,

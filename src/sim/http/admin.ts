@@ -87,10 +87,12 @@ export class Admin {
             gpuType: z.string(),
             gpus: z.number().int().min(0),
             spotGpus: z.number().int().min(0).nullable().optional(),
+            failStarts: z.boolean().optional(),
           }),
-          ({ region, gpuType, gpus, spotGpus }) => {
+          ({ region, gpuType, gpus, spotGpus, failStarts }) => {
             sim.ctx.capacity.setTotal(region, gpuType, gpus);
             if (spotGpus !== undefined) sim.ctx.capacity.setSpotTotal(region, gpuType, spotGpus ?? undefined);
+            if (failStarts !== undefined) sim.ctx.capacity.setStartFailures(region, gpuType, failStarts);
             return sim.ctx.capacity.describe();
           },
         ),

@@ -58,7 +58,11 @@ export class PodService {
     };
     this.store.add(pod);
     this.#system(pod, `pod created on ${placement.model.displayName} × ${spec.gpuCount} in ${pod.region}`);
-    this.#ctx.steps.schedule(pod, () => this.#enter(pod, 'RUNNING'));
+    this.#ctx.steps.schedule(pod, () => {
+      if (!this.#ctx.capacity.startsFail(pod.region, pod.model.gpuType)) return this.#enter(pod, 'RUNNING');
+      this.#system(pod, 'no machine free to start the pod on', 'ERROR');
+      this.#enter(pod, 'FAILED');
+    });
     return pod;
   }
 
