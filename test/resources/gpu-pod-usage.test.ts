@@ -23,3 +23,16 @@ test('a paused pod holds and pays nothing per hour', () => {
   const paused = { ...running({}), status: { phase: 'PAUSED', prices: { singleCard: '0.5' } } };
   assert.deepEqual([gpuPodUsage(paused).runningGpus, gpuPodUsage(paused).dollarsPerHour], [0, 0]);
 });
+
+test('a placed pod counts under the GPU type it runs on, which its status says', () => {
+  const placed = {
+    metadata: { namespace: 'ns', name: 'p' },
+    spec: { gpuCount: 1, placement: { gpuTypes: ['NVIDIA L40S', 'NVIDIA A100-SXM4-80GB'] } },
+    status: { phase: 'RUNNING', gpuType: 'NVIDIA A100-SXM4-80GB', prices: { singleCard: '1.89' } },
+  };
+  const usage = gpuPodUsage(placed);
+  assert.deepEqual(
+    [usage.gpuType, usage.runningGpus, usage.dollarsPerHour],
+    ['NVIDIA A100-SXM4-80GB', 1, 1.89],
+  );
+});
