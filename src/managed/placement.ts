@@ -96,13 +96,15 @@ function lostBefore(status: ManagedStatus | undefined): Attempt[] {
   const last = status?.placement;
   if (!last) return [];
   const previous = last.attempts ?? [];
+  // Only a loss seen after that placement was made is that placement's.
+  const since = (at: string | undefined) => at !== undefined && Date.parse(at) >= Date.parse(last.placedAt);
   const ready = status.conditions?.find((condition) => condition.type === 'Ready');
-  if (ready?.reason === FAILED_TO_START) {
+  if (ready?.reason === FAILED_TO_START && since(ready.lastTransitionTime)) {
     return [...previous, attemptOf(last, 'FailedToStart', ready.lastTransitionTime)];
   }
-  const preemptedAt = Date.parse(String(status.lastPreemptionTime ?? ''));
-  if (Number.isNaN(preemptedAt) || preemptedAt < Date.parse(last.placedAt)) return previous;
-  return [...previous, attemptOf(last, 'Preempted', new Date(preemptedAt).toISOString())];
+  const preemptedAt = status.lastPreemptionTime;
+  if (typeof preemptedAt !== 'string' || !since(preemptedAt)) return previous;
+  return [...previous, attemptOf(last, 'Preempted', preemptedAt)];
 }
 
 /** The Ready reason of a placed resource whose object failed before it ran: it is placed again. */

@@ -225,6 +225,42 @@ describe('Placer', () => {
     assert.equal((await w2.placer.choose(widget(w2.api, earlier), [])).spot, true);
   });
 
+  test('an object that failed before it ran rules its offer out once, for the placement after it only', async () => {
+    const w = setup();
+    w.market.offersNow = [offer('A', 0.5), offer('B', 0.7)];
+    // The offers were read before the failure: they cannot know of it.
+    w.market.asOf = T0 - 30_000;
+    const placedAt = new Date(T0 - 60_000).toISOString();
+    const last = { gpuType: 'A', region: 'r1', spot: false, pricePerGpuHour: '0.5000', placedAt };
+    // After the first placement, before the second (placed now).
+    const failedAt = new Date(T0 - 10).toISOString();
+    const ready = (at: string) => ({
+      type: 'Ready',
+      status: 'False',
+      reason: 'FailedToStart',
+      message: 'failed before it ran',
+      lastTransitionTime: at,
+    });
+    const failed = widget(w.api, { placement: last, conditions: [ready(failedAt)] });
+    const again = await w.placer.choose(failed, []);
+    assert.equal(again.gpuType, 'B');
+    assert.deepEqual(
+      again.attempts?.map((attempt) => `${attempt.gpuType}:${attempt.outcome}`),
+      ['A:FailedToStart'],
+    );
+    // The next placement (B, made after the failure) refused for room: B is NoCapacity, and A not counted twice.
+    const w2 = setup();
+    w2.market.offersNow = [offer('A', 0.5), offer('B', 0.7), offer('C', 0.9)];
+    w2.market.asOf = w.market.asOf;
+    const onB = widget(w2.api, { placement: again, conditions: [ready(failedAt)] });
+    const third = await w2.placer.choose(onB, [w2.placer.refused(again)]);
+    assert.equal(third.gpuType, 'C');
+    assert.deepEqual(
+      third.attempts?.map((attempt) => `${attempt.gpuType}:${attempt.outcome}`),
+      ['A:FailedToStart', 'B:NoCapacity'],
+    );
+  });
+
   test('an offer of a type the account does not allow is never chosen', async () => {
     const w = setup({ allowed: ['B'] });
     w.market.offersNow = [offer('A', 0.1), offer('B', 0.9)];
