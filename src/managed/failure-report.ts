@@ -44,9 +44,13 @@ export class FailureReport {
       return {};
     }
     const failure = withoutSecrets(toReconcileError(error), revealed);
+    // Said as a warning when it starts; a resource that keeps waiting for the same thing (room, an offer,
+    // a budget) says it again at debug level, or a thousand waiting resources would flood the log.
+    const before = mr.status?.conditions?.find((condition) => condition.type === 'Synced');
+    const again = before?.reason === failure.reason && before.message === failure.message;
     logResource(
       this.#o.log,
-      'warn',
+      again ? 'debug' : 'warn',
       mr,
       { reason: failure.reason, terminal: failure.terminal, err: failure.cause ?? failure },
       failure.message,

@@ -9,7 +9,7 @@ import { keyOf } from './external-kind.ts';
  */
 export function logResource(
   log: Logger,
-  level: 'info' | 'warn',
+  level: 'debug' | 'info' | 'warn',
   mr: { metadata: ObjectKey },
   fields: object,
   message: string,

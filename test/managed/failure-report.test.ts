@@ -169,6 +169,29 @@ describe("the operator's log", () => {
     assert.equal((line.err as { message?: string }).message, 'socket hang up');
   });
 
+  test('the same failure again is logged at debug level: a resource that keeps waiting does not flood the log', async () => {
+    const logs = captureLogs();
+    const w = open({ log: logs.logger });
+    w.api.create('w', {});
+    const busy = () =>
+      new ReconcileError('CloudUnavailable', 'the cloud is busy', { terminal: false, retryAfterMs: 1_000 });
+    w.cloud.failNextCreate = busy();
+    await w.reconcile(KEY);
+    w.cloud.failNextCreate = busy();
+    await w.reconcile(KEY);
+    w.cloud.failNextCreate = new ReconcileError('CloudUnavailable', 'the cloud is busier', {
+      terminal: false,
+      retryAfterMs: 1_000,
+    });
+    await w.reconcile(KEY);
+    assert.deepEqual(
+      logs.lines
+        .filter((entry) => String(entry.msg).startsWith('the cloud is bus'))
+        .map((entry) => `${entry.level} ${entry.msg}`),
+      ['warn the cloud is busy', 'debug the cloud is busy', 'warn the cloud is busier'],
+    );
+  });
+
   test('a failure with no cause is logged with itself as the error', async () => {
     const logs = captureLogs();
     const w = open({ log: logs.logger });
