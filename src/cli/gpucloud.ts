@@ -10,20 +10,41 @@ import {
   listTasks,
   logs,
   metrics,
+  metricsTable,
   offers,
   sshArguments,
   submitTask,
+  submittedTable,
+  type TaskRow,
+  taskListTable,
+  taskTable,
   vmTypes,
   watchTask,
 } from '../console/commands.ts';
-import { EXIT, explain, usageError } from '../console/errors.ts';
+import { CommandError, EXIT, explain, usageError } from '../console/errors.ts';
 import { readManifests } from '../console/manifests.ts';
 import { OUTPUT_FORMATS, type OutputFormat, type Printable, render } from '../console/output.ts';
 import { placementOffers } from '../console/placement-offers.ts';
 import { plan } from '../console/plan.ts';
 import { progressOn } from '../console/progress.ts';
 import { resume } from '../console/resume.ts';
-import { type Connections, explicitCredentials, resolveTarget, type Target } from '../console/target.ts';
+import {
+  type Connections,
+  explicitCredentials,
+  type Route,
+  resolveRoute,
+  resolveTarget,
+  type Target,
+} from '../console/target.ts';
+import {
+  type TenantTarget,
+  tenantGetTask,
+  tenantListTasks,
+  tenantLogs,
+  tenantMetrics,
+  tenantSubmitTask,
+  tenantTaskOf,
+} from '../console/tenant-route.ts';
 import { splitId } from '../resources/serverless-task/adapter.ts';
 
 type Flag = {
@@ -218,13 +239,20 @@ const GLOBAL_FLAGS: Readonly<Record<string, Flag>> = {
   id: { type: 'string', value: 'ID', help: 'a raw cloud id instead of a resource' },
   'api-key': { type: 'string', value: 'KEY', help: 'the API key (or GPUCLOUD_API_KEY)' },
   'api-url': { type: 'string', value: 'URL', help: 'the API URL (or GPUCLOUD_API_URL)' },
+  verbose: {
+    type: 'boolean',
+    short: 'v',
+    help: 'say which way a command went: the cloud API with a key, or the Kubernetes API (tenant API)',
+  },
   help: { type: 'boolean', short: 'h', help: 'this help' },
   // How often logs -f and tasks watch read again; for tests, so left out of the help.
   'poll-ms': { type: 'string', value: 'MS', help: '' },
 };
 
 const GLOBAL_HELP = `Flags of every command: -n NAMESPACE  -A (all namespaces)  --kubeconfig FILE  --context NAME
-       -o table|json|yaml  --id ID  --api-key KEY (or GPUCLOUD_API_KEY)  --api-url URL (or GPUCLOUD_API_URL)`;
+       -o table|json|yaml  --id ID  --api-key KEY (or GPUCLOUD_API_KEY)  --api-url URL (or GPUCLOUD_API_URL)  -v
+Without a key you may use (a tenant of a shared account), logs, metrics and tasks of a named resource go
+through the Kubernetes API as your kubeconfig identity, to the operator's tenant API; -v says which.`;
 
 const EXIT_HELP = `Exit codes: 0 ok, 1 the cloud failed or refused, 2 bad command line, 3 not found (or no status.id
 or no metric samples yet), 4 no key or a refused key, 5 a watched task FAILED, 6 plan: a resource
@@ -407,6 +435,11 @@ async function main(argv: string[]): Promise<number> {
   process.once('SIGINT', () => abort.abort());
   const target = (kinds: Parameters<typeof resolveTarget>[2], ref: string | undefined) =>
     resolveTarget(ref, text(values, 'id'), kinds, connections);
+  const route = async (kinds: Parameters<typeof resolveTarget>[2], ref: string | undefined) => {
+    const found = await resolveRoute(ref, text(values, 'id'), kinds, connections);
+    if (flag(values, 'verbose')) process.stderr.write(`${describeRoute(name, found)}\n`);
+    return found;
+  };
   const pollMs = whole(text(values, 'poll-ms'), 'poll-ms') ?? 1000;
   switch (name) {
     case 'vm-types':
@@ -421,27 +454,39 @@ async function main(argv: string[]): Promise<number> {
         ),
       );
     }
-    case 'logs':
-      return withTarget(await target(['GpuPod'], rest[0]), (t) =>
-        logs(
-          t,
-          {
-            follow: flag(values, 'follow'),
-            sinceMs: duration(text(values, 'since'), 'since'),
-            limit: whole(text(values, 'limit'), 'limit'),
-            pollMs,
-            signal: abort.signal,
-          },
-          (line) => process.stdout.write(`${line}\n`),
-        ),
-      );
+    case 'logs': {
+      const options = {
+        follow: flag(values, 'follow'),
+        sinceMs: duration(text(values, 'since'), 'since'),
+        limit: whole(text(values, 'limit'), 'limit'),
+        signal: abort.signal,
+      };
+      const write = (line: string) => process.stdout.write(`${line}\n`);
+      const way = await route(['GpuPod'], rest[0]);
+      if (way.via === 'apiserver') {
+        await tenantLogs(way.tenant, options, write);
+        return EXIT.ok;
+      }
+      return withTarget(way.target, (t) => logs(t, { ...options, pollMs }, write));
+    }
     case 'metrics': {
       const windowMs = duration(text(values, 'window'), 'window') ?? 3_600_000;
       const step = stepOf(text(values, 'step') ?? (windowMs <= 3_600_000 ? '30s' : '5m'));
       const end = Date.now();
-      return withTarget(await target(['GpuPod'], rest[0]), async (t) =>
-        print(await metrics(t, { start: end - windowMs, end, step })),
-      );
+      const window = { start: end - windowMs, end, step };
+      const way = await route(['GpuPod'], rest[0]);
+      if (way.via === 'apiserver') {
+        const { namespace, name: pod } = way.tenant;
+        print(
+          metricsTable(
+            await tenantMetrics(way.tenant, { windowMs, step }),
+            window,
+            `GpuPod ${namespace}/${pod}`,
+          ),
+        );
+        return EXIT.ok;
+      }
+      return withTarget(way.target, async (t) => print(await metrics(t, window)));
     }
     case 'ssh':
       return withTarget(await target(['GpuPod', 'GpuVm'], rest[0]), async (t) => {
@@ -470,7 +515,7 @@ async function main(argv: string[]): Promise<number> {
       return EXIT.refused;
     }
     default:
-      return tasks(name.slice('tasks '.length), rest, values, target, print, pollMs, abort.signal);
+      return tasks(name.slice('tasks '.length), rest, values, route, print, pollMs, abort.signal);
   }
 }
 
@@ -478,7 +523,7 @@ async function tasks(
   action: string,
   [endpoint, taskId]: string[],
   values: Values,
-  target: (kinds: Parameters<typeof resolveTarget>[2], ref: string | undefined) => Promise<Target>,
+  route: (kinds: Parameters<typeof resolveTarget>[2], ref: string | undefined) => Promise<Route>,
   print: (printable: Printable) => void,
   pollMs: number,
   signal: AbortSignal,
@@ -487,13 +532,29 @@ async function tasks(
     if (!taskId) throw usageError(`tasks ${action} takes ENDPOINT TASK_ID`);
     return taskId;
   };
-  const resolved = () => target(['ServerlessEndpoint'], endpoint);
+  const resolved = () => route(['ServerlessEndpoint'], endpoint);
   // A ServerlessTask's status id names its endpoint and its task.
-  const taskTarget = async (): Promise<[Target, string]> => {
-    const t = await target(['ServerlessEndpoint', 'ServerlessTask'], endpoint);
-    if (t.kind !== 'ServerlessTask') return [t, needTask()];
-    const { endpointId, taskId } = splitId(t.id);
-    return [{ ...t, id: endpointId }, taskId];
+  const taskRoute = async (): Promise<[Route, string]> => {
+    const way = await route(['ServerlessEndpoint', 'ServerlessTask'], endpoint);
+    if (way.via === 'apiserver') {
+      if (way.kind !== 'ServerlessTask') return [way, needTask()];
+      const { endpoint: tenant, taskId: id } = await tenantTaskOf(way.tenant);
+      return [{ ...way, tenant }, id];
+    }
+    const t = way.target;
+    if (t.kind !== 'ServerlessTask') return [way, needTask()];
+    const { endpointId, taskId: id } = splitId(t.id);
+    return [{ via: 'cloud', target: { ...t, id: endpointId } }, id];
+  };
+  /** Runs `cloud` with the target's client, or `tenant` through the Kubernetes API. */
+  const either = async (
+    way: Route,
+    cloud: (t: Target) => Promise<Printable>,
+    tenant: (t: TenantTarget) => Promise<Printable>,
+  ): Promise<number> => {
+    if (way.via === 'cloud') return withTarget(way.target, async (t) => print(await cloud(t)));
+    print(await tenant(way.tenant));
+    return EXIT.ok;
   };
   switch (action) {
     case 'submit': {
@@ -502,35 +563,67 @@ async function tasks(
       const webhook = text(values, 'webhook');
       const processUri = text(values, 'process-uri');
       const workerPort = whole(text(values, 'worker-port'), 'worker-port');
-      return withTarget(await resolved(), async (t) =>
-        print(
-          await submitTask(t, {
-            input,
-            ...(id ? { taskId: id } : {}),
-            ...(webhook ? { webhook } : {}),
-            ...(processUri ? { processUri } : {}),
-            ...(workerPort === undefined ? {} : { workerPort }),
-          }),
-        ),
+      const request = {
+        input,
+        ...(id ? { taskId: id } : {}),
+        ...(webhook ? { webhook } : {}),
+        ...(processUri ? { processUri } : {}),
+        ...(workerPort === undefined ? {} : { workerPort }),
+      };
+      return either(
+        await resolved(),
+        (t) => submitTask(t, request),
+        async (t) => submittedTable(await tenantSubmitTask(t, request)),
       );
     }
-    case 'list':
-      return withTarget(await resolved(), async (t) => print(await listTasks(t, text(values, 'status'))));
-    case 'get': {
-      const [t, id] = await taskTarget();
-      return withTarget(t, async () => print(await getTask(t, id)));
+    case 'list': {
+      const status = text(values, 'status');
+      return either(
+        await resolved(),
+        (t) => listTasks(t, status),
+        async (t) => taskListTable(await tenantListTasks(t, status)),
+      );
     }
-    case 'count':
-      return withTarget(await resolved(), async (t) => print(await countTasks(t)));
+    case 'get': {
+      const [way, id] = await taskRoute();
+      return either(
+        way,
+        (t) => getTask(t, id),
+        async (t) => taskTable(await tenantGetTask(t, id)),
+      );
+    }
+    case 'count': {
+      const way = await resolved();
+      if (way.via === 'apiserver') {
+        throw new CommandError(
+          'tasks count needs a key you hold (--api-key or GPUCLOUD_API_KEY): the tenant API lists tasks (tasks list --status), it does not count them',
+          EXIT.credentials,
+        );
+      }
+      return withTarget(way.target, async (t) => print(await countTasks(t)));
+    }
     case 'watch': {
-      const [t, id] = await taskTarget();
-      return withTarget(t, async () =>
-        print(await watchTask(t, id, pollMs, progressOn(process.stderr), signal)),
+      const [way, id] = await taskRoute();
+      const watch = (read: (taskId: string) => Promise<TaskRow>) =>
+        watchTask(read, id, pollMs, progressOn(process.stderr), signal);
+      return either(
+        way,
+        (t) => watch((taskId) => t.client.serverless.tasks.get(t.id, taskId)),
+        (t) => watch((taskId) => tenantGetTask(t, taskId)),
       );
     }
     default:
       throw usageError('tasks takes submit, list, get, count or watch');
   }
+}
+
+/** What `-v` prints: which way the command went, and as whom. */
+function describeRoute(command: string, way: Route): string {
+  if (way.via === 'cloud') {
+    return `gpucloud ${command}: straight to the GPU cloud API, with a key you hold (--api-key, GPUCLOUD_API_KEY, or the account's Secret your RBAC lets you read)`;
+  }
+  const { namespace, plural, name } = way.tenant;
+  return `gpucloud ${command}: through the Kubernetes API as your kubeconfig identity, to the operator's tenant API (/apis/tenant.gpucloud.io/v1alpha1/namespaces/${namespace}/${plural}/${name}/...): you hold no key of the account`;
 }
 
 /** The task input: JSON from the file of -f (--file), or from standard input with `-f -` (or no -f and a pipe). */

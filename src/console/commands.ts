@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { z } from 'zod';
 import type { GpuCloudClient } from '../api/client.ts';
+import { type ReadLogsOptions, readLogs } from '../api/pod-logs.ts';
+import { type MetricsWindow, type PodMetrics, readPodMetrics } from '../api/pod-metrics.ts';
 import type { TaskSubmitRequest } from '../api/schemas/serverless.ts';
 import { collectionPath } from '../kube/resource-type.ts';
 import { registrations, resourceOf } from '../resources/kinds.ts';
@@ -95,74 +97,32 @@ export async function offers(client: GpuCloudClient, filters: OfferFilters): Pro
   };
 }
 
-export interface LogOptions {
-  sinceMs?: number;
-  limit?: number;
-  follow: boolean;
-  /** How long to wait between two reads of the log while following. */
-  pollMs: number;
-  signal: AbortSignal;
-}
+export type LogOptions = ReadLogsOptions;
 
-/**
- * Prints the pod's log lines; with `follow`, keeps reading new ones until interrupted. A page ends with
- * the cursor of the next, or with none at the end of the log (docs/design.md §4.3): from there the log is
- * read again from the time of the last line printed, leaving out the lines of that millisecond already
- * printed, so no line is printed twice.
- */
+/** Prints the pod's log lines; with `follow`, keeps reading new ones until interrupted (`readLogs`). */
 export async function logs(
   target: Target,
   options: LogOptions,
   print: (line: string) => void,
 ): Promise<void> {
   const { client, id } = target;
-  let cursor: string | undefined;
-  let printed = 0;
-  /** The time of the last line printed, and how many printed lines have it. */
-  let last: { ms: number; lines: number } | undefined;
-  const startTime = options.sinceMs === undefined ? undefined : Date.now() - options.sinceMs;
-  for (;;) {
-    const from = cursor === undefined ? (last?.ms ?? startTime) : undefined;
-    const repeated = cursor === undefined ? (last?.lines ?? 0) : 0;
-    const page = await client.pods.logs(id, {
-      ...(cursor !== undefined ? { cursor } : from !== undefined ? { startTime: from } : {}),
-      ...(options.limit === undefined ? {} : { limit: options.limit - printed + repeated }),
-    });
-    let skipped = 0;
-    for (const line of page.items) {
-      const ms = Date.parse(line.timestamp);
-      if (skipped < repeated && ms === last?.ms) {
-        skipped++;
-        continue;
-      }
-      print(`${line.timestamp} ${line.content}`);
-      printed++;
-      if (Number.isFinite(ms)) last = ms === last?.ms ? { ms, lines: last.lines + 1 } : { ms, lines: 1 };
-    }
-    if (options.limit !== undefined && printed >= options.limit) return;
-    cursor = page.nextCursor ?? undefined;
-    if (cursor !== undefined && page.items.length > 0) continue;
-    if (!options.follow) return;
-    await new Promise((resolve) => setTimeout(resolve, options.pollMs));
-    if (options.signal.aborted) return;
-  }
+  await readLogs((query) => client.pods.logs(id, query), options, print);
 }
-
-const METRICS = ['cpu', 'gpu', 'memory', 'gpuMemory'] as const;
 
 /**
  * Each series of the pod's metrics over the window: latest, minimum, maximum, and a sparkline. A window
  * with no sample in any series is not an empty table but "not there yet" (exit 3): the cloud samples a pod
  * once per step from when it starts, so for up to a step after it is Ready there is nothing to show.
  */
-export async function metrics(
-  target: Target,
-  window: { start: number; end: number; step: '30s' | '5m' | '15m' | '1h' | '4h' | '1d' },
-): Promise<Printable> {
-  const { client, id } = target;
+export async function metrics(target: Target, window: MetricsWindow): Promise<Printable> {
+  const pod = target.resource === undefined ? `pod ${target.id}` : `GpuPod ${target.resource}`;
+  return metricsTable(await readPodMetrics(target.client, target.id, window), window, pod);
+}
+
+/** The table of `metrics`, from what the cloud (or the tenant API, which reads it alike) answered. */
+export function metricsTable(read: PodMetrics, window: MetricsWindow, pod: string): Printable {
   const series = [];
-  for (const metric of METRICS) {
-    const answer = await client.metrics[metric](id, window);
+  for (const answer of read.series) {
     for (const each of answer.series) {
       const values = each.data_points.map((point) => point.value);
       const gpu = each.labels.gpu_show_index;
@@ -178,7 +138,6 @@ export async function metrics(
     }
   }
   if (series.every((each) => each.points.length === 0)) {
-    const pod = target.resource === undefined ? `pod ${id}` : `GpuPod ${target.resource}`;
     throw new CommandError(
       `the cloud has no metric samples for ${pod} in the last ${span(window.end - window.start)} yet: ` +
         `it samples a pod once every ${window.step}, the first up to ${window.step} after the pod starts ` +
@@ -186,7 +145,7 @@ export async function metrics(
       EXIT.notFound,
     );
   }
-  const storage = await client.metrics.storage(id);
+  const storage = read.storage;
   return {
     value: { series: series.map(({ spark: _spark, ...rest }) => rest), storage: storage.ephemeral_storage },
     columns: ['metric', 'gpu', 'latest', 'min', 'max', 'over the window'],
@@ -222,13 +181,32 @@ function round(value: number | undefined): number | undefined {
 
 export async function submitTask(target: Target, request: TaskSubmitRequest): Promise<Printable> {
   const { taskId } = await target.client.serverless.tasks.submit(target.id, request);
+  return submittedTable(taskId);
+}
+
+export function submittedTable(taskId: string): Printable {
   return { value: { taskId }, columns: ['task id'], rows: [[taskId]] };
+}
+
+/** What the task tables show of a task, from the cloud or from the tenant API. */
+export interface TaskRow {
+  readonly taskId: string;
+  readonly status: string;
+  readonly deliveryStatus?: string | undefined;
+  readonly deliveryAttempts?: number | undefined;
+  readonly createdAt?: number | undefined;
+  readonly error?: string | null | undefined;
+  readonly output?: unknown;
 }
 
 export async function listTasks(target: Target, status: string | undefined): Promise<Printable> {
   const tasks = [];
   const filter = status === undefined ? {} : { status: status as 'PROCESSING' };
   for await (const task of target.client.serverless.tasks.listAll(target.id, filter)) tasks.push(task);
+  return taskListTable(tasks);
+}
+
+export function taskListTable(tasks: readonly TaskRow[]): Printable {
   return {
     value: tasks,
     columns: ['task id', 'status', 'delivery', 'attempts', 'created', 'error'],
@@ -244,7 +222,10 @@ export async function listTasks(target: Target, status: string | undefined): Pro
 }
 
 export async function getTask(target: Target, taskId: string): Promise<Printable> {
-  const task = await target.client.serverless.tasks.get(target.id, taskId);
+  return taskTable(await target.client.serverless.tasks.get(target.id, taskId));
+}
+
+export function taskTable(task: TaskRow): Printable {
   return {
     value: task,
     columns: ['task id', 'status', 'delivery', 'attempts', 'error', 'output'],
@@ -266,16 +247,16 @@ export async function countTasks(target: Target): Promise<Printable> {
   return { value: counts, columns: ['status', 'tasks'], rows: Object.entries(counts) };
 }
 
-/** Follows a task until it is SUCCESS or FAILED; a FAILED task is exit code 5. */
+/** Follows a task (read by `read`: the cloud's, or the tenant API's) until it is SUCCESS or FAILED; a FAILED task is exit code 5. */
 export async function watchTask(
-  target: Target,
+  read: (taskId: string) => Promise<TaskRow>,
   taskId: string,
   pollMs: number,
   progress: Progress,
   signal: AbortSignal,
 ): Promise<Printable> {
   for (;;) {
-    const task = await target.client.serverless.tasks.get(target.id, taskId);
+    const task = await read(taskId);
     if (task.status === 'SUCCESS' || task.status === 'FAILED') {
       progress.done();
       if (task.status === 'FAILED') {

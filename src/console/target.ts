@@ -6,6 +6,7 @@ import { objectPath } from '../kube/resource-type.ts';
 import { readSecret } from '../kube/secrets.ts';
 import { type ManagedKindName, managedKinds, providerConfigKind, resourceOf } from '../resources/kinds.ts';
 import { CommandError, EXIT, usageError } from './errors.ts';
+import type { TenantTarget } from './tenant-route.ts';
 
 /** Where the CLI looks things up: the cloud directly, and the cluster when a resource is named. */
 export interface Connections {
@@ -130,6 +131,10 @@ export interface Credentials {
   apiKey: string;
 }
 
+function hasOwnKey(connections: Connections): boolean {
+  return Boolean((connections.apiKey ?? connections.env.GPUCLOUD_API_KEY)?.trim());
+}
+
 export function explicitCredentials(connections: Connections, what: string): Credentials {
   const apiKey = connections.apiKey ?? connections.env.GPUCLOUD_API_KEY;
   const apiUrl = connections.apiUrl ?? connections.env.GPUCLOUD_API_URL;
@@ -171,4 +176,43 @@ export async function kubeClient(connections: Connections): Promise<KubeClient> 
 
 export function cloudClient({ apiUrl, apiKey }: Credentials): GpuCloudClient {
   return new GpuCloudClient({ baseUrl: apiUrl, apiKey, retry: { maxRetries: 2 } });
+}
+
+/**
+ * The way to a resource's cloud object: the cloud API, with a key the caller holds (its own, or its
+ * account's Secret when its RBAC lets it read it), or, when it holds none and names a resource, the
+ * Kubernetes API as its kubeconfig identity, to the operator's tenant API.
+ */
+export type Route =
+  | { readonly via: 'cloud'; readonly target: Target }
+  | { readonly via: 'apiserver'; readonly tenant: TenantTarget; readonly kind: ManagedKindName };
+
+export async function resolveRoute(
+  reference: string | undefined,
+  id: string | undefined,
+  allowed: readonly ManagedKindName[],
+  connections: Connections,
+): Promise<Route> {
+  try {
+    return { via: 'cloud', target: await resolveTarget(reference, id, allowed, connections) };
+  } catch (error) {
+    // No key, or not even a read of the resource itself: a grant on its log may still be there, as
+    // `pods/log` may be granted without `pods`. The apiserver and the tenant API decide.
+    const keyless =
+      (error instanceof CommandError && error.exitCode === EXIT.credentials) || isStatus(error, 403);
+    if (!keyless || reference === undefined || id !== undefined || hasOwnKey(connections)) throw error;
+  }
+  const { kind, name } = kindOf(reference, allowed);
+  const definition = managedKinds.find((candidate) => candidate.kind === kind);
+  if (!definition) throw new Error(`no definition of ${kind}`);
+  return {
+    via: 'apiserver',
+    kind,
+    tenant: {
+      kube: await kubeClient(connections),
+      plural: definition.plural,
+      namespace: connections.namespace ?? 'default',
+      name,
+    },
+  };
 }

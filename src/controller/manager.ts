@@ -63,6 +63,8 @@ export class Manager {
   readonly #log: Logger;
   readonly #informers = new Map<string, Informer<KubeObject>>();
   readonly #controllers: Controller[] = [];
+  readonly #leaderTasks: Array<(leading: AbortSignal) => Promise<void>> = [];
+  readonly #runningTasks = new Set<Promise<void>>();
   readonly #health: HealthServer | undefined;
   #running = false;
   #elector: LeaderElector | undefined;
@@ -113,6 +115,14 @@ export class Manager {
     const controller = new Controller({ ...spec, logger: this.#log, metrics });
     this.#controllers.push(controller);
     return controller;
+  }
+
+  /**
+   * Runs `task` each time this process starts leading (at once without leader election), once the caches
+   * are synced; `leading` aborts when leadership or the process ends, and shutdown waits for the task.
+   */
+  whileLeading(task: (leading: AbortSignal) => Promise<void>): void {
+    this.#leaderTasks.push(task);
   }
 
   /**
@@ -183,12 +193,20 @@ export class Manager {
     const synced = await Promise.all(informers.map((informer) => informer.waitForSync(signal)));
     if (signal.aborted || !synced.every(Boolean)) return;
     for (const controller of this.#controllers) controller.start();
+    for (const task of this.#leaderTasks) {
+      const running = task(signal).catch((error: unknown) =>
+        this.#log.error({ err: error }, 'leader task failed'),
+      );
+      this.#runningTasks.add(running);
+      void running.finally(() => this.#runningTasks.delete(running));
+    }
   }
 
   /** `afterDrain` runs once no reconcile is in flight any more (or the grace period is over). */
   async #shutdown(deadline: number, afterDrain?: () => Promise<void>): Promise<void> {
     this.#log.info('shutting down: finishing in-flight reconciles');
     await this.#stopControllers(remaining(deadline));
+    await settlesWithin(Promise.all(this.#runningTasks), remaining(deadline));
     await afterDrain?.();
     await settlesWithin(this.events.flush(), remaining(deadline));
     await Promise.all([...this.#informers.values()].map((informer) => informer.stop()));

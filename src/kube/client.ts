@@ -114,7 +114,23 @@ export class KubeClient {
     query: Readonly<Record<string, QueryValue>>,
     signal: AbortSignal,
   ): AsyncGenerator<unknown> {
-    const request: KubeRequest = { method: 'GET', path, query: { ...query, watch: true } };
+    for await (const line of this.lines(path, { ...query, watch: true }, signal, 'watch stream')) {
+      if (line.trim() !== '') yield parseWatchLine(path, line);
+    }
+  }
+
+  /**
+   * A GET whose answer is read line by line as it arrives (a watch, a followed log), never whole. Ends
+   * when the server closes the stream; abort `signal` to stop early. Errors opening it are thrown as for
+   * `request`.
+   */
+  async *lines(
+    path: string,
+    query: Readonly<Record<string, QueryValue>>,
+    signal: AbortSignal,
+    what = 'stream',
+  ): AsyncGenerator<string> {
+    const request: KubeRequest = { method: 'GET', path, query };
     const response = await this.#send(request, signal);
     if (!succeeded(response)) {
       throw apiError('GET', path, response.statusCode, await this.#readText(request, response));
@@ -125,15 +141,14 @@ export class KubeClient {
       for await (const chunk of response.body) {
         const lines = (partial + decoder.decode(chunk, { stream: true })).split('\n');
         partial = lines.pop() ?? '';
-        for (const line of lines) {
-          if (line.trim() !== '') yield parseWatchLine(path, line);
-        }
+        yield* lines;
       }
     } catch (err) {
       throw err instanceof KubeTransportError
         ? err
-        : new KubeTransportError('GET', path, 'watch stream broken', err);
+        : new KubeTransportError('GET', path, `${what} broken`, err);
     }
+    if (partial !== '') yield partial;
   }
 
   /**

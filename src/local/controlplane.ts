@@ -1,6 +1,6 @@
 // A real Kubernetes control plane (etcd + kube-apiserver, no nodes, no controllers) on loopback, for
 // integration tests and local runs. See tools/controlplane for how the binary is built and cached.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -50,6 +50,11 @@ export interface ControlPlane {
   /** `https://127.0.0.1:<port>` */
   server: string;
   dataDir: string;
+  /**
+   * The aggregation layer's front proxy: the CA extension servers trust, and the client pair the apiserver
+   * proxies with (a test holding it can pose as the apiserver).
+   */
+  frontProxy: FrontProxy;
   /** A kubeconfig for another identity: a bearer token (e.g. a service account's), for RBAC tests. */
   kubeconfigForToken(token: string, name: string): Promise<string>;
   /** Stops kube-apiserver only; etcd keeps the data (for restart and chaos tests). */
@@ -58,6 +63,12 @@ export interface ControlPlane {
   startApiserver(): Promise<void>;
   /** Stops everything and removes a temporary data directory. Idempotent. */
   stop(): Promise<void>;
+}
+
+export interface FrontProxy {
+  caPem: string;
+  certPem: string;
+  keyPem: string;
 }
 
 const DEFAULT_READY_TIMEOUT_MS = 90_000;
@@ -118,6 +129,7 @@ class LocalControlPlane implements ControlPlane {
   #kubeConfig: KubeConfig | undefined;
   #connection: KubeConnection | undefined;
   #caPem: string | undefined;
+  #frontProxy: FrontProxy | undefined;
   #etcd: ServerProcess | undefined;
   #apiserver: ServerProcess | undefined;
   #stopped: Promise<void> | undefined;
@@ -132,6 +144,11 @@ class LocalControlPlane implements ControlPlane {
   get kubeConfig(): KubeConfig {
     if (!this.#kubeConfig) throw new Error('the control plane has not finished starting');
     return this.#kubeConfig;
+  }
+
+  get frontProxy(): FrontProxy {
+    if (!this.#frontProxy) throw new Error('the control plane has not finished starting');
+    return this.#frontProxy;
   }
 
   get connection(): KubeConnection {
@@ -154,6 +171,12 @@ class LocalControlPlane implements ControlPlane {
       this.#identity(ADMIN_USER, this.#adminToken),
     );
     this.#connection = kubeconfigConnection(this.kubeconfigPath);
+    const [caPem, certPem, keyPem] = await Promise.all(
+      [layout.frontProxyCa, layout.frontProxyCert, layout.frontProxyKey].map((path) =>
+        readFile(path, 'utf8'),
+      ),
+    );
+    this.#frontProxy = { caPem: caPem ?? '', certPem: certPem ?? '', keyPem: keyPem ?? '' };
   }
 
   async startApiserver(): Promise<void> {

@@ -13,6 +13,7 @@ import { type RunningSimulator, startSimulator } from '../sim/index.ts';
 import { freeLoopbackPorts } from './controlplane/ports.ts';
 import { type ControlPlane, startControlPlane } from './controlplane.ts';
 import { apply, installCrds, readManifests } from './manifests.ts';
+import { makeServingPair, registerTenantApi } from './tenant-api.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NAMESPACE = 'default';
@@ -50,9 +51,20 @@ export async function startLocalStack(logger: Logger, workDir = join(ROOT, '.loc
       transitionMs: 2000,
     });
     started.push(() => sim.stop());
-    const [healthPort = 0] = await freeLoopbackPorts(1);
-    const operator = await startOperator(plane, sim, apiKey, logger, healthPort);
+    const [healthPort = 0, tenantApiPort = 0] = await freeLoopbackPorts(2);
+    const tenantApi = await makeServingPair(join(plane.dataDir, 'tenant-api'));
+    const operator = await startOperator(plane, sim, apiKey, logger, healthPort, [
+      '--tenant-api-port',
+      String(tenantApiPort),
+      '--tenant-api-bind-address',
+      '127.0.0.1',
+      '--tenant-api-cert-file',
+      tenantApi.certFile,
+      '--tenant-api-key-file',
+      tenantApi.keyFile,
+    ]);
     started.push(operator);
+    await registerTenantApi(client, tenantApiPort, tenantApi.caPem);
     await applyExamples(client, sim.url);
     await mkdir(workDir, { recursive: true });
     const kubeconfigPath = join(workDir, 'kubeconfig');
@@ -76,6 +88,7 @@ async function startOperator(
   apiKey: string,
   logger: Logger,
   healthPort: number,
+  tenantApiFlags: readonly string[],
 ) {
   const [callbackPort = 0] = await freeLoopbackPorts(1);
   const config = loadConfig(
@@ -94,6 +107,7 @@ async function startOperator(
       String(healthPort),
       '--callback-base-url',
       `http://127.0.0.1:${callbackPort}`,
+      ...tenantApiFlags,
     ],
     { GPUCLOUD_API_KEY: apiKey, GPUCLOUD_CALLBACK_TOKEN: randomBytes(16).toString('hex') },
   );

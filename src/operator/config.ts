@@ -58,6 +58,18 @@ const configSchema = z.object({
     .default('true')
     .transform((text) => text === 'true'),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
+  tenantApiPort: port().default(0),
+  tenantApiBindAddress: z.union([z.ipv4(), z.ipv6()]).default('0.0.0.0'),
+  tenantApiCertFile: z.string().optional(),
+  tenantApiKeyFile: z.string().optional(),
+  tenantApiAdvertiseAddress: z.union([z.ipv4(), z.ipv6()]).optional(),
+  tenantApiService: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Service name')
+    .optional(),
+  tenantApiRequestsPerSecond: positive().default(5),
+  tenantApiStreamsPerUser: z.coerce.number().int('must be a whole number').min(1).default(2),
+  tenantApiStreamsPerAccount: z.coerce.number().int('must be a whole number').min(1).default(10),
 });
 
 type Setting = keyof z.input<typeof configSchema>;
@@ -94,6 +106,18 @@ const sources: Readonly<Record<Setting, { flag: string; env: string }>> = {
   resyncMinutes: { flag: 'resync', env: 'RESYNC_MINUTES' },
   defaultAdoption: { flag: 'default-adoption', env: 'GPUCLOUD_DEFAULT_ADOPTION' },
   logLevel: { flag: 'log-level', env: 'LOG_LEVEL' },
+  tenantApiPort: { flag: 'tenant-api-port', env: 'TENANT_API_PORT' },
+  tenantApiBindAddress: { flag: 'tenant-api-bind-address', env: 'TENANT_API_BIND_ADDRESS' },
+  tenantApiCertFile: { flag: 'tenant-api-cert-file', env: 'TENANT_API_CERT_FILE' },
+  tenantApiKeyFile: { flag: 'tenant-api-key-file', env: 'TENANT_API_KEY_FILE' },
+  tenantApiAdvertiseAddress: { flag: 'tenant-api-advertise-address', env: 'POD_IP' },
+  tenantApiService: { flag: 'tenant-api-service', env: 'TENANT_API_SERVICE' },
+  tenantApiRequestsPerSecond: { flag: 'tenant-api-rps', env: 'TENANT_API_RPS' },
+  tenantApiStreamsPerUser: { flag: 'tenant-api-streams-per-user', env: 'TENANT_API_STREAMS_PER_USER' },
+  tenantApiStreamsPerAccount: {
+    flag: 'tenant-api-streams-per-account',
+    env: 'TENANT_API_STREAMS_PER_ACCOUNT',
+  },
 };
 
 export type OperatorConfig = z.output<typeof configSchema> & {
@@ -144,6 +168,11 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
   if (callbackToken !== undefined && callbackToken.length < MIN_TOKEN_LENGTH) {
     throw new ConfigError(
       `GPUCLOUD_CALLBACK_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`,
+    );
+  }
+  if (parsed.data.tenantApiPort !== 0 && (!parsed.data.tenantApiCertFile || !parsed.data.tenantApiKeyFile)) {
+    throw new ConfigError(
+      '--tenant-api-port needs --tenant-api-cert-file and --tenant-api-key-file (the serving pair the APIService trusts)',
     );
   }
   return { ...parsed.data, apiKey: readApiKey(parsed.data.apiKeyFile, env), callbackToken };

@@ -17,6 +17,7 @@ import { FleetMetrics } from '../managed/fleet-metrics.ts';
 import type { ManagedControllerSettings } from '../managed/kind-controller.ts';
 import { gpuPodKind, registrations, resourceOf } from '../resources/kinds.ts';
 import { addProviderConfigController } from '../resources/provider-config/controller.ts';
+import { type RunningTenantApi, startTenantApi } from '../tenant-api/tenant-api.ts';
 import { callbackUrl, startCallbackServer } from './callback-server.ts';
 import { insecureApiUrl, type OperatorConfig } from './config.ts';
 
@@ -107,6 +108,7 @@ export async function runOperator(
           log: logger.child({ component: 'callbacks' }),
         })
       : undefined;
+  const tenantApi = await startTenantApiOf(config, manager, accounts, logger);
   if (insecureApiUrl(config.apiUrl)) {
     logger.warn(
       { apiUrl: config.apiUrl },
@@ -128,10 +130,49 @@ export async function runOperator(
   try {
     await manager.run(signal);
   } finally {
+    await tenantApi?.close();
     await callbacks?.close();
     stopWatchingKey();
     await accounts.close();
   }
+}
+
+/**
+ * The tenant API (docs/design.md §11), when a port is set. It serves on the leader only, which holds the
+ * accounts' live clients; in a cluster the leader names itself the endpoint of the API's Service.
+ */
+async function startTenantApiOf(
+  config: OperatorConfig,
+  manager: Manager,
+  accounts: AccountDirectory,
+  logger: Logger,
+): Promise<RunningTenantApi | undefined> {
+  const { tenantApiPort, tenantApiCertFile, tenantApiKeyFile } = config;
+  if (tenantApiPort === 0 || !tenantApiCertFile || !tenantApiKeyFile) return undefined;
+  const advertise = config.tenantApiAdvertiseAddress;
+  const service = config.tenantApiService;
+  return startTenantApi({
+    port: tenantApiPort,
+    host: config.tenantApiBindAddress,
+    certFile: tenantApiCertFile,
+    keyFile: tenantApiKeyFile,
+    kube: manager.client,
+    accounts,
+    registry: manager.registry,
+    limits: {
+      callsPerSecond: config.tenantApiRequestsPerSecond,
+      maxWaiting: Math.max(10, Math.ceil(config.tenantApiRequestsPerSecond * 5)),
+      streamsPerUser: config.tenantApiStreamsPerUser,
+      streamsPerAccount: config.tenantApiStreamsPerAccount,
+    },
+    serving: () => manager.mayAct(),
+    whileLeading: (task) => manager.whileLeading(task),
+    leaderEndpoint:
+      advertise && service
+        ? { namespace: config.leaseNamespace, service, portName: 'https', address: advertise }
+        : undefined,
+    log: logger.child({ component: 'tenant-api' }),
+  });
 }
 
 function controllerSettings(

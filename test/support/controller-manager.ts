@@ -1,5 +1,5 @@
-// kube-controller-manager with only its HPA controller, from the same Go-module build as the control plane,
-// started for the tests that need a real HPA and stopped with them.
+// kube-controller-manager with only the controllers a test needs (its HPA controller unless told), from the
+// same Go-module build as the control plane, started for the tests that need them and stopped with them.
 import { join } from 'node:path';
 import { resolveControlPlaneBinary } from '../../src/local/controlplane/binary.ts';
 import { ServerProcess } from '../../src/local/controlplane/server-process.ts';
@@ -10,14 +10,17 @@ export interface RunningControllerManager {
   stop(): Promise<void>;
 }
 
-export async function startControllerManager(plane: ControlPlane): Promise<RunningControllerManager> {
+export async function startControllerManager(
+  plane: ControlPlane,
+  controllers: readonly string[] = ['horizontal-pod-autoscaler-controller'],
+): Promise<RunningControllerManager> {
   const logPath = join(plane.dataDir, 'kube-controller-manager.log');
   const server = new ServerProcess({
     binary: await resolveControlPlaneBinary(),
     component: 'controller-manager',
     args: [
       `--kubeconfig=${plane.kubeconfigPath}`,
-      '--controllers=horizontal-pod-autoscaler-controller',
+      `--controllers=${controllers.join(',')}`,
       '--leader-elect=false',
       // No serving: nothing scrapes it, and it needs no delegated authentication then.
       '--secure-port=0',

@@ -4,9 +4,12 @@ import { generateKeyPair, randomBytes } from 'node:crypto';
 import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
+import { createCertificateAuthority, issueCertificate } from '../../lib/x509.ts';
 import type { ControlPlaneLayout } from './layout.ts';
 
 export const ADMIN_USER = 'admin';
+/** The common name of the apiserver's front-proxy client certificate: `--requestheader-allowed-names`. */
+export const FRONT_PROXY_CLIENT = 'front-proxy-client';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
@@ -18,6 +21,7 @@ export interface Credentials {
 export async function ensureCredentials(layout: ControlPlaneLayout): Promise<Credentials> {
   await mkdir(dirname(layout.tokenFile), { recursive: true, mode: 0o700 });
   await ensureServiceAccountKeys(layout);
+  await ensureFrontProxy(layout);
   return { adminToken: await ensureAdminToken(layout.tokenFile) };
 }
 
@@ -30,6 +34,19 @@ async function ensureServiceAccountKeys(layout: ControlPlaneLayout): Promise<voi
   });
   await writeFile(layout.serviceAccountPublicKey, publicKey, { mode: 0o600 });
   await writeFile(layout.serviceAccountKey, privateKey, { mode: 0o600 });
+}
+
+/**
+ * The aggregation layer's pair, as kubeadm makes it: a CA of its own, and the client certificate the
+ * apiserver presents when it proxies a request to an extension server (the tenant API).
+ */
+async function ensureFrontProxy(layout: ControlPlaneLayout): Promise<void> {
+  if (await exists(layout.frontProxyKey)) return;
+  const ca = createCertificateAuthority('front-proxy-ca', 3650);
+  const client = issueCertificate(ca, { commonName: FRONT_PROXY_CLIENT, usage: 'client', days: 3650 });
+  await writeFile(layout.frontProxyCa, ca.certPem, { mode: 0o600 });
+  await writeFile(layout.frontProxyCert, client.certPem, { mode: 0o600 });
+  await writeFile(layout.frontProxyKey, client.keyPem, { mode: 0o600 });
 }
 
 /** The static token file: `token,user,uid,"groups"`, one line, the admin's. */

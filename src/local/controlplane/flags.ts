@@ -1,3 +1,4 @@
+import { FRONT_PROXY_CLIENT } from './credentials.ts';
 import type { ControlPlaneLayout } from './layout.ts';
 
 const LOOPBACK = '127.0.0.1';
@@ -40,6 +41,12 @@ export function apiserverUrl(port: number): string {
  * What an operator needs: RBAC, static-token users, TokenRequest for service accounts. Lease, events, CRDs
  * with CEL validation and watch bookmarks are on by default. With no --tls-cert-file the apiserver
  * self-signs a certificate for 127.0.0.1 into --cert-dir and keeps it across restarts.
+ *
+ * The aggregation layer is on, as kubeadm sets it up: the apiserver proxies an APIService's requests with
+ * the front-proxy client certificate and the user in `X-Remote-*` headers, and publishes the CA and names
+ * in kube-system/extension-apiserver-authentication. Routing stays on the Service (no
+ * --enable-aggregator-routing): an Endpoints or EndpointSlice may not name a loopback address, but an
+ * `ExternalName` Service of `localhost` may, and the apiserver resolves it when it routes to Services.
  */
 export function apiserverArgs(
   layout: ControlPlaneLayout,
@@ -60,6 +67,13 @@ export function apiserverArgs(
     `--service-account-signing-key-file=${layout.serviceAccountKey}`,
     '--service-cluster-ip-range=10.96.0.0/16',
     '--profiling=false',
+    `--requestheader-client-ca-file=${layout.frontProxyCa}`,
+    `--requestheader-allowed-names=${FRONT_PROXY_CLIENT}`,
+    '--requestheader-username-headers=X-Remote-User',
+    '--requestheader-group-headers=X-Remote-Group',
+    '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    `--proxy-client-cert-file=${layout.frontProxyCert}`,
+    `--proxy-client-key-file=${layout.frontProxyKey}`,
     ...extraFlags,
   ];
 }

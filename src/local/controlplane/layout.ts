@@ -9,6 +9,10 @@ export interface ControlPlaneLayout {
   serviceAccountKey: string;
   serviceAccountPublicKey: string;
   tokenFile: string;
+  /** The front proxy: the CA extension servers trust for proxied requests, and the apiserver's client pair. */
+  frontProxyCa: string;
+  frontProxyCert: string;
+  frontProxyKey: string;
   etcdLog: string;
   apiserverLog: string;
   adminKubeconfig: string;
@@ -24,6 +28,9 @@ export function controlPlaneLayout(dataDir: string): ControlPlaneLayout {
     serviceAccountKey: join(pki, 'service-account.key'),
     serviceAccountPublicKey: join(pki, 'service-account.pub'),
     tokenFile: join(pki, 'tokens.csv'),
+    frontProxyCa: join(pki, 'front-proxy-ca.crt'),
+    frontProxyCert: join(pki, 'front-proxy-client.crt'),
+    frontProxyKey: join(pki, 'front-proxy-client.key'),
     etcdLog: join(dataDir, 'etcd.log'),
     apiserverLog: join(dataDir, 'apiserver.log'),
     adminKubeconfig: join(dataDir, 'admin.kubeconfig'),

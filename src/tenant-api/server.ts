@@ -1,0 +1,178 @@
+// The tenant API's HTTPS server: authentication by the front proxy's certificate, discovery, then for each
+// request a SubjectAccessReview before anything about the named resource is read.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { GpuCloudError } from '../api/errors.ts';
+import type { KubeClient } from '../kube/client.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { AccountDirectory } from '../managed/accounts.ts';
+import { type Authorizer, forbiddenMessage } from './authorizer.ts';
+import { authenticate, type RequestHeaderSettings } from './front-proxy.ts';
+import { discoveryDocument } from './group.ts';
+import { handle } from './handlers.ts';
+import type { TenantLimits } from './limits.ts';
+import type { TenantApiMetrics } from './metrics.ts';
+import { parseRequest } from './request-path.ts';
+import { sendError, sendJson, TenantApiError } from './status.ts';
+import { resolveTarget } from './targets.ts';
+
+export interface TenantApiServerOptions {
+  readonly port: number;
+  readonly host?: string;
+  /** The serving pair, PEM. */
+  readonly tls: { readonly certPem: string; readonly keyPem: string };
+  /** The front proxy's settings, read from kube-system when the server starts and now and then after. */
+  readonly requestHeader: RequestHeaderSettings;
+  readonly authorizer: Authorizer;
+  /** The operator's own client: it reads the named resource once the request is authorised. */
+  readonly kube: KubeClient;
+  readonly accounts: AccountDirectory;
+  readonly limits: TenantLimits;
+  readonly metrics: TenantApiMetrics;
+  /** Whether this replica serves: only the leader, whose accounts and request budgets are the live ones. */
+  readonly serving: () => boolean;
+  readonly followPollMs: number;
+  readonly log: Logger;
+}
+
+export class TenantApiServer {
+  readonly #options: TenantApiServerOptions;
+  readonly #server: Server;
+  #requestHeader: RequestHeaderSettings;
+  #tls: { readonly certPem: string; readonly keyPem: string };
+
+  constructor(options: TenantApiServerOptions) {
+    this.#options = options;
+    this.#requestHeader = options.requestHeader;
+    this.#tls = options.tls;
+    // The client certificate is asked for but checked per request, so that a request without one gets a
+    // 401 that says why rather than a failed handshake.
+    this.#server = createServer(
+      {
+        cert: options.tls.certPem,
+        key: options.tls.keyPem,
+        ca: options.requestHeader.caPem,
+        requestCert: true,
+        rejectUnauthorized: false,
+        minVersion: 'TLSv1.2',
+      },
+      (request, response) => void this.#serve(request, response),
+    );
+    this.#server.headersTimeout = 10_000;
+    this.#server.requestTimeout = 0; // a followed log lasts as long as its reader
+  }
+
+  get port(): number {
+    return (this.#server.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  async start(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(this.#options.port, this.#options.host, () => {
+        this.#server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  /** Settings read again: a rotated front-proxy CA or serving pair applies to new connections. */
+  update(settings: RequestHeaderSettings, tls: { readonly certPem: string; readonly keyPem: string }): void {
+    const changed =
+      settings.caPem !== this.#requestHeader.caPem ||
+      tls.certPem !== this.#tls.certPem ||
+      tls.keyPem !== this.#tls.keyPem;
+    this.#requestHeader = settings;
+    this.#tls = tls;
+    if (changed) {
+      this.#server.setSecureContext({
+        cert: tls.certPem,
+        key: tls.keyPem,
+        ca: settings.caPem,
+        minVersion: 'TLSv1.2',
+      });
+    }
+  }
+
+  /** Stops accepting, and ends the streams in flight (their clients see the log end). */
+  async close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    this.#server.closeAllConnections();
+    await closed;
+  }
+
+  async #serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const { metrics, log } = this.#options;
+    const gone = new AbortController();
+    response.on('close', () => gone.abort());
+    let resource = 'unknown';
+    let verb = request.method ?? '';
+    try {
+      const identity = authenticate(request, this.#requestHeader);
+      if ('refused' in identity) {
+        metrics.refused('unauthenticated');
+        throw new TenantApiError(401, `Unauthorized: ${identity.refused}`);
+      }
+      const discovery =
+        request.method === 'GET'
+          ? discoveryDocument(new URL(request.url ?? '/', 'https://x').pathname)
+          : undefined;
+      if (discovery) {
+        resource = 'discovery';
+        sendJson(response, 200, discovery);
+        return;
+      }
+      const parsed = parseRequest(request.method ?? '', request.url ?? '/');
+      const { attributes } = parsed;
+      resource = `${attributes.resource}/${attributes.subresource}`;
+      verb = attributes.verb;
+      const decision = await this.#options.authorizer.authorize(identity.user, attributes);
+      if (!decision.allowed) throw new TenantApiError(403, forbiddenMessage(identity.user, attributes));
+      if (!this.#options.serving()) {
+        throw new TenantApiError(
+          503,
+          'this replica is not the leader; the API is served by the leader only',
+          1,
+        );
+      }
+      const target = await resolveTarget(
+        this.#options.kube,
+        this.#options.accounts,
+        parsed.subresource,
+        attributes.namespace,
+        attributes.name,
+      );
+      await handle({
+        request: parsed,
+        target,
+        user: identity.user,
+        limits: this.#options.limits,
+        signal: gone.signal,
+        followPollMs: this.#options.followPollMs,
+        incoming: request,
+        response,
+      });
+    } catch (error) {
+      const failure = asTenantError(error, gone.signal);
+      if (failure.code >= 500) log.warn({ err: error, resource, verb }, 'tenant API request failed');
+      sendError(response, failure);
+    } finally {
+      metrics.answered(resource, verb, response.statusCode);
+    }
+  }
+}
+
+function asTenantError(error: unknown, gone: AbortSignal): TenantApiError {
+  if (error instanceof TenantApiError) return error;
+  if (gone.aborted) return new TenantApiError(499, 'the client went away');
+  if (error instanceof GpuCloudError) {
+    // The client's messages never carry the key, and name the operation: what the caller needs.
+    return new TenantApiError(
+      error.retryable ? 503 : 502,
+      `the GPU cloud refused or failed: ${error.message}`,
+      error.retryable ? 5 : undefined,
+    );
+  }
+  return new TenantApiError(500, `internal error: ${error instanceof Error ? error.message : String(error)}`);
+}

@@ -1,0 +1,108 @@
+// The tenant API as the tests see it: the operator serving it on loopback, registered with the real
+// apiserver as an APIService (an ExternalName Service of localhost), tenants bound to the built-in roles.
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { KubeClient } from '../../src/kube/client.ts';
+import { freeLoopbackPorts } from '../../src/local/controlplane/ports.ts';
+import type { ControlPlane } from '../../src/local/controlplane.ts';
+import { makeServingPair, registerTenantApi } from '../../src/local/tenant-api.ts';
+import { API_SERVICE_NAME } from '../../src/tenant-api/group.ts';
+import { poll } from '../support/until.ts';
+
+export interface TenantApiSetup {
+  readonly port: number;
+  /** The CA of the operator's serving certificate (the APIService's caBundle). */
+  readonly caPem: string;
+  readonly flags: string[];
+  /** Registers the APIService and waits until the aggregator calls it Available. */
+  register(client: KubeClient): Promise<void>;
+}
+
+export async function tenantApiSetup(
+  plane: ControlPlane,
+  extraFlags: string[] = [],
+): Promise<TenantApiSetup> {
+  const [port = 0] = await freeLoopbackPorts(1);
+  const pair = await makeServingPair(join(plane.dataDir, 'tenant-api'));
+  return {
+    port,
+    caPem: pair.caPem,
+    flags: [
+      '--tenant-api-port',
+      String(port),
+      '--tenant-api-bind-address',
+      '127.0.0.1',
+      '--tenant-api-cert-file',
+      pair.certFile,
+      '--tenant-api-key-file',
+      pair.keyFile,
+      ...extraFlags,
+    ],
+    register: async (client) => {
+      await registerTenantApi(client, port, pair.caPem);
+      await poll(
+        () => apiServiceAvailable(client),
+        (available) => available === 'True',
+        `APIService ${API_SERVICE_NAME} Available`,
+        60_000,
+      );
+    },
+  };
+}
+
+const apiService = z.looseObject({
+  status: z
+    .looseObject({ conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })).optional() })
+    .optional(),
+});
+
+export async function apiServiceAvailable(client: KubeClient): Promise<string | undefined> {
+  const found = await client.request(apiService, {
+    method: 'GET',
+    path: `/apis/apiregistration.k8s.io/v1/apiservices/${API_SERVICE_NAME}`,
+  });
+  return found.status?.conditions?.find((c) => c.type === 'Available')?.status;
+}
+
+/** Binds the built-in ClusterRole `role` in `namespace` to a user and a ServiceAccount of the same name. */
+export async function bindRole(
+  client: KubeClient,
+  namespace: string,
+  role: string,
+  who: string,
+): Promise<void> {
+  await client.request(z.unknown(), {
+    method: 'POST',
+    path: `/api/v1/namespaces/${namespace}/serviceaccounts`,
+    body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: who } },
+  });
+  await client.request(z.unknown(), {
+    method: 'POST',
+    path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`,
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: `${who}-${role}` },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+      subjects: [
+        { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: who },
+        { kind: 'ServiceAccount', name: who, namespace },
+      ],
+    },
+  });
+}
+
+/** A kubeconfig for the ServiceAccount `who` of `namespace`: a tenant's own credentials. */
+export async function serviceAccountKubeconfig(
+  plane: ControlPlane,
+  client: KubeClient,
+  namespace: string,
+  who: string,
+): Promise<string> {
+  const answer = await client.request(z.object({ status: z.object({ token: z.string() }) }), {
+    method: 'POST',
+    path: `/api/v1/namespaces/${namespace}/serviceaccounts/${who}/token`,
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+  });
+  return plane.kubeconfigForToken(answer.status.token, `${namespace}.${who}`);
+}
