@@ -62,11 +62,19 @@ const configSchema = z.object({
   tenantApiBindAddress: z.union([z.ipv4(), z.ipv6()]).default('0.0.0.0'),
   tenantApiCertFile: z.string().optional(),
   tenantApiKeyFile: z.string().optional(),
+  tenantApiTlsSecret: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Secret name')
+    .optional(),
   tenantApiAdvertiseAddress: z.union([z.ipv4(), z.ipv6()]).optional(),
   tenantApiService: z
     .string()
     .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Service name')
     .optional(),
+  tenantApiNamespace: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name')
+    .default('default'),
   tenantApiRequestsPerSecond: positive().default(5),
   tenantApiStreamsPerUser: z.coerce.number().int('must be a whole number').min(1).default(2),
   tenantApiStreamsPerAccount: z.coerce.number().int('must be a whole number').min(1).default(10),
@@ -110,8 +118,10 @@ const sources: Readonly<Record<Setting, { flag: string; env: string }>> = {
   tenantApiBindAddress: { flag: 'tenant-api-bind-address', env: 'TENANT_API_BIND_ADDRESS' },
   tenantApiCertFile: { flag: 'tenant-api-cert-file', env: 'TENANT_API_CERT_FILE' },
   tenantApiKeyFile: { flag: 'tenant-api-key-file', env: 'TENANT_API_KEY_FILE' },
+  tenantApiTlsSecret: { flag: 'tenant-api-tls-secret', env: 'TENANT_API_TLS_SECRET' },
   tenantApiAdvertiseAddress: { flag: 'tenant-api-advertise-address', env: 'POD_IP' },
   tenantApiService: { flag: 'tenant-api-service', env: 'TENANT_API_SERVICE' },
+  tenantApiNamespace: { flag: 'tenant-api-namespace', env: 'TENANT_API_NAMESPACE' },
   tenantApiRequestsPerSecond: { flag: 'tenant-api-rps', env: 'TENANT_API_RPS' },
   tenantApiStreamsPerUser: { flag: 'tenant-api-streams-per-user', env: 'TENANT_API_STREAMS_PER_USER' },
   tenantApiStreamsPerAccount: {
@@ -170,12 +180,28 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
       `GPUCLOUD_CALLBACK_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`,
     );
   }
-  if (parsed.data.tenantApiPort !== 0 && (!parsed.data.tenantApiCertFile || !parsed.data.tenantApiKeyFile)) {
+  checkTenantApi(parsed.data);
+  return { ...parsed.data, apiKey: readApiKey(parsed.data.apiKeyFile, env), callbackToken };
+}
+
+/** The tenant API's serving pair comes from files, or from a Secret the operator keeps for its Service. */
+function checkTenantApi(config: z.output<typeof configSchema>): void {
+  const { tenantApiPort, tenantApiCertFile, tenantApiKeyFile, tenantApiTlsSecret, tenantApiService } = config;
+  if (tenantApiPort === 0) return;
+  const files = tenantApiCertFile !== undefined || tenantApiKeyFile !== undefined;
+  if (files && tenantApiTlsSecret !== undefined) {
     throw new ConfigError(
-      '--tenant-api-port needs --tenant-api-cert-file and --tenant-api-key-file (the serving pair the APIService trusts)',
+      '--tenant-api-cert-file/--tenant-api-key-file and --tenant-api-tls-secret exclude each other',
     );
   }
-  return { ...parsed.data, apiKey: readApiKey(parsed.data.apiKeyFile, env), callbackToken };
+  if (files && (!tenantApiCertFile || !tenantApiKeyFile)) {
+    throw new ConfigError('--tenant-api-cert-file and --tenant-api-key-file go together');
+  }
+  if (!files && (!tenantApiTlsSecret || !tenantApiService)) {
+    throw new ConfigError(
+      '--tenant-api-port needs its serving pair: --tenant-api-cert-file and --tenant-api-key-file, or --tenant-api-tls-secret and --tenant-api-service (the operator makes and keeps it)',
+    );
+  }
 }
 
 function readApiKey(file: string | undefined, env: NodeJS.ProcessEnv): string {

@@ -147,15 +147,19 @@ async function startTenantApiOf(
   accounts: AccountDirectory,
   logger: Logger,
 ): Promise<RunningTenantApi | undefined> {
-  const { tenantApiPort, tenantApiCertFile, tenantApiKeyFile } = config;
-  if (tenantApiPort === 0 || !tenantApiCertFile || !tenantApiKeyFile) return undefined;
+  const { tenantApiPort, tenantApiCertFile, tenantApiKeyFile, tenantApiTlsSecret } = config;
+  if (tenantApiPort === 0) return undefined;
   const advertise = config.tenantApiAdvertiseAddress;
   const service = config.tenantApiService;
+  const namespace = config.tenantApiNamespace;
+  const tls =
+    tenantApiCertFile && tenantApiKeyFile
+      ? { certFile: tenantApiCertFile, keyFile: tenantApiKeyFile }
+      : { secret: { namespace, name: tenantApiTlsSecret ?? '', service: service ?? '' } };
   return startTenantApi({
     port: tenantApiPort,
     host: config.tenantApiBindAddress,
-    certFile: tenantApiCertFile,
-    keyFile: tenantApiKeyFile,
+    tls,
     kube: manager.client,
     accounts,
     registry: manager.registry,
@@ -168,9 +172,7 @@ async function startTenantApiOf(
     serving: () => manager.mayAct(),
     whileLeading: (task) => manager.whileLeading(task),
     leaderEndpoint:
-      advertise && service
-        ? { namespace: config.leaseNamespace, service, portName: 'https', address: advertise }
-        : undefined,
+      advertise && service ? { namespace, service, portName: 'https', address: advertise } : undefined,
     log: logger.child({ component: 'tenant-api' }),
   });
 }

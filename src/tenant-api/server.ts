@@ -159,6 +159,10 @@ export class TenantApiServer {
       sendError(response, failure);
     } finally {
       metrics.answered(resource, verb, response.statusCode);
+      log.debug(
+        { method: request.method, path: request.url, code: response.statusCode },
+        'tenant API request',
+      );
     }
   }
 }

@@ -11,12 +11,17 @@ import { type LeaderEndpoint, publishWhileLeading } from './leader-endpoint.ts';
 import { type TenantLimitSettings, TenantLimits } from './limits.ts';
 import { TenantApiMetrics } from './metrics.ts';
 import { TenantApiServer } from './server.ts';
+import { ensureServingSecret, trustInApiService } from './serving-secret.ts';
+
+export type TlsSource =
+  | { readonly certFile: string; readonly keyFile: string }
+  | { readonly secret: { readonly namespace: string; readonly name: string; readonly service: string } };
 
 export interface TenantApiOptions {
   readonly port: number;
   readonly host?: string;
-  readonly certFile: string;
-  readonly keyFile: string;
+  /** Where the serving pair comes from: files (a mounted Secret, cert-manager's), or the operator's own Secret. */
+  readonly tls: TlsSource;
   readonly kube: KubeClient;
   readonly accounts: AccountDirectory;
   readonly registry: Registry;
@@ -43,15 +48,21 @@ export interface RunningTenantApi {
 
 export async function startTenantApi(options: TenantApiOptions): Promise<RunningTenantApi> {
   const { kube, log } = options;
-  const readTls = async () => ({
-    certPem: await readFile(options.certFile, 'utf8'),
-    keyPem: await readFile(options.keyFile, 'utf8'),
-  });
+  const { tls } = options;
+  const readTls =
+    'secret' in tls
+      ? () => ensureServingSecret(kube, tls.secret.namespace, tls.secret.name, tls.secret.service)
+      : async () => ({
+          certPem: await readFile(tls.certFile, 'utf8'),
+          keyPem: await readFile(tls.keyFile, 'utf8'),
+        });
+  const pair = await readTls();
+  if ('caPem' in pair) await trustInApiService(kube, pair.caPem);
   const metrics = new TenantApiMetrics(options.registry);
   const server = new TenantApiServer({
     port: options.port,
     ...(options.host === undefined ? {} : { host: options.host }),
-    tls: await readTls(),
+    tls: pair,
     requestHeader: await readRequestHeaderSettings(kube),
     authorizer: new SubjectAccessReviewer(kube, {
       allowedTtlMs: DECISION_TTL_MS.allowed,

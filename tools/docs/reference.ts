@@ -4,6 +4,7 @@ import { RuntimeMetrics } from '../../src/controller/metrics.ts';
 import { FleetMetrics } from '../../src/managed/fleet-metrics.ts';
 import { kinds } from '../../src/resources/kinds.ts';
 import { registerSpendMetrics } from '../../src/resources/provider-config/spend-metrics.ts';
+import { TenantApiMetrics } from '../../src/tenant-api/metrics.ts';
 import { buildCrd } from '../crd/crd.ts';
 import type { StructuralSchema } from '../crd/structural-schema.ts';
 
@@ -108,6 +109,7 @@ export async function metricsReference(): Promise<string> {
   createClientMetrics(registry, 'default');
   new FleetMetrics(registry, () => true);
   registerSpendMetrics(registry, new Map());
+  new TenantApiMetrics(registry);
   const metrics = await registry.getMetricsAsJSON();
   const rows = metrics
     .map((metric) => `| \`${metric.name}\` | ${metric.type} | ${escapeCell(metric.help)} |`)
@@ -126,6 +128,7 @@ export async function metricsReference(): Promise<string> {
     'scrape time from the informer caches, with no cloud call, and exported by the leader only: `sum()`',
     'over replicas counts each resource once. Prices and costs are in US dollars, as the cloud quotes them.',
     'Label values are bounded by what exists: kinds, namespaces, phases, GPU models, endpoint names.',
+    'The `gpucloud_tenant_api_*` ones exist when the tenant API is on (`--tenant-api-port`).',
     '',
     '| metric | type | help |',
     '|---|---|---|',

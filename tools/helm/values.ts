@@ -394,6 +394,59 @@ export const valuesSchema = z
       })
       .strict()
       .describe('Prometheus metrics on `/metrics` of the health port.'),
+    tenantApi: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(false)
+          .describe(
+            "The tenant API (`tenant.gpucloud.io`): pods' logs and metrics and endpoints' tasks through the Kubernetes API, under RBAC (docs/security.md). Off by default: an APIService whose server is down holds every namespace deletion (docs/design.md §11); when on, run 2 replicas with a PodDisruptionBudget.",
+          ),
+        port: port(8443, 'Container port of the tenant API (`--tenant-api-port`).'),
+        service: z
+          .object({ port: port(443, 'Service port the APIService names.') })
+          .strict()
+          .describe('The Service without a selector whose one endpoint the leader writes.'),
+        certManager: z
+          .object({
+            enabled: z
+              .boolean()
+              .default(false)
+              .describe(
+                'Take the serving certificate from cert-manager (a Certificate, and the CA injected into the APIService). Off: the operator makes one once and keeps it in `<fullname>-tenant-api-tls`.',
+              ),
+            issuerRef: z
+              .object({
+                name: z.string().default('').describe('The Issuer or ClusterIssuer; required with cert-manager.'),
+                kind: z.enum(['Issuer', 'ClusterIssuer']).default('Issuer').describe('Its kind.'),
+              })
+              .strict()
+              .describe('Who signs it.'),
+          })
+          .strict()
+          .describe('The serving certificate.'),
+        requestsPerSecond: z
+          .number()
+          .positive()
+          .default(5)
+          .describe(
+            "Cloud calls per second the tenant API may send per account (`--tenant-api-rps`), out of the account's own budget: keep it well below it.",
+          ),
+        streamsPerUser: z.int().min(1).default(2).describe('Followed logs one user may hold open (`--tenant-api-streams-per-user`).'),
+        streamsPerAccount: z
+          .int()
+          .min(1)
+          .default(10)
+          .describe('Followed logs open at once per account (`--tenant-api-streams-per-account`).'),
+        aggregateToDefaultRoles: z
+          .boolean()
+          .default(true)
+          .describe(
+            'ClusterRoles that aggregate into view (read logs, metrics, tasks) and edit (submit tasks); off: grant them yourself.',
+          ),
+      })
+      .strict()
+      .describe('The aggregated tenant API.'),
     podDisruptionBudget: z
       .object({
         enabled: z.boolean().default(false).describe('Create a PodDisruptionBudget.'),
@@ -416,6 +469,9 @@ export const valuesSchema = z
           .describe('Create a NetworkPolicy for the operator pod (enforced only where the CNI supports it).'),
         metricsFrom: passThroughList('Peers allowed to reach the health/metrics port. Empty: any.'),
         callbacksFrom: passThroughList('Peers allowed to reach the callback port. Empty: any.'),
+        tenantApiFrom: passThroughList(
+          'Peers allowed to reach the tenant API port: the apiserver (its node addresses, or its pods). Empty: any; the API accepts only the front proxy anyway.',
+        ),
         apiServer: egressTarget(
           [443, 6443],
           'The Kubernetes API: its address ranges (e.g. the kubernetes Service IP and the control plane nodes, /32 each) and ports. Empty cidrs: any address on those ports.',

@@ -93,6 +93,12 @@ annotations:
 {{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.service.enabled) }}
 {{- fail "metrics.serviceMonitor.enabled needs metrics.service.enabled: the ServiceMonitor scrapes that Service" }}
 {{- end }}
+{{- if and .Values.tenantApi.enabled .Values.tenantApi.certManager.enabled (not .Values.tenantApi.certManager.issuerRef.name) }}
+{{- fail "tenantApi.certManager.enabled needs tenantApi.certManager.issuerRef.name: the Issuer that signs the serving certificate" }}
+{{- end }}
+{{- if and .Values.tenantApi.enabled (has (int .Values.tenantApi.port) (list (int .Values.healthPort) (int .Values.callbacks.port))) }}
+{{- fail "tenantApi.port must differ from healthPort and callbacks.port" }}
+{{- end }}
 {{- if and (eq (int .Values.healthPort) (int .Values.callbacks.port)) .Values.callbacks.enabled }}
 {{- fail "callbacks.port must differ from healthPort" }}
 {{- end }}
