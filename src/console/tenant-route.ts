@@ -7,6 +7,7 @@ import { METRIC_NAMES, metricSeries, storageUsage } from '../api/schemas/metrics
 import type { TaskSubmitRequest } from '../api/schemas/serverless.ts';
 import { isStatus, type KubeClient } from '../kube/client.ts';
 import { GROUP, resourceOf, serverlessEndpointKind, VERSION } from '../resources/kinds.ts';
+import { splitId } from '../resources/serverless-task/adapter.ts';
 import { TENANT_GROUP_VERSION } from '../tenant-api/group.ts';
 import { CommandError, EXIT } from './errors.ts';
 
@@ -145,8 +146,8 @@ export async function tenantTaskOf(task: TenantTarget): Promise<{ endpoint: Tena
       path: `/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(task.namespace)}/${task.plural}/${encodeURIComponent(task.name)}`,
     })
     .catch(explainStatus);
-  const taskId = found.status?.id?.split('/')[1];
-  if (!taskId) {
+  const id = found.status?.id;
+  if (!id) {
     throw new CommandError(
       `ServerlessTask ${task.namespace}/${task.name} has no status.id yet: it is not submitted (kubectl describe serverlesstask/${task.name} -n ${task.namespace})`,
       EXIT.notFound,

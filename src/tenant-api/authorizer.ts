@@ -42,11 +42,11 @@ export interface SubjectAccessReviewerOptions {
 }
 
 export class SubjectAccessReviewer implements Authorizer {
-  readonly #kube: KubeClient;
+  readonly #kube: Pick<KubeClient, 'request'>;
   readonly #options: SubjectAccessReviewerOptions;
   readonly #cache = new Map<string, { decision: Decision; until: number }>();
 
-  constructor(kube: KubeClient, options: SubjectAccessReviewerOptions) {
+  constructor(kube: Pick<KubeClient, 'request'>, options: SubjectAccessReviewerOptions) {
     this.#kube = kube;
     this.#options = options;
   }

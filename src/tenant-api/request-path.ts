@@ -14,6 +14,7 @@ export interface TenantRequest {
 
 const PREFIX = `/apis/${TENANT_GROUP_VERSION}/namespaces/`;
 const SEGMENT = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const TASK_ID = /^[A-Za-z0-9_]+$/;
 
 /** The request `method` and `url` make; a `TenantApiError` (404, 405) for anything the API does not serve. */
 export function parseRequest(method: string, url: string): TenantRequest {
@@ -23,7 +24,9 @@ export function parseRequest(method: string, url: string): TenantRequest {
   const parts = parsed.pathname.slice(PREFIX.length).split('/').map(decodeURIComponent);
   const [namespace = '', resource = '', name = '', sub = '', item, ...rest] = parts;
   const subresource = subresourceOf(resource, sub);
-  if (!subresource || rest.length > 0 || !SEGMENT.test(namespace) || !SEGMENT.test(name)) {
+  // Only tasks have items below them: a task id, as the cloud spells them.
+  const badItem = item !== undefined && (sub !== 'tasks' || !TASK_ID.test(item));
+  if (!subresource || badItem || rest.length > 0 || !SEGMENT.test(namespace) || !SEGMENT.test(name)) {
     throw new TenantApiError(404, `the tenant API serves no ${parsed.pathname}`);
   }
   const verb = method === 'GET' ? 'get' : method === 'POST' ? 'create' : undefined;
@@ -36,7 +39,7 @@ export function parseRequest(method: string, url: string): TenantRequest {
   return {
     attributes: { verb, namespace, resource, subresource: sub, name },
     subresource,
-    item: item === '' ? undefined : item,
+    item,
     query: parsed.searchParams,
   };
 }
