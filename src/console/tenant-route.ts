@@ -159,6 +159,6 @@ export async function tenantTaskOf(task: TenantTarget): Promise<{ endpoint: Tena
       plural: resourceOf(serverlessEndpointKind).plural,
       name: found.spec.endpointRef.name,
     },
-    taskId,
+    taskId: splitId(id).taskId,
   };
 }

@@ -417,7 +417,10 @@ export const valuesSchema = z
               ),
             issuerRef: z
               .object({
-                name: z.string().default('').describe('The Issuer or ClusterIssuer; required with cert-manager.'),
+                name: z
+                  .string()
+                  .default('')
+                  .describe('The Issuer or ClusterIssuer; required with cert-manager.'),
                 kind: z.enum(['Issuer', 'ClusterIssuer']).default('Issuer').describe('Its kind.'),
               })
               .strict()
@@ -432,7 +435,11 @@ export const valuesSchema = z
           .describe(
             "Cloud calls per second the tenant API may send per account (`--tenant-api-rps`), out of the account's own budget: keep it well below it.",
           ),
-        streamsPerUser: z.int().min(1).default(2).describe('Followed logs one user may hold open (`--tenant-api-streams-per-user`).'),
+        streamsPerUser: z
+          .int()
+          .min(1)
+          .default(2)
+          .describe('Followed logs one user may hold open (`--tenant-api-streams-per-user`).'),
         streamsPerAccount: z
           .int()
           .min(1)
