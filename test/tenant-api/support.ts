@@ -21,9 +21,11 @@ export interface TenantApiSetup {
 export async function tenantApiSetup(
   plane: ControlPlane,
   extraFlags: string[] = [],
+  /** Where its serving pair is written, under the plane's data directory: one per replica. */
+  dir = 'tenant-api',
 ): Promise<TenantApiSetup> {
   const [port = 0] = await freeLoopbackPorts(1);
-  const pair = await makeServingPair(join(plane.dataDir, 'tenant-api'));
+  const pair = await makeServingPair(join(plane.dataDir, dir));
   return {
     port,
     caPem: pair.caPem,
