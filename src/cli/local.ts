@@ -38,6 +38,10 @@ The gpucloud CLI (also "kubectl gpucloud"), with the simulator's key — paste i
   gpucloud ssh gpupod/jupyter
   gpucloud cost
 
+Without a key, as a tenant would (the tenant API, through the apiserver as your kubeconfig identity):
+  env -u GPUCLOUD_API_KEY gpucloud logs gpupod/jupyter --follow -v
+  ${kubectl} get --raw /apis/tenant.gpucloud.io/v1alpha1/namespaces/default/gpupods/jupyter/metrics
+
 Ctrl-C stops everything.
 `);
 

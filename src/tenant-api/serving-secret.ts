@@ -91,11 +91,19 @@ const apiServiceSchema = z.looseObject({
   spec: z.looseObject({ caBundle: z.string().optional() }),
 });
 
-/** Writes `caPem` into the APIService's caBundle, when it differs: the aggregator then trusts the pair. */
-export async function trustInApiService(kube: KubeClient, caPem: string): Promise<void> {
+/**
+ * Writes `caPem` into the APIService's caBundle, when it differs: the aggregator then trusts the pair.
+ * False while there is no APIService yet (it may be created after the operator starts): asked again later.
+ */
+export async function trustInApiService(kube: KubeClient, caPem: string): Promise<boolean> {
   const path = `/apis/apiregistration.k8s.io/v1/apiservices/${API_SERVICE_NAME}`;
   const caBundle = Buffer.from(caPem).toString('base64');
-  const current = await kube.request(apiServiceSchema, { method: 'GET', path });
-  if (current.spec.caBundle === caBundle) return;
+  const current = await kube.request(apiServiceSchema, { method: 'GET', path }).catch((error: unknown) => {
+    if (isStatus(error, 404)) return undefined;
+    throw error;
+  });
+  if (current === undefined) return false;
+  if (current.spec.caBundle === caBundle) return true;
   await kube.request(z.unknown(), { method: 'PATCH', path, body: { spec: { caBundle } } });
+  return true;
 }

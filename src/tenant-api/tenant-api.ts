@@ -7,11 +7,12 @@ import type { Logger } from '../lib/logger.ts';
 import type { AccountDirectory } from '../managed/accounts.ts';
 import { SubjectAccessReviewer } from './authorizer.ts';
 import { readRequestHeaderSettings } from './front-proxy.ts';
+import { API_SERVICE_NAME } from './group.ts';
 import { type LeaderEndpoint, publishWhileLeading } from './leader-endpoint.ts';
 import { type TenantLimitSettings, TenantLimits } from './limits.ts';
 import { TenantApiMetrics } from './metrics.ts';
 import { TenantApiServer } from './server.ts';
-import { ensureServingSecret, trustInApiService } from './serving-secret.ts';
+import { ensureServingSecret, type ServingPair, trustInApiService } from './serving-secret.ts';
 
 export type TlsSource =
   | { readonly certFile: string; readonly keyFile: string }
@@ -56,8 +57,15 @@ export async function startTenantApi(options: TenantApiOptions): Promise<Running
           certPem: await readFile(tls.certFile, 'utf8'),
           keyPem: await readFile(tls.keyFile, 'utf8'),
         });
+  // The operator's own pair: its CA goes into the APIService, now and at each refresh (a re-created
+  // APIService, or one created after the operator started, gets it within a minute).
+  const trust = async (read: { certPem: string } | ServingPair) => {
+    if ('caPem' in read && !(await trustInApiService(kube, read.caPem))) {
+      log.warn({ apiService: API_SERVICE_NAME }, 'tenant API: no APIService to write the CA into yet');
+    }
+  };
   const pair = await readTls();
-  if ('caPem' in pair) await trustInApiService(kube, pair.caPem);
+  await trust(pair);
   const metrics = new TenantApiMetrics(options.registry);
   const server = new TenantApiServer({
     port: options.port,
@@ -78,14 +86,19 @@ export async function startTenantApi(options: TenantApiOptions): Promise<Running
   });
   await server.start();
   const refresh = setInterval(() => {
-    Promise.all([readRequestHeaderSettings(kube), readTls()]).then(
-      ([settings, tls]) => server.update(settings, tls),
-      (error: unknown) =>
-        log.warn(
-          { err: error },
-          'tenant API: could not re-read the front-proxy CA or the serving pair; keeping them',
-        ),
-    );
+    Promise.all([readRequestHeaderSettings(kube), readTls()])
+      .then(async ([settings, tls]) => {
+        server.update(settings, tls);
+        await trust(tls);
+      })
+      .then(
+        () => undefined,
+        (error: unknown) =>
+          log.warn(
+            { err: error },
+            'tenant API: could not re-read the front-proxy CA or the serving pair; keeping them',
+          ),
+      );
   }, options.refreshMs ?? 60_000);
   refresh.unref();
   const { leaderEndpoint } = options;
