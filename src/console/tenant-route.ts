@@ -24,15 +24,27 @@ function path(target: TenantTarget, subresource: string, item?: string): string 
   return item === undefined ? base : `${base}/${encodeURIComponent(item)}`;
 }
 
+const NO_KEY =
+  "you hold no API key of this account (pass --api-key or set GPUCLOUD_API_KEY): it needs an API key you hold, or the operator's tenant API";
+
 /** The apiserver's (or the tenant API's) refusal as the CLI's own error and exit code. */
 export function explainStatus(error: unknown): never {
-  if (isStatus(error, 404)) throw new CommandError(error.message, EXIT.notFound);
-  if (isStatus(error, 401) || isStatus(error, 403)) throw new CommandError(error.message, EXIT.credentials);
-  if (isStatus(error, 503) && /the server could not find|unable to handle/.test(error.message)) {
+  // The apiserver knows no such group: the tenant API is not installed.
+  if (isStatus(error, 404) && /the server could not find the requested resource/.test(error.message)) {
     throw new CommandError(
-      `${error.message}: the operator's tenant API is not installed or not running (tenantApi.enabled in the chart); with a key of your own, pass --api-key`,
+      `${NO_KEY}, which this cluster does not serve (tenantApi.enabled in the chart)`,
+      EXIT.credentials,
+    );
+  }
+  if (isStatus(error, 503)) {
+    throw new CommandError(
+      `${NO_KEY}, which does not answer now (is the operator running?): ${error.message}`,
       EXIT.cloud,
     );
+  }
+  if (isStatus(error, 404)) throw new CommandError(error.message, EXIT.notFound);
+  if (isStatus(error, 401) || isStatus(error, 403)) {
+    throw new CommandError(`${NO_KEY}, which refused: ${error.message}`, EXIT.credentials);
   }
   throw error;
 }

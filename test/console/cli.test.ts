@@ -462,8 +462,11 @@ describe('the gpucloud CLI as a kubectl plugin', () => {
       KUBECONFIG: tenantConfig,
       GPUCLOUD_API_KEY: undefined,
     });
+    // Nor may it use the tenant API (none is served here, and it holds no grant on it either:
+    // test/tenant-api/ covers the way through it).
     assert.equal(asTenant.code, 4, asTenant.stderr);
-    assert.match(asTenant.stderr, /needs an API key you hold/);
+    assert.match(asTenant.stderr, /needs an API key you hold, or the operator's tenant API, which refused/);
+    assert.match(asTenant.stderr, /cannot get resource "gpupods\/log" in API group "tenant.gpucloud.io"/);
     const withOwnKey = await kubectl(['logs', 'gpupod/team-pod', '-n', NS, '--limit', '1'], {
       KUBECONFIG: tenantConfig,
     });

@@ -18,6 +18,7 @@ import {
 // every flag the chart passes exists and parses, and that every setting of the operator is reachable
 // from the chart's values.
 
+const POD_IP = '10.1.2.3';
 const scratch = await mkdtemp(join(tmpdir(), 'gpucloud-chart-config-'));
 after(() => rm(scratch, { recursive: true, force: true }));
 
@@ -55,7 +56,13 @@ async function containerConfig(
   const env: NodeJS.ProcessEnv = {};
   for (const variable of container.env ?? []) {
     const ref = variable.valueFrom?.secretKeyRef;
-    env[variable.name] = ref ? secretValue(ref.name ?? '', ref.key) : variable.value;
+    // The pod's own fields, as the kubelet fills them: this pod's address.
+    const field = variable.valueFrom?.fieldRef?.fieldPath;
+    env[variable.name] = ref
+      ? secretValue(ref.name ?? '', ref.key)
+      : field === 'status.podIP'
+        ? POD_IP
+        : variable.value;
   }
   return loadConfig(args, env);
 }
@@ -135,15 +142,40 @@ describe('the operator reads the container the chart renders', () => {
         resyncMinutes: 30,
         defaultAdoption: false,
         logLevel: 'debug',
+        tenantApiPort: 9444,
+        tenantApiBindAddress: '0.0.0.0',
+        tenantApiCertFile: undefined,
+        tenantApiKeyFile: undefined,
+        tenantApiTlsSecret: `${RELEASE}-tenant-api-tls`,
+        tenantApiAdvertiseAddress: POD_IP,
+        tenantApiService: `${RELEASE}-tenant-api`,
+        tenantApiNamespace: NAMESPACE,
+        tenantApiRequestsPerSecond: 3,
+        tenantApiStreamsPerUser: 4,
+        tenantApiStreamsPerAccount: 20,
       },
     );
     assert.match(config.kubeconfig ?? '', /\/kubeconfig\/kubeconfig$/);
   });
 
   test('every operator setting has a chart value: all-on sets each flag or its variable', async () => {
-    const container = (await renderChart({ valuesFile: ALL_ON_VALUES })).container();
-    const flags = new Set((container.args ?? []).map((arg) => /^--([^=]+)=/.exec(arg)?.[1]));
-    const variables = new Set((container.env ?? []).map((variable) => variable.name));
+    // The tenant API's pair comes from the operator's Secret or, with cert-manager, from files: one
+    // rendering cannot set both, so the cert-manager one adds its two flags.
+    const containers = [
+      (await renderChart({ valuesFile: ALL_ON_VALUES })).container(),
+      (
+        await renderChart({
+          valuesFile: ALL_ON_VALUES,
+          values: { tenantApi: { enabled: true, certManager: { enabled: true, issuerRef: { name: 'ca' } } } },
+        })
+      ).container(),
+    ];
+    const flags = new Set(
+      containers.flatMap((container) => (container.args ?? []).map((arg) => /^--([^=]+)=/.exec(arg)?.[1])),
+    );
+    const variables = new Set(
+      containers.flatMap((container) => (container.env ?? []).map((variable) => variable.name)),
+    );
     const missing = Object.entries(FLAGS)
       .filter(([, { flag, env }]) => !flags.has(flag) && !variables.has(env))
       .map(([setting]) => setting);

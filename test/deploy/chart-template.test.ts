@@ -220,14 +220,14 @@ describe('the NetworkPolicy', async () => {
     assert.equal(byDefault.spec.podSelector.matchLabels['app.kubernetes.io/instance'], RELEASE);
   });
 
-  test('lets in only the health port, and the callback port when callbacks are served', () => {
+  test('lets in only the health port, and the callback and tenant API ports when they are served', () => {
     assert.deepEqual(
       byDefault.spec.ingress.map((rule) => rule.ports),
       [[{ port: 'http-health', protocol: 'TCP' }]],
     );
     assert.deepEqual(
       allOn.spec.ingress.map((rule) => rule.ports.map((port) => port.port)),
-      [['http-health'], ['http-callbacks']],
+      [['http-health'], ['http-callbacks'], ['https-tenant']],
     );
     assert.ok(
       allOn.spec.ingress.every((rule) => (rule.from?.length ?? 0) > 0),
@@ -289,14 +289,16 @@ describe('the chart with every option on', async () => {
     }
     assert.deepEqual(
       rendered.all('Service').map((s) => s.metadata?.name),
-      [`${RELEASE}-metrics`, `${RELEASE}-callbacks`],
+      [`${RELEASE}-metrics`, `${RELEASE}-callbacks`, `${RELEASE}-tenant-api`],
     );
   });
 
   test('with watchNamespaces, the operator rules are a Role in that namespace; only the accounts ClusterRole stays', () => {
     const names = (kind: string) => rendered.all(kind).map((manifest) => manifest.metadata?.name);
-    assert.deepEqual(names('ClusterRole'), [`${RELEASE}-accounts`]);
-    assert.deepEqual(names('ClusterRoleBinding'), [`${RELEASE}-accounts`]);
+    // Besides the tenant API's, which are cluster-wide by nature (test/deploy/tenant-api-chart.test.ts).
+    const operator = (kind: string) => names(kind).filter((name) => !name?.startsWith(`${RELEASE}-tenant-`));
+    assert.deepEqual(operator('ClusterRole'), [`${RELEASE}-accounts`]);
+    assert.deepEqual(operator('ClusterRoleBinding'), [`${RELEASE}-accounts`]);
     const role = rendered.one<V1Role & Manifest>('Role', RELEASE);
     assert.equal(role.metadata?.namespace, allOn.watchNamespaces[0]);
     assert.deepEqual(role.rules, operatorRules);
@@ -325,7 +327,7 @@ describe('the chart with every option on', async () => {
 
   test('the callback port is a container port behind its own Service', () => {
     const ports = rendered.container().ports?.map((port) => port.name);
-    assert.deepEqual(ports, ['http-health', 'http-callbacks']);
+    assert.deepEqual(ports, ['http-health', 'http-callbacks', 'https-tenant']);
     const service = rendered.one('Service', `${RELEASE}-callbacks`) as Manifest & {
       spec: { ports: Array<{ targetPort: string }> };
     };

@@ -403,6 +403,10 @@ export const valuesSchema = z
             "The tenant API (`tenant.gpucloud.io`): pods' logs and metrics and endpoints' tasks through the Kubernetes API, under RBAC (docs/security.md). Off by default: an APIService whose server is down holds every namespace deletion (docs/design.md §11); when on, run 2 replicas with a PodDisruptionBudget.",
           ),
         port: port(8443, 'Container port of the tenant API (`--tenant-api-port`).'),
+        bindAddress: z
+          .union([z.ipv4(), z.ipv6()])
+          .default('0.0.0.0')
+          .describe('Address the tenant API listens on (`--tenant-api-bind-address`).'),
         service: z
           .object({ port: port(443, 'Service port the APIService names.') })
           .strict()
