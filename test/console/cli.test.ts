@@ -444,11 +444,12 @@ describe('the gpucloud CLI as a kubectl plugin', () => {
       patchType: 'application/merge-patch+json',
       body: { status: { id: podId, sshCommand: 'ssh root@team.example.com -p 22' } },
     });
-    const asAdmin = await kubectl(['logs', 'gpupod/team-pod', '-n', NS, '--limit', '1'], {
+    const asAdmin = await kubectl(['logs', 'gpupod/team-pod', '-n', NS, '--limit', '1', '-v'], {
       GPUCLOUD_API_KEY: undefined,
       GPUCLOUD_API_URL: undefined,
     });
     assert.equal(asAdmin.code, 0, asAdmin.stderr);
+    assert.match(asAdmin.stderr, /gpucloud logs: straight to the GPU cloud API, with a key you hold/);
 
     // A tenant who may read GpuPods but not that Secret gets no key from the cluster.
     await grantTenant(cluster.client, NS, 'cli-tenant', ['get', 'list']);
