@@ -1,5 +1,5 @@
 // The other way to a resource's cloud object: through the Kubernetes API, as the caller's kubeconfig
-// identity, to the operator's tenant API (docs/design.md §11). Taken when the caller holds no key of its
+// identity, to the operator's tenant API (docs/design.md §12). Taken when the caller holds no key of its
 // own, as a tenant of a shared account does; the cluster's RBAC decides what it may read or submit.
 import { z } from 'zod';
 import type { PodMetrics } from '../api/pod-metrics.ts';

@@ -138,7 +138,7 @@ export async function runOperator(
 }
 
 /**
- * The tenant API (docs/design.md §11), when a port is set. It serves on the leader only, which holds the
+ * The tenant API (docs/design.md §12), when a port is set. It serves on the leader only, which holds the
  * accounts' live clients; in a cluster the leader names itself the endpoint of the API's Service.
  */
 async function startTenantApiOf(

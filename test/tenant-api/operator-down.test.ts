@@ -12,7 +12,7 @@ import { poll } from '../support/until.ts';
 import { apiServiceAvailable, tenantApiSetup } from './support.ts';
 
 // What an APIService whose server is down does to the cluster, measured on the real apiserver with the
-// namespace controller running, and the mitigation the chart takes (docs/design.md §11): the API is off
+// namespace controller running, and the mitigation the chart takes (docs/design.md §12): the API is off
 // unless asked for, and turning it off (the APIService gone) gives the cluster its discovery back.
 const stack = useStack();
 let operator: RunningOperator | undefined;

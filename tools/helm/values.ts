@@ -400,7 +400,7 @@ export const valuesSchema = z
           .boolean()
           .default(false)
           .describe(
-            "The tenant API (`tenant.gpucloud.io`): pods' logs and metrics and endpoints' tasks through the Kubernetes API, under RBAC (docs/security.md). Off by default: an APIService whose server is down holds every namespace deletion (docs/design.md §11); when on, run 2 replicas with a PodDisruptionBudget.",
+            "The tenant API (`tenant.gpucloud.io`): pods' logs and metrics and endpoints' tasks through the Kubernetes API, under RBAC (docs/security.md). Off by default: an APIService whose server is down holds every namespace deletion (docs/design.md §12); when on, run 2 replicas with a PodDisruptionBudget.",
           ),
         port: port(8443, 'Container port of the tenant API (`--tenant-api-port`).'),
         bindAddress: z
