@@ -188,6 +188,12 @@ describe('the tenant API through the apiserver', () => {
     const created = await editor.request(z.object({ taskId: z.string() }), { method: 'POST', path, body });
     assert.equal(created.taskId, 'render_once');
     assert.equal(await statusOf(editor.request(z.unknown(), { method: 'POST', path, body })), 409);
+    // Bad input is a 400 that names the field, and sends nothing to the cloud.
+    const bad = await editor
+      .request(z.unknown(), { method: 'POST', path, body: { taskId: 'not-an-id', input: {} } })
+      .catch((error: unknown) => error);
+    assert.ok(isStatus(bad, 400));
+    assert.match(bad.message, /taskId: taskId may contain only/);
     const cloud = new GpuCloudClient({ baseUrl: stack.sim().url, apiKey: API_KEY });
     try {
       const all = [];
@@ -217,6 +223,9 @@ describe('the tenant API through the apiserver', () => {
     assert.equal(await get(api(OTHER, 'gpupods', 'nobody', 'metrics')), 403);
     assert.equal(await get(api(OTHER, 'serverlessendpoints', 'queue', 'tasks')), 403);
     assert.equal(await get(api(TEAM, 'gpupods', 'missing', 'metrics')), 404);
+    assert.equal(await get(`${api(TEAM, 'gpupods', 'trainer', 'metrics')}?window=1y`), 400);
+    assert.equal(await get(`${api(TEAM, 'gpupods', 'trainer', 'metrics')}?window=4h&step=30s`), 400);
+    assert.equal(await get(`${api(TEAM, 'gpupods', 'trainer', 'log')}?limit=0`), 400);
     const error = await viewer
       .request(z.unknown(), { method: 'GET', path: api(TEAM, 'gpupods', 'missing', 'metrics') })
       .catch((e: unknown) => e);
