@@ -48,6 +48,11 @@ describe("the tenant API under the chart's ServiceAccount", () => {
     await chart?.uninstall();
   });
 
+  test('the install notes say how tenants use it, and what one replica without a budget risks', () => {
+    assert.match(chart.notes, /Tenant API: tenants with the view role read logs, metrics and tasks/);
+    assert.match(chart.notes, /this release has\s+1 replica\(s\) and no PodDisruptionBudget/);
+  });
+
   test('keeps one serving pair, trusted by the APIService, and the leader is the one endpoint', async () => {
     const client = stack.cluster().client;
     const service = `${chart.release}-tenant-api`;
