@@ -70,7 +70,7 @@ interface Command {
 // manifests of `plan` (kubectl apply -f), and --follow of `logs` (kubectl logs -f); no command takes both.
 const COMMANDS: Readonly<Record<string, Command>> = {
   logs: {
-    synopsis: 'logs POD [-f] [--since 10m] [--limit N]',
+    synopsis: 'logs POD [-f] [--since 10m] [--limit N] [--keyword TEXT]',
     summary: "a pod's log; -f (--follow) keeps reading it",
     flags: {
       follow: {
@@ -80,6 +80,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
       },
       since: { type: 'string', value: 'DURATION', help: 'only lines newer than this: 90s, 10m, 2h or 1d' },
       limit: { type: 'string', value: 'N', help: 'at most N lines' },
+      keyword: { type: 'string', value: 'TEXT', help: 'only lines that contain TEXT (the cloud filters)' },
     },
   },
   metrics: {
@@ -459,6 +460,7 @@ async function main(argv: string[]): Promise<number> {
         follow: flag(values, 'follow'),
         sinceMs: duration(text(values, 'since'), 'since'),
         limit: whole(text(values, 'limit'), 'limit'),
+        keyword: text(values, 'keyword'),
         signal: abort.signal,
       };
       const write = (line: string) => process.stdout.write(`${line}\n`);

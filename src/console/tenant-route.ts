@@ -53,6 +53,7 @@ export interface TenantLogOptions {
   readonly follow: boolean;
   readonly sinceMs?: number | undefined;
   readonly limit?: number | undefined;
+  readonly keyword?: string | undefined;
   readonly signal: AbortSignal;
 }
 
@@ -68,6 +69,7 @@ export async function tenantLogs(
       ? {}
       : { sinceSeconds: Math.max(1, Math.round(options.sinceMs / 1000)) }),
     ...(options.limit === undefined ? {} : { limit: options.limit }),
+    ...(options.keyword === undefined ? {} : { keyword: options.keyword }),
   };
   try {
     for await (const line of target.kube.lines(path(target, 'log'), query, options.signal)) {

@@ -156,6 +156,12 @@ describe('the tenant API through the apiserver', () => {
     assert.match(lines[0] ?? '', /^\d{4}-\d\d-\d\dT\S+ /);
     const limited = await readLines(viewer, api(TEAM, 'gpupods', 'trainer', 'log'), { limit: 1 });
     assert.deepEqual(limited, lines.slice(0, 1));
+    const matching = await readLines(viewer, api(TEAM, 'gpupods', 'trainer', 'log'), { keyword: 'image' });
+    assert.deepEqual(
+      matching,
+      lines.filter((line) => line.includes('image')),
+    );
+    assert.ok(matching.length > 0 && matching.length < lines.length);
 
     const metrics = await viewer.request(
       z.object({
