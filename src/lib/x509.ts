@@ -116,7 +116,8 @@ function certificate(parts: CertificateParts): string {
   const notBefore = new Date(Date.now() - 86_400_000);
   const notAfter = new Date(Date.now() + parts.days * 86_400_000);
   const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f;
+  // Positive, and never a leading zero byte: a DER INTEGER has one form, and Go refuses any other.
+  serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40;
   const tbs = sequence(
     tagged(0xa0, integer(Buffer.from([2]))),
     integer(serial),
@@ -205,8 +206,16 @@ function objectId(dotted: string): Buffer {
   return tagged(0x06, Buffer.from(bytes));
 }
 
+/**
+ * A non-negative DER INTEGER, in its one minimal form: leading zero bytes dropped, one zero byte before a
+ * high bit. Go's x509 parser refuses any other form ("malformed serial number"), so a random serial whose
+ * first byte happens to be zero must not keep it.
+ */
 function integer(value: Buffer): Buffer {
-  return tagged(0x02, (value[0] ?? 0) & 0x80 ? Buffer.concat([Buffer.from([0]), value]) : value);
+  let start = 0;
+  while (start < value.length - 1 && value[start] === 0) start++;
+  const digits = value.subarray(start);
+  return tagged(0x02, (digits[0] ?? 0) & 0x80 ? Buffer.concat([Buffer.from([0]), digits]) : digits);
 }
 
 function boolean(value: boolean): Buffer {

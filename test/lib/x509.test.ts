@@ -79,3 +79,39 @@ test('a TLS handshake verifies the server by name and the client by its CA', asy
     https.close();
   }
 });
+
+/** The serial number of a certificate as DER encodes it: its length and first content byte. */
+function serialEncoding(pem: string): { length: number; first: number } {
+  const der = new X509Certificate(pem).raw;
+  // Certificate SEQUENCE → tbsCertificate SEQUENCE → [0] version → INTEGER serial.
+  let at = 0;
+  const header = () => {
+    const tag = der[at] ?? 0;
+    let length = der[at + 1] ?? 0;
+    at += 2;
+    if (length & 0x80) {
+      const bytes = length & 0x7f;
+      length = 0;
+      for (let i = 0; i < bytes; i++) length = length * 256 + (der[at + i] ?? 0);
+      at += bytes;
+    }
+    return { tag, length };
+  };
+  header();
+  header();
+  const version = header();
+  at += version.length;
+  const serial = header();
+  assert.equal(serial.tag, 0x02, 'the serial is an INTEGER');
+  return { length: serial.length, first: der[at] ?? 0 };
+}
+
+test('every serial number is positive and minimally encoded, as Go requires (one in 256 was not)', () => {
+  const ca = createCertificateAuthority('serials', 1);
+  for (let i = 0; i < 600; i++) {
+    const { certPem } = issueCertificate(ca, { commonName: `c${i}`, usage: 'client', days: 1 });
+    const { length, first } = serialEncoding(certPem);
+    assert.ok(first !== 0 && (first & 0x80) === 0, `serial ${i} starts with byte ${first}`);
+    assert.equal(length, 16);
+  }
+});
