@@ -256,6 +256,35 @@ describe('a budget that pauses pods when it is exceeded', () => {
     assert.equal(mutations(w, 'pause'), 2, 'each paused once');
     assert.equal(mutations(w, 'resume'), 0);
   });
+
+  test('a pod its deadline pauses as the budget goes over is paused once, for its deadline', async () => {
+    let limit = 100;
+    const budget: BudgetLimit = {
+      name: 'team',
+      limit: () => ({ perHour: limit, by: 'maxSpendPerHour' }),
+      accountWide: true,
+      covers: () => true,
+      pausesPods: true,
+    };
+    world = widgetWorld({ policy: { budgets: [budget] } });
+    const w = world;
+    w.api.create('w', { pauseOnBudget: true, deadlineSeconds: 600 });
+    // Prices are read in the background: a few turns until the spend is known.
+    for (let turn = 0; turn < 4; turn++) {
+      await w.settle(KEY, 3);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.equal(objectOf(w)?.status, 'RUNNING');
+    limit = 1;
+    w.clock.advance(600_000);
+    await w.settle(KEY);
+    assert.equal(objectOf(w)?.status, 'PAUSED');
+    assert.equal(pausedBy(w)?.reason, 'DeadlineExceeded');
+    assert.deepEqual(
+      w.recorded.fleet.filter((event) => event.startsWith('paused')),
+      ['paused DeadlineExceeded'],
+    );
+  });
 });
 
 describe('what the operator took holds though a write is lost', () => {
