@@ -5,7 +5,14 @@ import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
 import { BudgetShedding } from '../../src/managed/budget-shedding.ts';
 import { until } from '../support/until.ts';
 import type { Widget, WidgetSpec } from './fakes.ts';
-import { type Kind, type LinkWorld, linkWorld, parseWidgetSpec } from './link-world.ts';
+import {
+  cannotPause,
+  type Kind,
+  type LinkWorld,
+  linkWorld,
+  parseWidgetSpec,
+  pausesOnlyAtDeadlines,
+} from './link-world.ts';
 
 // A budget that pauses pods when it is exceeded, one decision at a time on the real account link of the
 // fake widget kind (its cache, and its metering of prices): which pods it picks, and the spend it counts
@@ -56,6 +63,7 @@ function open(budgets: BudgetLimit[] | undefined, change?: (kind: Kind) => Kind)
     clock,
   });
   const ids = new Map<string, string>();
+  let started = false;
   /** The object as the cloud has it now, as an observation reads it. */
   const observed = (key: string): Widget => {
     const widget = cloud.objects.get(String(ids.get(key)));
@@ -83,7 +91,8 @@ function open(budgets: BudgetLimit[] | undefined, change?: (kind: Kind) => Kind)
     spend: () => link.account.usage.spendPerHour(() => true),
     /** Lists, and waits until the cache shows every object as the cloud has it and every price is read. */
     async listed(): Promise<void> {
-      world.start();
+      if (!started) world.start();
+      started = true;
       link.cache.requestRefresh();
       const shows = () =>
         [...cloud.objects.values()].every((widget) => {
@@ -101,7 +110,7 @@ function open(budgets: BudgetLimit[] | undefined, change?: (kind: Kind) => Kind)
 
 type World = ReturnType<typeof open>;
 
-/** Whether `key` is picked: the reason its pause gives, or undefined. */
+/** Whether the pod at `key` is one to pause for the budget now. */
 const picked = async (w: World, key: string) => (await w.decide(key)) !== undefined;
 
 describe('over its limit, a budget pauses', () => {
@@ -206,7 +215,16 @@ describe('no candidate, though idler than the pod that is paused', () => {
     { name: 'a pod that does not allow it', idler: { allows: false } },
     {
       name: 'a pod the operator paused already (its pause in flight)',
-      idler: { more: { pausedBy: pausedBy() } },
+      idler: {
+        more: {
+          pausedBy: {
+            reason: 'Idle',
+            message: 'paused by the operator: at 0%',
+            since: '2026-11-26T10:00:00.000Z',
+            generation: 1,
+          },
+        },
+      },
     },
     {
       name: 'a pod whose stored spec does not parse',
@@ -278,11 +296,8 @@ describe('a budget pauses nothing', () => {
       name: 'of a pod that costs nothing',
       change: (kind) => ({ ...kind, priceOf: async (widget) => (widget.name === 'own' ? 0 : 2) }),
     },
-    { name: 'on a kind that cannot pause', change: ({ pause: _none, ...kind }) => kind },
-    {
-      name: 'on a kind that pauses but never for a budget',
-      change: (kind) => ({ ...kind, pause: kind.pause && { paused: kind.pause.paused } }),
-    },
+    { name: 'on a kind that cannot pause', change: cannotPause },
+    { name: 'on a kind that pauses but never for a budget', change: pausesOnlyAtDeadlines },
   ];
   for (const row of rows) {
     test(row.name, async () => {
@@ -334,27 +349,16 @@ describe('a pod under a budget that may pause it', () => {
     assert.equal(w.shedding.watches(w.resource('ns-a/allows'), w.link), 30_000);
     assert.equal(w.shedding.watches(w.resource('ns-a/refuses'), w.link), undefined);
 
-    for (const budgets of [[elsewhere, counting], [], undefined]) {
+    const others = { 'only others': [elsewhere, counting], none: [], 'no budgets at all': undefined };
+    for (const [name, budgets] of Object.entries(others)) {
       const v = open(budgets);
       v.pod('allows');
-      assert.equal(v.shedding.watches(v.resource('ns-a/allows'), v.link), undefined, JSON.stringify(budgets));
+      assert.equal(v.shedding.watches(v.resource('ns-a/allows'), v.link), undefined, name);
     }
-    for (const change of [
-      ({ pause: _none, ...kind }: Kind) => kind,
-      (kind: Kind) => ({ ...kind, pause: kind.pause && { paused: kind.pause.paused } }),
-    ]) {
+    for (const change of [cannotPause, pausesOnlyAtDeadlines]) {
       const v = open([pausing], change);
       v.pod('allows');
       assert.equal(v.shedding.watches(v.resource('ns-a/allows'), v.link), undefined);
     }
   });
 });
-
-function pausedBy() {
-  return {
-    reason: 'Idle',
-    message: 'paused by the operator: at 0%',
-    since: '2026-11-26T10:00:00.000Z',
-    generation: 1,
-  };
-}

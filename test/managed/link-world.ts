@@ -29,6 +29,15 @@ export function parseWidgetSpec(raw: unknown): WidgetSpec {
   return widgetSpec.parse(raw);
 }
 
+/** The widget kind as a kind that cannot pause (an endpoint's, say). */
+export const cannotPause = ({ pause: _none, ...kind }: Kind): Kind => kind;
+
+/** The widget kind pausing only at deadlines: neither idle checks nor budget shedding. */
+export const pausesOnlyAtDeadlines = (kind: Kind): Kind => ({
+  ...kind,
+  pause: kind.pause && { paused: kind.pause.paused },
+});
+
 export function linkWorld(options: { change?: (kind: Kind) => Kind; policy?: Partial<AccountPolicy> } = {}) {
   const clock = new MovableClock();
   const cloud = new FakeCloud();

@@ -8,7 +8,14 @@ import type { Condition, ManagedStatus, PausedBy } from '../../src/managed/statu
 import { captureLogs } from '../support/log-capture.ts';
 import { until } from '../support/until.ts';
 import type { Recorded, Widget, WidgetSpec } from './fakes.ts';
-import { type Kind, type LinkWorld, linkWorld, parseWidgetSpec } from './link-world.ts';
+import {
+  cannotPause,
+  type Kind,
+  type LinkWorld,
+  linkWorld,
+  parseWidgetSpec,
+  pausesOnlyAtDeadlines,
+} from './link-world.ts';
 
 // The operator's pause one decision at a time, on the real account link of the fake widget kind and a
 // clock that stands still: exactly when a deadline passes, when the idle check is spent, what is said
@@ -223,7 +230,7 @@ describe('a deadline', () => {
   });
 
   test('on a kind that cannot pause, pauses nothing', async () => {
-    const t = open(({ pause: _none, ...kind }) => kind);
+    const t = open(cannotPause);
     const widget = t.cloud.put({ name: 'w', createdAt: t.clock.now() - 60_000 });
     const decision = await t.decide(resource({ deadlineSeconds: 60, idleBelowPercent: 5 }), widget);
     assert.equal(decision.deadline?.passed, true);
@@ -232,7 +239,7 @@ describe('a deadline', () => {
   });
 
   test('on a kind that pauses without idle checks, pauses with no idle schedule to untrack', async () => {
-    const t = open((kind) => ({ ...kind, pause: kind.pause && { paused: kind.pause.paused } }));
+    const t = open(pausesOnlyAtDeadlines);
     assert.equal(t.link.idle, undefined);
     const widget = t.cloud.put({ name: 'w', createdAt: t.clock.now() - 59_000 });
     const spec = { deadlineSeconds: 60, idleBelowPercent: 5 };
