@@ -8,9 +8,10 @@ import { z } from 'zod';
 import { AccountLinks, AccountMetering } from '../../src/managed/account-links.ts';
 import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/account-registry.ts';
 import type { AccountPolicy } from '../../src/managed/accounts.ts';
-import type { ExternalKind, ManagedObject } from '../../src/managed/external-kind.ts';
+import type { EventSink } from '../../src/managed/event-sink.ts';
+import { type ExternalKind, keyOf, type ManagedObject } from '../../src/managed/external-kind.ts';
 import { MovableClock } from '../support/clock.ts';
-import { FakeApi, FakeCloud, type Widget, type WidgetSpec } from './fakes.ts';
+import { FakeApi, FakeCloud, type Recorded, type Widget, type WidgetSpec } from './fakes.ts';
 
 export type Kind = ExternalKind<WidgetSpec, Widget>;
 
@@ -43,6 +44,11 @@ export function linkWorld(options: { change?: (kind: Kind) => Kind; policy?: Par
   const cloud = new FakeCloud();
   const api = new FakeApi();
   const woken: string[] = [];
+  const recorded: Recorded = { events: [], fleet: [] };
+  const events: EventSink = {
+    event: (obj, type, reason, message) =>
+      void recorded.events.push({ key: keyOf(obj), type, reason, message }),
+  };
   const change = options.change ?? ((kind: Kind) => kind);
   const key = new RotatingKey('signing-key', async () => 'signing-key');
   const account = makeAccount(
@@ -71,6 +77,7 @@ export function linkWorld(options: { change?: (kind: Kind) => Kind; policy?: Par
     wake: () => {},
     wakeKey: (woke) => void woken.push(woke),
     metering: new AccountMetering(),
+    events,
     clock,
     log: silent,
   });
@@ -85,6 +92,9 @@ export function linkWorld(options: { change?: (kind: Kind) => Kind; policy?: Par
     cloud,
     api,
     link,
+    /** Where the link and the parts under test tell events; what they told. */
+    events,
+    recorded,
     /** Keys the link's idle schedule woke, in order. */
     woken,
     /** The resource stored at `key`, its spec parsed as the reconciler parses it. */

@@ -7,7 +7,7 @@ import { OperatorPause } from '../../src/managed/operator-pause.ts';
 import type { Condition, ManagedStatus, PausedBy } from '../../src/managed/status-schema.ts';
 import { captureLogs } from '../support/log-capture.ts';
 import { until } from '../support/until.ts';
-import type { Recorded, Widget, WidgetSpec } from './fakes.ts';
+import type { Widget, WidgetSpec } from './fakes.ts';
 import {
   cannotPause,
   type Kind,
@@ -37,15 +37,11 @@ afterEach(async () => {
 function open(change?: (kind: Kind) => Kind) {
   const world = linkWorld({ change });
   opened.push(world);
-  const { clock, cloud, link, woken } = world;
+  const { clock, cloud, link, woken, events, recorded } = world;
   const logs = captureLogs('info');
-  const recorded: Recorded = { events: [], fleet: [] };
   const pause = new OperatorPause<WidgetSpec, Widget>({
     kind: 'Widget',
-    events: {
-      event: (obj, type, reason, message) =>
-        void recorded.events.push({ key: keyOf(obj), type, reason, message }),
-    },
+    events,
     fleet: {
       pausedByOperator: (reason) => void recorded.fleet.push(`paused ${reason}`),
       deadlineExceeded: (action) => void recorded.fleet.push(`deadline ${action}`),
