@@ -345,6 +345,9 @@ describe('what the operator took holds though a write is lost', () => {
       5_000,
     );
     await w.settle(KEY);
+    // Recorded again, and read: as an informer delivers the pause's write before the failure report's.
+    assert.equal(pausedBy(w)?.reason, 'Idle');
+    await w.reconciler.reconcile(AT);
     w.api.setStatus(KEY, { ...w.api.get(KEY)?.status, pausedBy: undefined });
     await w.settle(KEY);
     assert.equal(widget.status, 'PAUSED');
