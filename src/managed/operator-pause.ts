@@ -47,7 +47,7 @@ export interface PauseDecision {
 export class OperatorPause<Spec extends CommonSpec, Cloud> {
   readonly #o: OperatorPauseOptions;
   readonly #shedding: BudgetShedding<Spec, Cloud>;
-  /** Pauses this process took, by uid, until a status that records them is read. */
+  /** Pauses this process took, by uid, until their user lifts them or the resource is let go. */
   readonly #taken = new Map<string, PausedBy>();
 
   constructor(options: OperatorPauseSettings<Spec>) {
@@ -115,11 +115,11 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
   /** `status.pausedBy`, unless its user lifted it since: then it is let go, with an event. */
   #inForce(mr: ManagedObject<Spec>): PausedBy | undefined {
     const { uid } = mr.metadata;
-    // What this process took is kept until a status shows it: a copy read before that write, or a status
-    // a failure report rewrote from an older copy, must not undo a pause already sent.
+    // What this process took is kept, whatever the status says meanwhile: a copy read before that write,
+    // or a status a failure report rewrote from an older copy, must not undo a pause already sent, even
+    // after a copy that showed it (the informer may deliver the pause's write before the rewrite).
     const recorded = mr.status?.pausedBy;
     const pausedBy = recorded ?? this.#taken.get(uid);
-    if (recorded) this.#taken.delete(uid);
     if (!pausedBy) return undefined;
     const token = mr.metadata.annotations?.[RESUME];
     const newSpec = (mr.metadata.generation ?? 0) > pausedBy.generation;

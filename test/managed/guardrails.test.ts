@@ -343,21 +343,22 @@ describe('the reservation of a create', () => {
   });
 });
 
-describe('a step that adds GPUs', () => {
-  const resume = (run: () => void): Plan => ({
-    kind: 'act',
-    step: { reason: 'Resuming', describe: 'resuming', run: async () => run() },
-  });
-  const paused: Widget = {
-    id: '7',
-    name: 'w',
-    status: 'PAUSED',
-    size: 2,
-    spot: false,
-    createdAt: 0,
-    org: 'org-1',
-  };
+/** A resume, as the kind plans it for a paused object: `run` is its cloud call. */
+const resume = (run: () => void = () => {}): Plan => ({
+  kind: 'act',
+  step: { reason: 'Resuming', describe: 'resuming', run: async () => run() },
+});
+const paused: Widget = {
+  id: '7',
+  name: 'w',
+  status: 'PAUSED',
+  size: 2,
+  spot: false,
+  createdAt: 0,
+  org: 'org-1',
+};
 
+describe('a step that adds GPUs', () => {
   test('is checked when it runs, not when it is planned, and nothing runs when refused', async () => {
     const cloud = new FakeCloud();
     let ran = 0;
@@ -570,7 +571,118 @@ describe('budgets in dollars', () => {
     );
     assert.equal(pricing.reason, 'UsageNotCounted');
     assert.equal(pricing.terminal, false);
+    assert.equal(pricing.retryAfterMs, 2_000, 'looked at again soon: prices take a moment');
+    assert.equal(
+      pricing.message,
+      'provider config acme: budget account: the prices of its live objects are being read; retried shortly',
+    );
     assert.equal(creates(cloud), 0);
+  });
+
+  test('a kind that quotes no price at all waits under a budget, for a create or a step', async () => {
+    const cloud = new FakeCloud();
+    const unpriced: Demand = { live: true, gpus: gpus(1) };
+    const account = accountSpending([budget(100)], {});
+    const created = await refusal(
+      guardedAdapter(kindAsking(cloud, unpriced), account, fakeCache(), clock).create(mr, ctx),
+    );
+    assert.equal(created.reason, 'BudgetExceeded');
+    assert.equal(created.terminal, false, 'a price may be quoted later');
+    assert.equal(created.retryAfterMs, 10_000);
+    assert.equal(
+      created.message,
+      'provider config acme: budget account: the cloud quotes no price for it today, so it cannot be allowed',
+    );
+    const plan = await guardedAdapter(
+      kindAsking(cloud, unpriced, resume()),
+      account,
+      fakeCache(),
+      clock,
+    ).plan(mr, paused, ctx);
+    assert.ok(plan.kind === 'act');
+    assert.equal((await refusal(plan.step.run())).reason, 'BudgetExceeded');
+    assert.equal(creates(cloud), 0);
+  });
+
+  test('a step waits when the price it asks, or what the object costs now, is unknown', async () => {
+    const cloud = new FakeCloud();
+    const running: Widget = { ...paused, status: 'RUNNING', size: 1 };
+    const cases: Array<{ name: string; demand: Demand; priceNow: number | undefined }> = [
+      { name: 'the price it asks', demand: { ...pricedAt(undefined), gpus: gpus(3) }, priceNow: 2 },
+      { name: 'what it costs now', demand: { ...pricedAt(6), gpus: gpus(3) }, priceNow: undefined },
+    ];
+    for (const { name, demand, priceNow } of cases) {
+      const kind = { ...kindAsking(cloud, demand, resume()), priceOf: async () => priceNow };
+      const plan = await guardedAdapter(kind, accountSpending([budget(100)], {}), fakeCache(), clock).plan(
+        mr,
+        running,
+        ctx,
+      );
+      assert.ok(plan.kind === 'act', name);
+      const error = await refusal(plan.step.run());
+      assert.equal(error.reason, 'BudgetExceeded', name);
+      assert.match(error.message, /quotes no price/, name);
+    }
+  });
+
+  test('a resume is weighed at its whole price, whatever a paused object quotes', async () => {
+    const cloud = new FakeCloud();
+    // A kind whose paused objects still quote what they cost running (4 per hour at size 2).
+    const kind = {
+      ...kindAsking(cloud, { ...pricedAt(4), gpus: gpus(2) }, resume()),
+      priceOf: async () => 4,
+    };
+    const plan = await guardedAdapter(
+      kind,
+      accountSpending([budget(5)], { 'ns-a': 2 }),
+      fakeCache(),
+      clock,
+    ).plan(mr, paused, ctx);
+    assert.ok(plan.kind === 'act');
+    const error = await refusal(plan.step.run());
+    assert.match(error.message, /\$4\.00\/h more would make \$6\.00\/h/);
+  });
+
+  test('no budget covering it: a step reads no price', async () => {
+    const cloud = new FakeCloud();
+    let read = 0;
+    const counted = async () => {
+      read++;
+      return 1;
+    };
+    const kind = {
+      ...kindAsking(cloud, { live: true, gpus: gpus(2), perHour: counted }, resume()),
+      priceOf: counted,
+    };
+    const running: Widget = { ...paused, status: 'RUNNING', size: 1 };
+    const account = accountSpending([budget(1, ['ns-b'])], {});
+    const plan = await guardedAdapter(kind, account, fakeCache(), clock).plan(mr, running, ctx);
+    assert.ok(plan.kind === 'act');
+    await plan.step.run();
+    assert.equal(read, 0);
+  });
+
+  test('a budget over its limit holds only the namespaces it covers', async () => {
+    const cloud = new FakeCloud();
+    const account = accountSpending([budget(3, ['ns-b'])], { 'ns-b': 4 });
+    await guardedAdapter(kindAsking(cloud, pricedAt(1)), account, fakeCache(), clock).create(mr, ctx);
+    assert.equal(creates(cloud), 1);
+  });
+
+  test('dollars from 100 up are said without cents', async () => {
+    const cloud = new FakeCloud();
+    const error = await refusal(
+      guardedAdapter(
+        kindAsking(cloud, pricedAt(2)),
+        accountSpending([budget(100)], { 'ns-a': 120 }),
+        fakeCache(),
+        clock,
+      ).create(mr, ctx),
+    );
+    assert.equal(
+      error.message,
+      'provider config acme: budget account: $2.00/h more would make $122/h, over its maxSpendPerHour of $100/h; retried as spend frees up',
+    );
   });
 
   test('no budget: no price is read at all', async () => {

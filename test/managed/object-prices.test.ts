@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { pino } from 'pino';
 import { ObjectPrices } from '../../src/managed/object-prices.ts';
+import { captureLogs } from '../support/log-capture.ts';
 
 // What one kind's objects cost per hour, summed synchronously from prices read in the background.
 
@@ -13,6 +13,7 @@ interface Thing {
 
 function prices(priceOf: (thing: Thing) => Promise<number | undefined>) {
   const reads: string[] = [];
+  const logs = captureLogs('info');
   const book = new ObjectPrices<Thing>(
     {
       kind: 'Thing',
@@ -24,9 +25,19 @@ function prices(priceOf: (thing: Thing) => Promise<number | undefined>) {
         return priceOf(thing);
       },
     },
-    pino({ level: 'silent' }),
+    logs.logger,
   );
-  return { book, reads };
+  /** The warnings an operator reads: which object, and why its price is missing. */
+  const warnings = () =>
+    logs.lines
+      .filter((line) => line.level === 'warn')
+      .map(({ kind, id, msg, err }) => ({
+        kind,
+        id,
+        msg,
+        ...(err !== undefined && { err: (err as { message: string }).message }),
+      }));
+  return { book, reads, warnings };
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -67,7 +78,7 @@ test('unknown until every live object is priced, then the sum, each price read o
 
 test('counts only what the scope keeps; an object nothing prices counts 0; a failed read is tried again', async () => {
   let fail = true;
-  const { book } = prices(async (thing) => {
+  const { book, warnings } = prices(async (thing) => {
     if (thing.id === 'x' && fail) throw new Error('offers unavailable');
     return thing.id === 'old' ? undefined : 3;
   });
@@ -97,4 +108,60 @@ test('counts only what the scope keeps; an object nothing prices counts 0; a fai
     book.total(things, (id) => id === 'y'),
     3,
   );
+  assert.deepEqual(warnings(), [
+    {
+      kind: 'Thing',
+      id: 'x',
+      msg: 'reading a price failed; read again on the next check',
+      err: 'offers unavailable',
+    },
+    { kind: 'Thing', id: 'old', msg: 'no price for a live object; budgets count it at 0' },
+  ]);
+});
+
+test('a price is read once at a time, however often the sum is asked for meanwhile', async () => {
+  let answer: (perHour: number) => void = () => {};
+  const { book, reads } = prices(() => new Promise((resolve) => (answer = resolve)));
+  const things = [{ id: 'a', gpus: 1, state: 'RUNNING' }];
+  for (let ask = 0; ask < 3; ask++)
+    assert.equal(
+      book.total(things, () => true),
+      undefined,
+    );
+  answer(5);
+  await settle();
+  assert.equal(
+    book.total(things, () => true),
+    5,
+  );
+  assert.deepEqual(reads, ['a:RUNNING']);
+});
+
+test('what stops holding GPUs is forgotten: when it holds them again, its price is read again', async () => {
+  let perHour = 2;
+  const { book, reads } = prices(async () => perHour);
+  const running = [{ id: 'a', gpus: 1, state: 'RUNNING' }];
+  book.total(running, () => true);
+  await settle();
+  assert.equal(
+    book.total(running, () => true),
+    2,
+  );
+  // Paused, it holds none; resumed (on another machine, at today's price), it is the same state again.
+  assert.equal(
+    book.total([{ id: 'a', gpus: 0, state: 'PAUSED' }], () => true),
+    0,
+  );
+  perHour = 3;
+  assert.equal(
+    book.total(running, () => true),
+    undefined,
+    'not the price it had before its pause',
+  );
+  await settle();
+  assert.equal(
+    book.total(running, () => true),
+    3,
+  );
+  assert.deepEqual(reads, ['a:RUNNING', 'a:RUNNING']);
 });

@@ -212,17 +212,30 @@ describe('a kind without deadlines', () => {
 });
 
 describe('a budget that pauses pods when it is exceeded', () => {
-  test('pauses just enough of the pods that allow it, the idlest first, and each once', async () => {
-    let limit = 100;
+  /** A world whose account has one budget that pauses pods, of `limit.perHour` (100 until a test moves it). */
+  function openBudgeted() {
+    const limit = { perHour: 100 };
     const budget: BudgetLimit = {
       name: 'team',
-      limit: () => ({ perHour: limit, by: 'maxSpendPerHour' }),
+      limit: () => ({ perHour: limit.perHour, by: 'maxSpendPerHour' }),
       accountWide: true,
       covers: () => true,
       pausesPods: true,
     };
     world = widgetWorld({ policy: { budgets: [budget] } });
-    const w = world;
+    return { w: world, limit };
+  }
+
+  /** Reconciles `keys` a few turns: prices are read in the background, so the spend is known after some. */
+  async function priced(w: WidgetWorld, keys: string[]): Promise<void> {
+    for (let turn = 0; turn < 4; turn++) {
+      for (const key of keys) await w.settle(key, 3);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  test('pauses just enough of the pods that allow it, the idlest first, and each once', async () => {
+    const { w, limit } = openBudgeted();
     // Three widgets at 2 per hour each: two let a budget pause them, the third does not.
     w.api.create('busy', { pauseOnBudget: true });
     w.api.create('idle', { pauseOnBudget: true });
@@ -232,29 +245,38 @@ describe('a budget that pauses pods when it is exceeded', () => {
     const widget = (key: string) => w.cloud.objects.get(String(w.api.get(key)?.status?.id));
     w.cloud.utilization.set(String(widget('ns-a/busy')?.id), 60);
     w.cloud.utilization.set(String(widget('ns-a/idle')?.id), 3);
-    const round = async () => {
-      // Prices are read in the background: a few turns until the spend is known.
-      for (let turn = 0; turn < 4; turn++) {
-        for (const key of keys) await w.settle(key, 3);
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    };
-    await round();
+    await priced(w, keys);
     assert.equal(mutations(w, 'pause'), 0, 'within its limit: nothing paused');
 
-    limit = 4.5; // 6 per hour now: 1.5 too much, one pod's 2 covers it.
-    await round();
+    limit.perHour = 4.5; // 6 per hour now: 1.5 too much, one pod's 2 covers it.
+    await priced(w, keys);
     assert.equal(widget('ns-a/idle')?.status, 'PAUSED', 'the idlest first');
     assert.equal(w.api.get('ns-a/idle')?.status?.pausedBy?.reason, 'BudgetExceeded');
     assert.equal(widget('ns-a/busy')?.status, 'RUNNING', 'no more than it takes');
     assert.equal(widget('ns-a/kept')?.status, 'RUNNING');
 
-    limit = 1; // 4 per hour left: the busy one goes too; the one that does not allow it stays.
-    await round();
+    limit.perHour = 1; // 4 per hour left: the busy one goes too; the one that does not allow it stays.
+    await priced(w, keys);
     assert.equal(widget('ns-a/busy')?.status, 'PAUSED');
     assert.equal(widget('ns-a/kept')?.status, 'RUNNING', 'never paused: it does not allow it');
     assert.equal(mutations(w, 'pause'), 2, 'each paused once');
     assert.equal(mutations(w, 'resume'), 0);
+  });
+
+  test('a pod its deadline pauses as the budget goes over is paused once, for its deadline', async () => {
+    const { w, limit } = openBudgeted();
+    w.api.create('w', { pauseOnBudget: true, deadlineSeconds: 600 });
+    await priced(w, [KEY]);
+    assert.equal(objectOf(w)?.status, 'RUNNING');
+    limit.perHour = 1;
+    w.clock.advance(600_000);
+    await w.settle(KEY);
+    assert.equal(objectOf(w)?.status, 'PAUSED');
+    assert.equal(pausedBy(w)?.reason, 'DeadlineExceeded');
+    assert.deepEqual(
+      w.recorded.fleet.filter((event) => event.startsWith('paused')),
+      ['paused DeadlineExceeded'],
+    );
   });
 });
 
@@ -323,6 +345,9 @@ describe('what the operator took holds though a write is lost', () => {
       5_000,
     );
     await w.settle(KEY);
+    // Recorded again, and read: as an informer delivers the pause's write before the failure report's.
+    assert.equal(pausedBy(w)?.reason, 'Idle');
+    await w.reconciler.reconcile(AT);
     w.api.setStatus(KEY, { ...w.api.get(KEY)?.status, pausedBy: undefined });
     await w.settle(KEY);
     assert.equal(widget.status, 'PAUSED');
