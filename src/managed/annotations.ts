@@ -33,6 +33,13 @@ export const CREATE_PLACEMENT = 'gpucloud.io/create-placement';
  */
 export const RESUME = 'gpucloud.io/resume';
 
+/**
+ * `"true"` protects the resource from deletion: the admission policy refuses a DELETE of it (kubectl delete,
+ * an Argo CD prune, a namespace deletion), and where no policy is installed the operator keeps its
+ * finalizer and leaves the cloud object alone. Removing the annotation lifts it.
+ */
+export const DELETION_PROTECTION = 'gpucloud.io/deletion-protection';
+
 /** What the operator writes only for itself: a change to these alone is no news to reconcile. */
 export const BOOKKEEPING = [CREATE_INTENT, CREATE_NAME, CREATE_PLACEMENT] as const;
 
@@ -48,4 +55,11 @@ export function namedId(mr: {
 }): string | undefined {
   const id = mr.metadata.annotations?.[EXTERNAL_ID];
   return id === '' ? undefined : id;
+}
+
+/** Whether the resource is protected from deletion (`gpucloud.io/deletion-protection: "true"`). */
+export function isDeletionProtected(mr: {
+  metadata: { annotations?: Record<string, string> | undefined };
+}): boolean {
+  return mr.metadata.annotations?.[DELETION_PROTECTION] === 'true';
 }

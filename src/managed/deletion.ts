@@ -3,13 +3,20 @@ import type { Result } from '../controller/controller.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { AccountLink } from './account-links.ts';
 import { accountOf } from './accounts.ts';
-import { FINALIZER, namedId, SKIP_RECONCILE } from './annotations.ts';
+import {
+  DELETION_PROTECTION,
+  FINALIZER,
+  isDeletionProtected,
+  namedId,
+  SKIP_RECONCILE,
+} from './annotations.ts';
 import { cloudObjectOf, forgetCloud, isLive } from './cloud-view.ts';
 import type { EventSink } from './event-sink.ts';
 import { type ActContext, type CommonSpec, keyOf, type ManagedObject } from './external-kind.ts';
 import type { Identity } from './identity.ts';
 import { allows } from './policies.ts';
 import { logResource } from './resource-log.ts';
+import { statusAsIs, writeStatus } from './status-write.ts';
 import type { ManagedWriter } from './writer.ts';
 
 export interface DeletionOptions {
@@ -22,6 +29,9 @@ export interface DeletionOptions {
   clock: Clock;
   log: Logger;
 }
+
+/** The Synced reason of a protected resource whose deletion is held. */
+export const DELETION_PROTECTED = 'DeletionProtected';
 
 /** Something this process remembers of a resource by uid, forgotten when the resource is let go. */
 export interface Memory {
@@ -90,11 +100,43 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
       await release('Deleted', id ? `${kind} ${id} is deleted in the cloud` : 'nothing to delete');
       return {};
     }
+    // The second line behind the admission policy, for clusters without it: the object is kept.
+    if (isDeletionProtected(mr)) return this.#refuseProtected(mr, id, vanished);
     link.actedAt.set(id, this.#o.clock.now());
     await remove(id);
     link.cache.requestRefresh();
     events.event(mr, 'Normal', 'Deleting', `deleting ${kind} ${id} in the cloud`);
     return { requeueAfterMs: this.#o.verifyAfterMs };
+  }
+
+  /**
+   * A protected resource being deleted keeps its finalizer and its cloud object, and says so on its status
+   * and in a Warning event, until the annotation goes (an annotation change reconciles it again). One the
+   * apiserver removed anyway (vanished) leaves its object running: nothing is left to lift the protection.
+   */
+  async #refuseProtected(mr: ManagedObject<Spec>, id: string, vanished: boolean): Promise<Result> {
+    const { kind } = this.#o;
+    if (vanished) {
+      logResource(
+        this.#o.log,
+        'warn',
+        mr,
+        { id },
+        `the resource is gone while protected from deletion; ${kind} ${id} is left running`,
+      );
+      return {};
+    }
+    const message =
+      `the resource is protected from deletion (annotation ${DELETION_PROTECTION}: "true"): its cloud ${kind} ` +
+      `${id} is not deleted. Remove the annotation to let the deletion go on (kubectl annotate ... ` +
+      `${DELETION_PROTECTION}-), or set deletionPolicy: Orphan to keep the cloud object and let the resource go`;
+    const before = mr.status?.conditions?.find((condition) => condition.type === 'Synced');
+    if (before?.reason !== DELETION_PROTECTED)
+      this.#o.events.event(mr, 'Warning', DELETION_PROTECTED, message);
+    await writeStatus(this.#o, mr, statusAsIs(mr.status), [
+      { type: 'Synced', status: 'False', reason: DELETION_PROTECTED, message },
+    ]);
+    return {};
   }
 
   /**

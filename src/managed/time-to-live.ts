@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Result } from '../controller/controller.ts';
 import type { Clock } from '../lib/clock.ts';
+import { isDeletionProtected } from './annotations.ts';
 import { type CommonSpec, type ManagedObject, OUTCOMES } from './external-kind.ts';
 import { logResource } from './resource-log.ts';
 import type { ManagedStatus } from './status-schema.ts';
@@ -26,6 +27,8 @@ export async function expireFinished(
   if (ttl === undefined) return {};
   const left = finished + ttl * 1000 - clock.now();
   if (left > 0) return { requeueAfterMs: left };
+  // Its user protected it: kept past its time to live, as a delete of theirs would be refused too.
+  if (isDeletionProtected(mr)) return {};
   await writer.deleteObject(mr);
   logResource(log, 'info', mr, {}, `deleted: finished more than ttlSecondsAfterFinished (${ttl} s) ago`);
   return {};

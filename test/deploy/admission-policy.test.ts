@@ -1,9 +1,19 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { z } from 'zod';
 import { KubeApiError, type KubeClient } from '../../src/kube/client.ts';
 import { collectionPath, objectPath } from '../../src/kube/resource-type.ts';
-import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID } from '../../src/managed/annotations.ts';
+import {
+  CREATE_INTENT,
+  CREATE_NAME,
+  DELETION_PROTECTION,
+  EXTERNAL_ID,
+} from '../../src/managed/annotations.ts';
 import { bindClusterAdmin, clientAs, grantTenant } from '../support/impersonation.ts';
 import { manifests, resources, useStack } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
@@ -18,6 +28,18 @@ let tenant: KubeClient;
 let operator: KubeClient;
 
 const anyObject = z.looseObject({});
+
+const exec = promisify(execFile);
+
+async function run(file: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await exec(file, args);
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? 1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
 
 async function refusal(request: Promise<unknown>): Promise<string> {
   try {
@@ -67,11 +89,13 @@ describe('the admission policy on the operator annotations', () => {
         kind === 'ValidatingAdmissionPolicy'
           ? 'validatingadmissionpolicies'
           : 'validatingadmissionpolicybindings';
-      await admin.request(z.unknown(), {
-        method: 'POST',
-        path: `/apis/admissionregistration.k8s.io/v1/${plural}`,
-        body: rendered.one(kind),
-      });
+      for (const body of rendered.all(kind)) {
+        await admin.request(z.unknown(), {
+          method: 'POST',
+          path: `/apis/admissionregistration.k8s.io/v1/${plural}`,
+          body,
+        });
+      }
     }
     tenant = clientAs(stack.plane(), 'tenant');
     operator = clientAs(stack.plane(), OPERATOR);
@@ -138,5 +162,92 @@ describe('the admission policy on the operator annotations', () => {
     });
     const stored = await stack.cluster().get(resources.gpuPod, TENANT_NS, 'by-operator');
     assert.equal(stored?.metadata.annotations?.[EXTERNAL_ID], '10000005');
+  });
+
+  test('a protected resource survives kubectl delete, a prune and a collection delete, with how to lift it', async () => {
+    const protectedBy = { [DELETION_PROTECTION]: 'true' };
+    await create(tenant, 'precious', protectedBy);
+    const path = objectPath(resources.gpuPod, { namespace: TENANT_NS, name: 'precious' });
+    // The policy takes effect a moment after it is created, like the other.
+    const message = await poll(
+      () => refusal(tenant.request(anyObject, { method: 'DELETE', path })).catch(() => ''),
+      (text) => text !== '',
+      'the deletion protection in force',
+    );
+    assert.match(message ?? '', /GpuPod tenant-a\/precious is protected from deletion/);
+    assert.match(
+      message ?? '',
+      /kubectl annotate gpupod precious -n tenant-a gpucloud.io\/deletion-protection-/,
+    );
+
+    // kubectl delete, as the tenant: refused, and the message reaches the user.
+    const ran = await run('/usr/bin/kubectl', [
+      '--kubeconfig',
+      stack.plane().kubeconfigPath,
+      '--as',
+      'tenant',
+      'delete',
+      'gpupod',
+      'precious',
+      '-n',
+      TENANT_NS,
+      '--wait=false',
+    ]);
+    assert.notEqual(ran.code, 0);
+    assert.match(ran.stderr, /protected from deletion/);
+
+    // Argo CD prunes with a DELETE carrying a propagation policy (foreground by default).
+    assert.match(
+      await refusal(
+        tenant.request(anyObject, {
+          method: 'DELETE',
+          path,
+          body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Foreground' },
+        }),
+      ),
+      /protected from deletion/,
+    );
+    // kubectl apply --prune, a real prune: applied with another, then left out of the manifest set.
+    const dir = await mkdtemp(join(tmpdir(), 'prune-'));
+    const fleet = { labels: { app: 'fleet' } };
+    const both = join(dir, 'both.json');
+    const kept = join(dir, 'kept.json');
+    const keptPod = manifests.gpuPod('kept', {}, fleet);
+    const items = [manifests.gpuPod('precious', {}, { ...fleet, annotations: protectedBy }), keptPod];
+    await writeFile(both, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+    await writeFile(kept, JSON.stringify(keptPod));
+    const kubeconfig = ['--kubeconfig', stack.plane().kubeconfigPath, '--as', 'tenant', '-n', TENANT_NS];
+    const applied = await run('/usr/bin/kubectl', [...kubeconfig, 'apply', '-f', both]);
+    assert.equal(applied.code, 0, applied.stderr);
+    const pruned = await run('/usr/bin/kubectl', [
+      ...kubeconfig,
+      'apply',
+      '-f',
+      kept,
+      '--prune',
+      '-l',
+      'app=fleet',
+      '--prune-allowlist',
+      'gpucloud.io/v1alpha1/GpuPod',
+    ]);
+    assert.notEqual(pruned.code, 0, `${pruned.stdout}${pruned.stderr}`);
+    assert.match(pruned.stderr, /protected from deletion/);
+    // A namespace deletion removes its content with a collection delete: refused the same way.
+    assert.match(
+      await refusal(
+        stack.cluster().client.request(anyObject, {
+          method: 'DELETE',
+          path: `${collectionPath(resources.gpuPod, TENANT_NS)}?labelSelector=app%3Dfleet`,
+        }),
+      ),
+      /protected from deletion/,
+    );
+    // Nobody is exempt: not even the operator (its time-to-live deletes).
+    assert.match(await refusal(operator.request(anyObject, { method: 'DELETE', path })), /protected/);
+    assert.ok(await stack.cluster().get(resources.gpuPod, TENANT_NS, 'precious'));
+
+    // Lifted by removing the annotation (or setting it to anything but "true"): then deleted.
+    await patchAnnotations(tenant, 'precious', { [DELETION_PROTECTION]: null });
+    await tenant.request(anyObject, { method: 'DELETE', path });
   });
 });

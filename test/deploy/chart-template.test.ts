@@ -84,7 +84,9 @@ describe('the chart with its default values', async () => {
       `Service/${RELEASE}-metrics`,
       `ServiceAccount/${RELEASE}`,
       `ValidatingAdmissionPolicy/${RELEASE}-annotations`,
+      `ValidatingAdmissionPolicy/${RELEASE}-deletion-protection`,
       `ValidatingAdmissionPolicyBinding/${RELEASE}-annotations`,
+      `ValidatingAdmissionPolicyBinding/${RELEASE}-deletion-protection`,
     ]);
   });
 

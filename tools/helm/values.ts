@@ -280,11 +280,11 @@ export const valuesSchema = z
           .boolean()
           .default(true)
           .describe(
-            'Install a ValidatingAdmissionPolicy (Kubernetes 1.30+) that lets only the operator write its bookkeeping annotations and keeps external-id fixed while a resource holds a cloud object.',
+            'Install the ValidatingAdmissionPolicies (Kubernetes 1.30+) that let only the operator write its bookkeeping annotations, keep external-id fixed while a resource holds a cloud object, and refuse to delete a resource annotated gpucloud.io/deletion-protection: "true".',
           ),
       })
       .strict()
-      .describe('Admission guard of the operator annotations, which CRD validation rules cannot see.'),
+      .describe('Admission guard of the operator annotations and of deletion protection, which CRD validation rules cannot see.'),
     rbac: z
       .object({ create: z.boolean().default(true).describe('Create the (Cluster)Roles and their bindings.') })
       .strict()
