@@ -43,6 +43,11 @@ export interface CommonSpec {
   recoveryPolicy?: RecoveryPolicy | undefined;
   /** A Secret of the resource's namespace to write its connection details into. */
   writeConnectionSecretToRef?: { name: string } | undefined;
+  /**
+   * Fields the cloud may own (docs/design.md §8.6): their cloud values stand for the spec's, and drift in
+   * them is not reported. The kind's schema says which may be listed.
+   */
+  ignoreDrift?: readonly string[] | undefined;
   /** Kinds whose objects finish: how long a finished resource stays before the operator deletes it. */
   ttlSecondsAfterFinished?: number | undefined;
 }

@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { AccountLink, AccountLinks } from './account-links.ts';
 import { NamespaceNotAllowedError } from './accounts.ts';
 import { FINALIZER, namedId, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
+import { cloudOwned } from './cloud-owned.ts';
 import type { CloudView } from './cloud-view.ts';
 import { Deletion } from './deletion.ts';
 import { toReconcileError } from './errors.ts';
@@ -258,11 +259,13 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (deadline?.passed && deadline.action === 'Delete' && adapter.delete && allows(policies, 'Delete')) {
       return this.#deleteAtDeadline(holding, observed, pause, link);
     }
-    // Paused by the operator: everything after sees the spec as paused, the guardrails included.
-    const held =
-      pause.pausedBy && adapter.pause
-        ? { ...holding, mr: { ...holding.mr, spec: adapter.pause.paused(holding.mr.spec) } }
-        : holding;
+    // What the cloud may own takes its cloud value; paused by the operator, everything after sees the spec
+    // as paused, the guardrails included.
+    const owned = cloudOwned(holding.mr, observed.cloud, adapter);
+    const held = {
+      ...holding,
+      mr: pause.pausedBy && adapter.pause ? { ...owned, spec: adapter.pause.paused(owned.spec) } : owned,
+    };
     const lost = lostObject(held.mr, observed.cloud, adapter);
     const plan =
       lost === 'Preempted'

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock.ts';
 import type { AccountLink } from './account-links.ts';
+import { driftOf } from './cloud-owned.ts';
 import { type CloudView, fingerprintDigest } from './cloud-view.ts';
 import type { ConditionInput } from './conditions.ts';
 import { ConnectionSecrets } from './connection-secret.ts';
@@ -219,7 +220,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     link: AccountLink<Spec, Cloud>,
   ): ConditionInput {
     const managed = allows(mr.spec.managementPolicies, 'Update') && !lost;
-    const drifted = managed ? (link.adapter.drift?.(mr, cloud) ?? []) : [];
+    const drifted = managed ? driftOf(mr, cloud, link.adapter) : [];
     if (drifted.length === 0)
       return { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' };
     const message =

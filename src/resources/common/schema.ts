@@ -306,12 +306,38 @@ export const managedSpecShape = {
   providerConfigRef: providerConfigRefSchema,
 };
 
-export type ManagedSpecField = keyof typeof managedSpecShape;
+/**
+ * `spec.ignoreDrift`: the fields the cloud may own (docs/design.md §8.6). Which may be listed is the
+ * kind's: fields late initialisation fills, or that drift reports, and no other (CEL names them).
+ */
+export function ignoreDriftSchema(kind: string, fields: readonly string[]) {
+  const names = fields.map((field) => `'${field}'`).join(', ');
+  return withRules(
+    z.array(z.string().min(1).max(64)).max(fields.length).meta({ 'x-kubernetes-list-type': 'set' }),
+    [
+      {
+        rule: `self.all(f, f in [${names}])`,
+        message: `a ${kind} may ignore drift only in ${fields.join(', ')}`,
+      },
+    ],
+  )
+    .optional()
+    .describe(
+      `Fields the cloud may own: the operator neither corrects nor reports a difference in them, and takes ` +
+        `the cloud's value as the desired one; late initialisation still fills them once. One of ${fields.join(', ')}.`,
+    );
+}
 
-export const MANAGED_SPEC_FIELDS = Object.keys(managedSpecShape) as ManagedSpecField[];
+/** The spec field that lists the fields the cloud may own; the operator's, never sent to the cloud. */
+export const IGNORE_DRIFT = 'ignoreDrift';
+
+export type ManagedSpecField = keyof typeof managedSpecShape | typeof IGNORE_DRIFT;
+
+export const MANAGED_SPEC_FIELDS = Object.keys(managedSpecShape) as Array<keyof typeof managedSpecShape>;
 
 /** The spec without the operator's own fields: what a cloud request may be built from. */
 export function cloudFieldsOf<S extends object>(spec: S): Omit<S, ManagedSpecField> {
-  const fields = Object.entries(spec).filter(([field]) => !(MANAGED_SPEC_FIELDS as string[]).includes(field));
+  const operators: readonly string[] = [...MANAGED_SPEC_FIELDS, IGNORE_DRIFT];
+  const fields = Object.entries(spec).filter(([field]) => !operators.includes(field));
   return Object.fromEntries(fields) as Omit<S, ManagedSpecField>;
 }

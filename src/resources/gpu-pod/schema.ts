@@ -15,6 +15,7 @@ import {
   environmentVariablesSchema,
   exposedPortSchema,
   gpuTypeSchema,
+  ignoreDriftSchema,
   imageRegistrySchema,
   imageSchema,
   initializationCommandSchema,
@@ -33,6 +34,9 @@ import {
 } from '../common/schema.ts';
 
 const KIND = 'GpuPod';
+
+/** What `ignoreDrift` may list: the fields late initialisation fills or drift reports, but the GPUs. */
+const IGNORABLE = ['paused', 'name', 'isSpot', 'image', 'imageRegistry', 'containerVolumeInGb', 'regions'];
 
 // CEL has no bitwise operators: list the int32 powers of two instead.
 const POWERS_OF_TWO = Array.from({ length: 31 }, (_, exponent) => 2 ** exponent);
@@ -179,10 +183,12 @@ const { shape, rules: immutabilityRules } = immutableExcept(
           'user changes the spec or sets annotation gpucloud.io/resume. Never paused for a budget when unset.',
       ),
     ...managedSpecShape,
+    ignoreDrift: ignoreDriftSchema(KIND, IGNORABLE),
   },
   [
     'paused',
     'placement',
+    'ignoreDrift',
     'recoveryPolicy',
     'activeDeadlineSeconds',
     'deadlineAction',

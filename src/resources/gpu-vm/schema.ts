@@ -10,6 +10,7 @@ import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import {
   activeDeadlineSecondsSchema,
+  ignoreDriftSchema,
   LATE_INITIALIZED,
   listedNeedsTypesRule,
   MANAGED_SPEC_FIELDS,
@@ -109,8 +110,17 @@ const { shape, rules } = immutableExcept(
           'created again.',
       ),
     ...managedSpecShape,
+    ignoreDrift: ignoreDriftSchema(KIND, ['name', 'isSpot', 'region']),
   },
-  ['name', 'placement', 'recoveryPolicy', 'activeDeadlineSeconds', 'deadlineAction', ...MANAGED_SPEC_FIELDS],
+  [
+    'name',
+    'placement',
+    'recoveryPolicy',
+    'activeDeadlineSeconds',
+    'deadlineAction',
+    'ignoreDrift',
+    ...MANAGED_SPEC_FIELDS,
+  ],
   ['isSpot'],
 );
 

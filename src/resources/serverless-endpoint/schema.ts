@@ -7,6 +7,7 @@ import {
   environmentVariablesSchema,
   exposedPortSchema,
   gpuTypeSchema,
+  ignoreDriftSchema,
   imageRegistrySchema,
   imageSchema,
   initializationCommandSchema,
@@ -19,6 +20,23 @@ import {
 } from '../common/schema.ts';
 
 const KIND = 'ServerlessEndpoint';
+
+/** Late initialisation fills these, so the cloud may own them (`ignoreDrift`). */
+const LATE_INITIALIZED_FIELDS = [
+  'name',
+  'imageRegistry',
+  'minSingleCardVramInGb',
+  'minSingleCardVcpu',
+  'minSingleCardRamInGb',
+  'workers',
+  'credentialId',
+  'containerVolumeInGb',
+  'initializationCommand',
+  'expose',
+  'serviceMode',
+  'webhook',
+  'stopped',
+];
 
 // The cloud's pattern is ^(?=[A-Za-z])[A-Za-z0-9@._-]{1,20}$; the apiserver's regex engine (RE2)
 // has no lookahead, so the first letter is matched explicitly.
@@ -147,6 +165,7 @@ const ServerlessEndpointSpecObject = z
           `${LATE_INITIALIZED} Removing it starts the endpoint.`,
       ),
     ...managedSpecShape,
+    ignoreDrift: ignoreDriftSchema(KIND, LATE_INITIALIZED_FIELDS),
   })
   .describe(
     'Desired state of a serverless endpoint: the fields of the cloud create-endpoint request, plus ' +
