@@ -239,6 +239,12 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
    */
   drift?(mr: ManagedObject<Spec>, cloud: Cloud): string[];
   /**
+   * Kinds whose objects keep the environment they were created with (pods): the Secrets (`secretKeyRef`
+   * names) whose values now differ from what the object carries, compared in memory. Reported as
+   * `Synced=False`, reason `SecretRotated`: the cloud cannot change the object's environment.
+   */
+  rotatedSecrets?(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<string[]>;
+  /**
    * What a workload needs to reach the object (SSH command, addresses, URLs), from the status about to be
    * written, as the keys and values of its connection Secret.
    */

@@ -13,6 +13,7 @@ import { BOOKKEEPING } from './annotations.ts';
 import type { CommonSpec, ExternalKind, ManagedObject } from './external-kind.ts';
 import type { FleetMetrics, FleetResource, Usage } from './fleet-metrics.ts';
 import { ManagedReconciler } from './reconciler.ts';
+import { SecretWatch } from './secret-watch.ts';
 import { managedStore, parseManaged } from './store.ts';
 import { managedWriter } from './writer.ts';
 
@@ -40,6 +41,8 @@ export interface ManagedControllerSettings extends AccountLinkSettings {
   /** Re-deliver every custom resource this often, a guard against anything missed. */
   readonly resyncPeriodMs: number;
   readonly verifyAfterMs: number;
+  /** Secrets resources read are read again this often: how soon a rotation is noticed. */
+  readonly secretRecheckMs: number;
   /** The cloud accounts resources may name. */
   readonly accounts: AccountDirectory;
   /** The fleet gauges and event counters every kind reports to. */
@@ -121,6 +124,12 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     },
     usage: kind.usage,
   });
+  const secrets = new SecretWatch({
+    read: (namespace, name) => writer.readSecret(namespace, name),
+    wake: (key) => wake.emit(keyFromString(key)),
+    intervalMs: settings.secretRecheckMs,
+    log,
+  });
   const reconciler = new ManagedReconciler({
     kind: resource.kind,
     parseSpec: kind.parseSpec,
@@ -130,6 +139,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     links,
     fleet,
     verifyAfterMs: settings.verifyAfterMs,
+    secrets,
     clock: settings.clock,
     log,
   });
@@ -157,8 +167,10 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     start(enqueue) {
       const stopWaking = wake.start(enqueue);
       links.start();
+      const stopSecrets = secrets.start();
       return () => {
         stopWaking();
+        stopSecrets();
         links.stop();
       };
     },

@@ -26,6 +26,7 @@ import { type DeadlineState, OperatorPause, type PauseDecision } from './operato
 import { allows } from './policies.ts';
 import { type LostObject, Recovery, recreateBackoff } from './recovery.ts';
 import { logResource } from './resource-log.ts';
+import type { SecretWatch } from './secret-watch.ts';
 import { resolveEnv } from './secrets.ts';
 import { StatusReport } from './status-report.ts';
 import type { ManagedStore } from './store.ts';
@@ -49,6 +50,8 @@ export interface ManagedReconcilerOptions<Spec extends CommonSpec, Cloud> {
   fleet: KindEvents;
   /** After acting, look again this soon even if the cloud cache reports no change (a safety net). */
   verifyAfterMs: number;
+  /** Secrets are read through it, so that their rotation wakes the resources that use them. */
+  secrets: SecretWatch;
   clock: Clock;
   log: Logger;
 }
@@ -97,7 +100,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#deletion = new Deletion(
       options,
       this.#identity,
-      [this.#refused, this.#lateInit, this.#status, this.#pause],
+      [this.#refused, this.#lateInit, this.#status, this.#pause, options.secrets],
       (uid) => {
         this.#released.add(uid);
         if (this.#released.size > MAX_RELEASED)
@@ -276,7 +279,13 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
             ? await adapter.plan(held.mr, observed.cloud, ctx)
             : ({ kind: 'in-sync' } as const);
     if (plan.kind === 'act') await this.#act(held.mr, observed.cloud, plan, link);
-    const { finished, secretRefused } = await this.#status.report(held, observed, lost, link, pause);
+    const rotated =
+      plan.kind === 'in-sync' && !lost && adapter.rotatedSecrets && allows(policies, 'Update')
+        ? await adapter.rotatedSecrets(held.mr, observed.cloud, ctx)
+        : [];
+    const { finished, secretRefused } = await this.#status.report(held, observed, lost, link, pause, {
+      rotated,
+    });
     // The status holds it now; a copy older than this write is a matter of milliseconds, not a minute.
     this.#lateInit.forgetExpired();
     if (finished !== undefined) return expireFinished(this.#o, held.mr, finished);
@@ -312,7 +321,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await remove(id);
     link.cache.requestRefresh();
     const ending = { reason: 'DeadlineExceeded', message };
-    const { finished } = await this.#status.report(held, observed, undefined, link, pause, ending);
+    const { finished } = await this.#status.report(held, observed, undefined, link, pause, { ending });
     return finished === undefined ? {} : expireFinished(this.#o, held.mr, finished);
   }
 
@@ -357,7 +366,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
         resolveEnv(
           mr.metadata.namespace,
           items,
-          (ns, name) => this.#o.writer.readSecret(ns, name),
+          this.#o.secrets.readerFor(mr.metadata.uid, keyOf(mr)),
           (value) => revealed.add(value),
         ),
       ownerMarker: { key: OWNER_ENV, value: mr.metadata.uid },

@@ -25,6 +25,9 @@ import type { PausedBy, PlacementStatus } from './status-schema.ts';
 import { statusAsIs, writeStatus } from './status-write.ts';
 import type { ManagedWriter } from './writer.ts';
 
+/** The Synced reason of an object that keeps values of Secrets rotated since it was made. */
+export const SECRET_ROTATED = 'SecretRotated';
+
 export interface StatusReportOptions {
   /** The kind's name, for messages. */
   kind: string;
@@ -63,7 +66,10 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     lost: LostObject | undefined,
     link: AccountLink<Spec, Cloud>,
     pause?: PauseDecision,
-    ending?: { reason: string; message: string },
+    {
+      ending,
+      rotated = [],
+    }: { ending?: { reason: string; message: string }; rotated?: readonly string[] } = {},
   ): Promise<Reported> {
     const { adapter } = link;
     const { cloud } = view;
@@ -100,7 +106,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
         reason: readiness.reason,
         message: readiness.message,
       },
-      this.#synced(mr, cloud, lost !== undefined, link),
+      this.#synced(mr, cloud, lost !== undefined, link, rotated),
     ];
     const deadline = pause?.deadline;
     if (deadline) {
@@ -218,9 +224,11 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     cloud: Cloud,
     lost: boolean,
     link: AccountLink<Spec, Cloud>,
+    rotated: readonly string[],
   ): ConditionInput {
     const managed = allows(mr.spec.managementPolicies, 'Update') && !lost;
     const drifted = managed ? driftOf(mr, cloud, link.adapter) : [];
+    if (drifted.length === 0 && rotated.length > 0) return this.#rotated(mr, rotated);
     if (drifted.length === 0)
       return { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' };
     const message =
@@ -232,6 +240,18 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       this.#o.fleet.drifted();
     }
     return { type: 'Synced', status: 'False', reason: 'Drifted', message };
+  }
+
+  /** Synced=False naming the Secrets whose new values the object cannot take, with a Warning when that changes. */
+  #rotated(mr: ManagedObject<Spec>, rotated: readonly string[]): ConditionInput {
+    const names = rotated.map((name) => `"${name}"`).join(', ');
+    const message =
+      `Secret ${names} changed since the cloud ${this.#o.kind} was created, and it keeps the environment it ` +
+      'was created with: the cloud cannot change it. Delete and recreate the resource to run with the new values';
+    const before = mr.status?.conditions?.find((condition) => condition.type === 'Synced');
+    if (before?.reason !== SECRET_ROTATED || before.message !== message)
+      this.#o.events.event(mr, 'Warning', SECRET_ROTATED, message);
+    return { type: 'Synced', status: 'False', reason: SECRET_ROTATED, message };
   }
 
   /** The details fields (runtime, metrics, task counts): fetched when due, else the last values. */

@@ -53,6 +53,7 @@ const configSchema = z.object({
   idleCheckIntervalSeconds: positive().default(300),
   queueIntervalSeconds: positive().default(15),
   resyncMinutes: positive().default(60),
+  secretIntervalSeconds: positive().default(30),
   defaultAdoption: z
     .enum(['true', 'false'])
     .default('true')
@@ -112,6 +113,7 @@ const sources: Readonly<Record<Setting, { flag: string; env: string }>> = {
   idleCheckIntervalSeconds: { flag: 'idle-check-interval', env: 'IDLE_CHECK_INTERVAL_SECONDS' },
   queueIntervalSeconds: { flag: 'queue-interval', env: 'QUEUE_INTERVAL_SECONDS' },
   resyncMinutes: { flag: 'resync', env: 'RESYNC_MINUTES' },
+  secretIntervalSeconds: { flag: 'secret-interval', env: 'SECRET_INTERVAL_SECONDS' },
   defaultAdoption: { flag: 'default-adoption', env: 'GPUCLOUD_DEFAULT_ADOPTION' },
   logLevel: { flag: 'log-level', env: 'LOG_LEVEL' },
   tenantApiPort: { flag: 'tenant-api-port', env: 'TENANT_API_PORT' },

@@ -195,6 +195,7 @@ function controllerSettings(
     idleChecksPerSecond: config.idleChecksPerSecond,
     idleCheckIntervalMs: config.idleCheckIntervalSeconds * 1000,
     verifyAfterMs: config.pollIntervalSeconds * 1000,
+    secretRecheckMs: config.secretIntervalSeconds * 1000,
     accounts,
     fleet,
     metering: new AccountMetering(),

@@ -24,6 +24,7 @@ import {
 } from '../../src/managed/external-kind.ts';
 import type { KindEvents } from '../../src/managed/fleet-metrics.ts';
 import { ManagedReconciler } from '../../src/managed/reconciler.ts';
+import { SecretWatch } from '../../src/managed/secret-watch.ts';
 import type { Claim, ManagedStore } from '../../src/managed/store.ts';
 import type { ManagedWriter, Metadata, ObjectPatch } from '../../src/managed/writer.ts';
 import { MovableClock } from '../support/clock.ts';
@@ -492,6 +493,14 @@ export function widgetWorld(
   const gadgets = new FakeCloud();
   const gadgetLinks = linksOf(gadgets, 'Gadget');
   gadgetLinks.start();
+  /** Keys the Secret watch woke, in order. */
+  const woken: string[] = [];
+  const secrets = new SecretWatch({
+    read: api.writer.readSecret,
+    wake: (key) => void woken.push(key),
+    intervalMs: 60_000,
+    log,
+  });
   const reconciler = new ManagedReconciler<WidgetSpec, Widget>({
     kind: 'Widget',
     parseSpec: (raw) => widgetSpec.parse(raw),
@@ -501,11 +510,14 @@ export function widgetWorld(
     links,
     fleet,
     verifyAfterMs: 20,
+    secrets,
     clock,
     log,
   });
   links.start();
   return {
+    secrets,
+    woken,
     /** The clock every part reads: a test moves it to pass a backoff, a grace or a time to live. */
     clock,
     cloud,

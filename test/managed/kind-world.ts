@@ -12,6 +12,7 @@ import type { AccountPolicy } from '../../src/managed/accounts.ts';
 import { type ExternalKind, keyOf } from '../../src/managed/external-kind.ts';
 import type { KindEvents } from '../../src/managed/fleet-metrics.ts';
 import { ManagedReconciler } from '../../src/managed/reconciler.ts';
+import { SecretWatch } from '../../src/managed/secret-watch.ts';
 import type { ManagedStore } from '../../src/managed/store.ts';
 import type { ManagedWriter } from '../../src/managed/writer.ts';
 import { MovableClock } from '../support/clock.ts';
@@ -117,6 +118,7 @@ export function kindWorld(
     links,
     fleet,
     verifyAfterMs: 20,
+    secrets: new SecretWatch({ read: writer.readSecret, wake: () => {}, intervalMs: 60_000, log }),
     clock,
     log: options.log ?? log,
   });

@@ -9,7 +9,7 @@ import { ENDPOINT_STATUSES, type Endpoint } from '../../src/api/schemas/serverle
 import { systemClock } from '../../src/lib/clock.ts';
 import { OWNER_ENV } from '../../src/managed/annotations.ts';
 import type { ExternalKind } from '../../src/managed/external-kind.ts';
-import { MANAGED_SPEC_FIELDS } from '../../src/resources/common/schema.ts';
+import { IGNORE_DRIFT, MANAGED_SPEC_FIELDS } from '../../src/resources/common/schema.ts';
 import { serverlessEndpointAdapter } from '../../src/resources/serverless-endpoint/adapter.ts';
 import {
   type ServerlessEndpointSpec,
@@ -152,7 +152,7 @@ describe('ServerlessEndpoint adapter', () => {
         ['webhook', { webhook: 'https://hooks.example.com/b' }, 'https://hooks.example.com/b'],
       ];
       // Every cloud field of the spec is here; workers, stopped and autoscaling have steps of their own.
-      const own = ['workers', 'stopped', 'autoscaling', ...MANAGED_SPEC_FIELDS];
+      const own = ['workers', 'stopped', 'autoscaling', IGNORE_DRIFT, ...MANAGED_SPEC_FIELDS];
       const cloudFields = Object.keys(ServerlessEndpointSpecSchema.shape).filter(
         (field) => !own.includes(field),
       );

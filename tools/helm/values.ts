@@ -251,6 +251,10 @@ export const valuesSchema = z
           'Seconds within which the task counts of an autoscaled endpoint are fresh: one count call per autoscaled endpoint per interval (`--queue-interval`).',
         ),
         resyncMinutes: positive(60, 'Minutes between full resyncs of every resource (`--resync`).'),
+        secretIntervalSeconds: positive(
+          30,
+          'Seconds between two reads of each Secret resources take values from (`--secret-interval`): a rotation reaches an endpoint within it, and a pod reports it. One get per Secret in use per interval, by name.',
+        ),
         defaultAdoption: z
           .boolean()
           .default(true)

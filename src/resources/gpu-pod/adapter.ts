@@ -29,6 +29,7 @@ import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView } from './de
 import { podHeldGpus } from './gpus.ts';
 import { busiestGpu, checkIdle, IDLE_CHECK_CALLS, idleRuleOf } from './idle.ts';
 import type { GpuPodSpec, GpuPodStatus } from './schema.ts';
+import { rotatedSecrets } from './secret-rotation.ts';
 
 type GpuPod = ManagedObject<GpuPodSpec>;
 
@@ -111,6 +112,7 @@ export function gpuPodAdapter(
       cleared: { paused: false },
     },
     drift: (mr, pod) => podDrift(mr, pod),
+    rotatedSecrets: (mr, pod, ctx) => rotatedSecrets(client, mr, pod, ctx),
     pause: {
       paused: (spec) => ({ ...spec, paused: true }),
       idle: {
