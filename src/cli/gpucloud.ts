@@ -22,6 +22,7 @@ import {
   watchTask,
 } from '../console/commands.ts';
 import { CommandError, EXIT, explain, usageError } from '../console/errors.ts';
+import { IMPORT_FLAGS, IMPORT_NOTES, runImport } from '../console/import-command.ts';
 import { readManifests } from '../console/manifests.ts';
 import { OUTPUT_FORMATS, type OutputFormat, type Printable, render } from '../console/output.ts';
 import { placementOffers } from '../console/placement-offers.ts';
@@ -204,6 +205,13 @@ const COMMANDS: Readonly<Record<string, Command>> = {
       'your own RBAC (patch on gpupods), never a cloud call. The operator resumes the pod on its next\n' +
       'reconcile; kubectl annotate gpupod NAME gpucloud.io/resume=... --overwrite does the same.\n' +
       'A deadline that has passed pauses it again: raise spec.activeDeadlineSeconds instead.',
+  },
+  import: {
+    synopsis:
+      'import [--kind K]... [--name GLOB] [--region R]... [--status S]... [--dir DIR] [--provider-config PC] [--full-management]',
+    summary: 'manifests for the cloud objects no resource holds, to adopt',
+    flags: IMPORT_FLAGS,
+    notes: IMPORT_NOTES,
   },
   plan: {
     synopsis: 'plan -f FILE|DIR|- [-f ...]',
@@ -505,6 +513,8 @@ async function main(argv: string[]): Promise<number> {
       print(await resume(reference, connections, new Date()));
       return EXIT.ok;
     }
+    case 'import':
+      return runImport(values, connections, text(values, 'output') === undefined ? 'yaml' : format);
     case 'plan': {
       const files = texts(values, 'file') ?? [];
       if (files.length === 0) throw usageError('plan takes the manifests with -f FILE, -f DIRECTORY or -f -');

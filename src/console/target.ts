@@ -149,7 +149,10 @@ export function explicitCredentials(connections: Connections, what: string): Cre
 }
 
 /** The account's URL and key, when the caller may read both; `undefined` otherwise. */
-async function accountCredentials(kube: KubeClient, account: string): Promise<Credentials | undefined> {
+export async function accountCredentials(
+  kube: KubeClient,
+  account: string,
+): Promise<Credentials | undefined> {
   try {
     const config = await kube.request(providerConfigSchema, {
       method: 'GET',
