@@ -3,11 +3,13 @@ import { afterEach, describe, test } from 'node:test';
 import {
   CREATE_INTENT,
   CREATE_NAME,
+  DELETION_PROTECTION,
   EXTERNAL_ID,
   FINALIZER,
   SKIP_RECONCILE,
 } from '../../src/managed/annotations.ts';
 import { sealIntent } from '../../src/managed/creation.ts';
+import { DELETION_PROTECTED } from '../../src/managed/deletion.ts';
 import { ReconcileError } from '../../src/managed/errors.ts';
 import { conditionOf, reshape, type WidgetWorld, widgetWorld } from './fakes.ts';
 
@@ -491,6 +493,64 @@ describe('a resource the apiserver removed with the finalizer', () => {
     assert.deepEqual(await w.reconciler.reconcile(AT), {});
     assert.deepEqual(await w.reconciler.reconcile(AT), {});
     assert.equal(deletes(w).length, 0);
+    assert.equal(w.cloud.objects.get(id)?.status, 'RUNNING');
+  });
+});
+
+describe('a resource protected from deletion', () => {
+  const protectedBy = { [DELETION_PROTECTION]: 'true' };
+
+  test('keeps its object and its finalizer, says how to lift it once, and goes once unprotected', async () => {
+    const w = open();
+    const id = await made(w);
+    w.api.annotate(KEY, protectedBy);
+    w.api.delete(KEY);
+    assert.deepEqual(await w.reconciler.reconcile(AT), {});
+    assert.deepEqual(await w.reconciler.reconcile(AT), {});
+    assert.deepEqual(deletes(w), []);
+    assert.ok(w.api.get(KEY)?.metadata.finalizers?.includes(FINALIZER));
+    const synced = conditionOf(w.api.get(KEY), 'Synced');
+    assert.equal(synced?.reason, DELETION_PROTECTED);
+    assert.match(String(synced?.message), new RegExp(`its cloud Widget ${id} is not deleted`));
+    assert.deepEqual(
+      eventsOf(w)
+        .filter((event) => event.reason === DELETION_PROTECTED)
+        .map((event) => event.type),
+      ['Warning'],
+      'said once',
+    );
+    w.api.annotate(KEY, { [DELETION_PROTECTION]: null });
+    await w.settle(KEY);
+    assert.equal(w.api.get(KEY), undefined);
+    assert.deepEqual(deletes(w), [{ op: 'delete', id }]);
+  });
+
+  test('"false" or any value but "true" protects nothing', async () => {
+    const w = open();
+    const id = await made(w);
+    w.api.annotate(KEY, { [DELETION_PROTECTION]: 'false' });
+    w.api.delete(KEY);
+    await w.settle(KEY);
+    assert.equal(w.api.get(KEY), undefined);
+    assert.deepEqual(deletes(w), [{ op: 'delete', id }]);
+  });
+
+  test('with deletionPolicy Orphan it goes at once: nothing in the cloud is harmed', async () => {
+    const w = open();
+    const id = await made(w, { deletionPolicy: 'Orphan' });
+    w.api.annotate(KEY, protectedBy);
+    w.api.delete(KEY);
+    await w.settle(KEY);
+    assert.equal(w.api.get(KEY), undefined);
+    assert.equal(w.cloud.objects.get(id)?.status, 'RUNNING');
+  });
+
+  test('a vanished protected resource leaves its object running', async () => {
+    const w = open();
+    const id = await made(w);
+    w.api.annotate(KEY, protectedBy);
+    w.reconciler.vanished(w.api.vanish(KEY), true);
+    await w.settle(KEY);
     assert.equal(w.cloud.objects.get(id)?.status, 'RUNNING');
   });
 });
