@@ -10,7 +10,7 @@
 
 import type { ObjectKey } from '../kube/object.ts';
 import type { Demand } from './demand.ts';
-import type { ManagementPolicy, RecoveryPolicy } from './policies.ts';
+import type { ManagementPolicy, RecoveryPolicy, SecretRotationPolicy } from './policies.ts';
 import type { ManagedStatus } from './status-schema.ts';
 
 /** The parts of a custom resource the generic layer and adapters read. */
@@ -48,6 +48,8 @@ export interface CommonSpec {
    * them is not reported. The kind's schema says which may be listed.
    */
   ignoreDrift?: readonly string[] | undefined;
+  /** Kinds with `rotatedSecrets`: whether a rotation replaces the object (`Recreate`) or is reported. */
+  secretRotationPolicy?: SecretRotationPolicy | undefined;
   /** Kinds whose objects finish: how long a finished resource stays before the operator deletes it. */
   ttlSecondsAfterFinished?: number | undefined;
 }

@@ -14,6 +14,10 @@ export function allows(policies: readonly ManagementPolicy[] | undefined, action
   return policies === undefined || policies.includes('*') || policies.includes(action);
 }
 
+/** What a rotated Secret does to an object that cannot take its new value: reported, or the object replaced. */
+export const SECRET_ROTATION_POLICIES = ['Report', 'Recreate'] as const;
+export type SecretRotationPolicy = (typeof SECRET_ROTATION_POLICIES)[number];
+
 /** What to do with a spot object the cloud took back: leave it down, or replace it. */
 export const RECOVERY_POLICIES = ['Never', 'Recreate'] as const;
 export type RecoveryPolicy = (typeof RECOVERY_POLICIES)[number];

@@ -4,7 +4,7 @@ import type { ObjectKey } from '../kube/object.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { AccountLink, AccountLinks } from './account-links.ts';
 import { NamespaceNotAllowedError } from './accounts.ts';
-import { FINALIZER, namedId, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
+import { EXTERNAL_ID, FINALIZER, namedId, OWNER_ENV, SKIP_RECONCILE } from './annotations.ts';
 import { cloudOwned } from './cloud-owned.ts';
 import type { CloudView } from './cloud-view.ts';
 import { Deletion } from './deletion.ts';
@@ -283,6 +283,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       plan.kind === 'in-sync' && !lost && adapter.rotatedSecrets && allows(policies, 'Update')
         ? await adapter.rotatedSecrets(held.mr, observed.cloud, ctx)
         : [];
+    if (rotated.length > 0 && recreatesOnRotation(held.mr) && adapter.delete) {
+      return this.#recreateForSecrets(held.mr, observed.cloud, rotated, link);
+    }
     const { finished, secretRefused } = await this.#status.report(held, observed, lost, link, pause, {
       rotated,
     });
@@ -323,6 +326,32 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const ending = { reason: 'DeadlineExceeded', message };
     const { finished } = await this.#status.report(held, observed, undefined, link, pause, { ending });
     return finished === undefined ? {} : expireFinished(this.#o, held.mr, finished);
+  }
+
+  /**
+   * Secrets rotated that the object cannot take, and the resource asks for a new object: the old one is
+   * deleted and, in the same turn, the resource stops naming it, so the next reconcile creates the new one
+   * with the new values (crash-safe, as any create). A crash in between leaves an object gone while its
+   * resource lives, which is made again all the same.
+   */
+  async #recreateForSecrets(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    rotated: readonly string[],
+    link: AccountLink<Spec, Cloud>,
+  ): Promise<Result> {
+    const { adapter } = link;
+    const id = adapter.idOf(cloud);
+    const message = `deleting ${this.#o.kind} ${id} to create it again with the new values of Secret ${rotated.map((name) => `"${name}"`).join(', ')} (secretRotationPolicy Recreate)`;
+    await adapter.delete?.(id);
+    // Once the delete is answered: a list that was on its way meanwhile may still show the object live,
+    // and the next reconcile must not take it for the one the resource still holds (ExternalIdChanged).
+    link.actedAt.set(id, this.#o.clock.now());
+    link.cache.requestRefresh();
+    await this.#o.writer.patchObject(mr, { annotations: { [EXTERNAL_ID]: null } });
+    this.#o.events.event(mr, 'Normal', 'Recreating', message);
+    logResource(this.#o.log, 'info', mr, { id }, message);
+    return { requeue: true };
   }
 
   /** A resource past a deadline that deleted its object: finished, its time to live applies. */
@@ -388,4 +417,12 @@ function lostObject<Spec extends CommonSpec, Cloud>(
   if (placement?.requested(mr.spec) && placement.failedToStart(cloud, mr.status?.phase))
     return 'FailedToStart';
   return undefined;
+}
+
+/** Whether a rotation replaces the object: policy Recreate, with the policies to delete and create. */
+function recreatesOnRotation(mr: ManagedObject<CommonSpec>): boolean {
+  const policies = mr.spec.managementPolicies;
+  return (
+    mr.spec.secretRotationPolicy === 'Recreate' && allows(policies, 'Create') && allows(policies, 'Delete')
+  );
 }

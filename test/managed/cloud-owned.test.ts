@@ -78,6 +78,10 @@ describe('the fields the cloud owns', () => {
     w.api.patchSpec(KEY, { ignoreDrift: ['size'] });
     await w.settle(KEY);
     assert.equal(conditionOf(w.api.get(KEY), 'Synced')?.status, 'True');
-    assert.equal(w.api.get(KEY)?.spec?.size, 2, 'the spec is not rewritten');
+    assert.equal(
+      (w.api.get(KEY)?.spec as { size?: number } | undefined)?.size,
+      2,
+      'the spec is not rewritten',
+    );
   });
 });

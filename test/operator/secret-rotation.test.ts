@@ -30,7 +30,7 @@ describe('Secret rotation', () => {
   let cloud: GpuCloudClient;
   before(async () => {
     cloud = new GpuCloudClient({ baseUrl: stack.sim().url, apiKey: API_KEY });
-    for (const name of ['endpoint-token', 'pod-token']) {
+    for (const name of ['endpoint-token', 'pod-token', 'replaced-token']) {
       await stack.cluster().create(resources.secret, NS, {
         apiVersion: 'v1',
         kind: 'Secret',
@@ -43,10 +43,23 @@ describe('Secret rotation', () => {
     await cloud.close();
   });
 
+  test('admission refuses secretRotationPolicy Recreate without Create and Delete', async () => {
+    await assert.rejects(
+      stack
+        .cluster()
+        .create(
+          resources.gpuPod,
+          NS,
+          manifests.gpuPod('observed', { managementPolicies: ['Observe'], secretRotationPolicy: 'Recreate' }),
+        ),
+      /secretRotationPolicy Recreate needs Create and Delete in managementPolicies/,
+    );
+  });
+
   const rotate = (name: string) =>
     stack.cluster().patch(resources.secret, NS, name, { stringData: { token: `${name}-new-value` } });
 
-  test('a rotated Secret reaches the endpoint’s env in the cloud within a minute, and a pod reports it cannot', async (t) => {
+  test('a rotated Secret reaches the endpoint’s env in the cloud within a minute, a pod reports it cannot, and one that asks is recreated', async (t) => {
     const cluster = stack.cluster();
     await cluster.create(
       resources.serverlessEndpoint,
@@ -58,7 +71,17 @@ describe('Secret rotation', () => {
       NS,
       manifests.gpuPod('trainer', { environmentVars: [fromSecret('HF_TOKEN', 'pod-token')] }),
     );
+    await cluster.create(
+      resources.gpuPod,
+      NS,
+      manifests.gpuPod('renewed', {
+        environmentVars: [fromSecret('HF_TOKEN', 'replaced-token')],
+        secretRotationPolicy: 'Recreate',
+      }),
+    );
     const endpoint = await cluster.waitFor(resources.serverlessEndpoint, NS, 'api', isReady(), 'Ready');
+    const renewed = await cluster.waitFor(resources.gpuPod, NS, 'renewed', isReady(), 'Ready');
+    const oldId = String(renewed?.status?.id);
     const pod = await cluster.waitFor(resources.gpuPod, NS, 'trainer', isReady(), 'Ready');
     assert.equal(condition(pod, 'Synced')?.status, 'True');
     const endpointEnv = async () =>
@@ -68,6 +91,7 @@ describe('Secret rotation', () => {
     const rotatedAt = Date.now();
     await rotate('endpoint-token');
     await rotate('pod-token');
+    await rotate('replaced-token');
     await poll(
       endpointEnv,
       (env) => env.some(({ key, value }) => key === 'API_TOKEN' && value === 'endpoint-token-new-value'),
@@ -99,5 +123,24 @@ describe('Secret rotation', () => {
     for (const value of ['old-value', 'new-value']) assert.ok(!shown.includes(value), `${value} shown`);
     const events = await cluster.events(NS, 'trainer');
     assert.ok(events.some((event) => event.type === 'Warning' && event.reason === 'SecretRotated'));
+
+    // secretRotationPolicy Recreate: the old pod deleted, a new one made with the new value.
+    const recreated = await cluster.waitFor(
+      resources.gpuPod,
+      NS,
+      'renewed',
+      (obj) => obj?.status?.id !== undefined && obj.status.id !== oldId && isReady()(obj),
+      'recreated',
+      60_000,
+    );
+    assert.equal(condition(recreated, 'Synced')?.status, 'True');
+    const fresh = await cloud.pods.get(String(recreated?.status?.id));
+    assert.ok(fresh.environmentVars.some(({ value }) => value === 'replaced-token-new-value'));
+    assert.ok(['TERMINATING', 'TERMINATED'].includes((await cloud.pods.get(oldId)).status));
+    const recreating = (await cluster.events(NS, 'renewed')).find((event) => event.reason === 'Recreating');
+    assert.match(
+      String(recreating?.message),
+      /to create it again with the new values of Secret "replaced-token"/,
+    );
   });
 });

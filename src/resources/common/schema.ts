@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CelRule } from '../../kube/schema-meta.ts';
 import { listMap, withRules } from '../../kube/schema-meta.ts';
-import { MANAGEMENT_POLICIES, RECOVERY_POLICIES } from '../../managed/policies.ts';
+import { MANAGEMENT_POLICIES, RECOVERY_POLICIES, SECRET_ROTATION_POLICIES } from '../../managed/policies.ts';
 
 // Field schemas shared by the kinds' specs. Lengths and list sizes the API spec leaves open are
 // bounded anyway: the apiserver only accepts CEL rules whose worst-case cost it can bound.
@@ -331,13 +331,37 @@ export function ignoreDriftSchema(kind: string, fields: readonly string[]) {
 /** The spec field that lists the fields the cloud may own; the operator's, never sent to the cloud. */
 export const IGNORE_DRIFT = 'ignoreDrift';
 
-export type ManagedSpecField = keyof typeof managedSpecShape | typeof IGNORE_DRIFT;
+/** What a rotated Secret does to an object that keeps the environment it was made with (a pod). */
+export const secretRotationPolicySchema = z
+  .enum(SECRET_ROTATION_POLICIES)
+  .optional()
+  .describe(
+    'What happens when a Secret the environment reads (valueFrom.secretKeyRef) changes, since the cloud ' +
+      'cannot change the environment of a running object: Report (the default) sets Synced=False, reason ' +
+      'SecretRotated, naming the Secret; Recreate deletes the cloud object and creates it again with the new ' +
+      'values (its container volume is lost).',
+  );
+
+/** Recreating takes a delete and a create, as for recovery. */
+export const secretRotationNeedsCreateAndDeleteRule: CelRule = {
+  rule:
+    "!has(self.secretRotationPolicy) || self.secretRotationPolicy != 'Recreate' || !has(self.managementPolicies) || " +
+    "self.managementPolicies.exists(p, p == '*') || (self.managementPolicies.exists(p, p == 'Create') && " +
+    "self.managementPolicies.exists(p, p == 'Delete'))",
+  message: 'secretRotationPolicy Recreate needs Create and Delete in managementPolicies',
+  fieldPath: '.secretRotationPolicy',
+};
+
+/** The operator's fields some kinds have: never sent to the cloud either. */
+const KIND_OPERATOR_FIELDS = [IGNORE_DRIFT, 'secretRotationPolicy'] as const;
+
+export type ManagedSpecField = keyof typeof managedSpecShape | (typeof KIND_OPERATOR_FIELDS)[number];
 
 export const MANAGED_SPEC_FIELDS = Object.keys(managedSpecShape) as Array<keyof typeof managedSpecShape>;
 
 /** The spec without the operator's own fields: what a cloud request may be built from. */
 export function cloudFieldsOf<S extends object>(spec: S): Omit<S, ManagedSpecField> {
-  const operators: readonly string[] = [...MANAGED_SPEC_FIELDS, IGNORE_DRIFT];
+  const operators: readonly string[] = [...MANAGED_SPEC_FIELDS, ...KIND_OPERATOR_FIELDS];
   const fields = Object.entries(spec).filter(([field]) => !operators.includes(field));
   return Object.fromEntries(fields) as Omit<S, ManagedSpecField>;
 }

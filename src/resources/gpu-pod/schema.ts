@@ -30,6 +30,8 @@ import {
   recoveryNeedsSpotRule,
   recoveryPolicySchema,
   regionSchema,
+  secretRotationNeedsCreateAndDeleteRule,
+  secretRotationPolicySchema,
   sizeSchema,
 } from '../common/schema.ts';
 
@@ -142,6 +144,7 @@ const { shape, rules: immutabilityRules } = immutableExcept(
           `starts running. ${LATE_INITIALIZED} Removing it afterwards resumes the pod.`,
       ),
     recoveryPolicy: recoveryPolicySchema,
+    secretRotationPolicy: secretRotationPolicySchema,
     activeDeadlineSeconds: activeDeadlineSecondsSchema,
     deadlineAction: z
       .enum(['Pause', 'Delete'])
@@ -189,6 +192,7 @@ const { shape, rules: immutabilityRules } = immutableExcept(
     'paused',
     'placement',
     'ignoreDrift',
+    'secretRotationPolicy',
     'recoveryPolicy',
     'activeDeadlineSeconds',
     'deadlineAction',
@@ -240,6 +244,7 @@ export const GpuPodSpecSchema = withRules(
     },
     recoveryNeedsSpotRule,
     recoveryNeedsCreateAndDeleteRule,
+    secretRotationNeedsCreateAndDeleteRule,
     ...immutabilityRules,
   ],
 );
