@@ -276,4 +276,45 @@ describe('gpucloud import', () => {
     assert.match(ran.stdout, /^KIND\s+NAME\s+ID/);
     assert.match(ran.stdout, new RegExp(`GpuPod\\s+notebook\\s+${ids.held}`));
   });
+
+  test('a platform team imports for a tenant: its namespace and account, the key from the cluster, adoption stated', async () => {
+    const cluster = stack.cluster();
+    await cluster.ensureNamespace('accounts');
+    await cluster.ensureNamespace('team-b');
+    await cluster.create(resources.secret, 'accounts', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'shared-key' },
+      stringData: { 'api-key': API_KEY },
+    });
+    await cluster.create(resources.providerConfig, '', {
+      apiVersion: 'gpucloud.io/v1alpha1',
+      kind: 'ProviderConfig',
+      metadata: { name: 'shared' },
+      spec: {
+        apiUrl: stack.sim().url,
+        credentials: { secretRef: { namespace: 'accounts', name: 'shared-key', key: 'api-key' } },
+        namespaces: { names: ['team-a', 'team-b'] },
+      },
+    });
+    await cloud.vms.create({ vmTypeId: 401, region: 'us-east-1', isSpot: false, name: 'team-b-box' });
+    // No key in the environment: the account's Secret, which the platform team may read, gives it.
+    const only = ['--kind', 'gpuvm', '--name', 'team-b-box'];
+    const ran = await kubectl(
+      ['gpucloud', 'import', '-n', 'team-b', '--provider-config', 'shared', ...only, '-o', 'json'],
+      { GPUCLOUD_API_KEY: '', GPUCLOUD_API_URL: '' },
+    );
+    assert.equal(ran.code, 0, ran.stderr);
+    const [vm] = z.object({ items: z.array(manifestSchema) }).parse(JSON.parse(ran.stdout)).items;
+    assert.equal(vm?.metadata.namespace, 'team-b');
+    assert.deepEqual(vm?.spec.providerConfigRef, { name: 'shared' });
+    assert.match(ran.stderr, /account shared: adoption Denied by default \(several namespaces share it\)/);
+    assert.match(ran.stderr, /allows adoption on that ProviderConfig \(spec\.adoption: Allowed\)/);
+
+    const elsewhere = await kubectl(
+      ['gpucloud', 'import', '-n', 'team-z', '--provider-config', 'shared', ...only, '-o', 'table'],
+      { GPUCLOUD_API_KEY: '', GPUCLOUD_API_URL: '' },
+    );
+    assert.match(elsewhere.stderr, /namespace team-z is not among ProviderConfig shared's namespaces/);
+  });
 });

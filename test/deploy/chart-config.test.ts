@@ -140,6 +140,7 @@ describe('the operator reads the container the chart renders', () => {
         idleCheckIntervalSeconds: 120,
         queueIntervalSeconds: 20,
         resyncMinutes: 30,
+        secretIntervalSeconds: 45,
         defaultAdoption: false,
         logLevel: 'debug',
         tenantApiPort: 9444,
