@@ -288,7 +288,9 @@ export const valuesSchema = z
           ),
       })
       .strict()
-      .describe('Admission guard of the operator annotations and of deletion protection, which CRD validation rules cannot see.'),
+      .describe(
+        'Admission guard of the operator annotations and of deletion protection, which CRD validation rules cannot see.',
+      ),
     rbac: z
       .object({ create: z.boolean().default(true).describe('Create the (Cluster)Roles and their bindings.') })
       .strict()
