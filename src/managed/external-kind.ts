@@ -72,6 +72,11 @@ export interface ActContext {
    * must go only to the cloud API: never into logs, events, errors or status.
    */
   resolveEnv(items: ReadonlyArray<EnvSource> | undefined): Promise<EnvVar[]>;
+  /**
+   * Whether a Secret `resolveEnv` read in this reconcile changed since the resource's previous reconcile
+   * read it; false when this process has not seen it read before (a restart).
+   */
+  secretsChanged(): boolean;
   /** The env var that marks a cloud object as made for this custom resource (crash recovery). */
   readonly ownerMarker: EnvVar;
 }

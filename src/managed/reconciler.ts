@@ -390,14 +390,11 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
 
   /** What the adapter may ask while it acts; Secret values it resolves are noted, to be scrubbed from errors. */
   #context(mr: ManagedObject<Spec>, revealed: Set<string>): ActContext {
+    const secrets = this.#o.secrets.session(mr.metadata.uid, keyOf(mr));
     return {
       resolveEnv: (items) =>
-        resolveEnv(
-          mr.metadata.namespace,
-          items,
-          this.#o.secrets.readerFor(mr.metadata.uid, keyOf(mr)),
-          (value) => revealed.add(value),
-        ),
+        resolveEnv(mr.metadata.namespace, items, secrets.read, (value) => revealed.add(value)),
+      secretsChanged: () => secrets.changed(),
       ownerMarker: { key: OWNER_ENV, value: mr.metadata.uid },
     };
   }

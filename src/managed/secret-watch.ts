@@ -19,27 +19,60 @@ export interface SecretWatchOptions {
  * reconcile carries the new value to the cloud (an endpoint's env) or reports what cannot take it (a
  * pod's). Of a value only a digest is kept, in this process's memory.
  */
+/** The Secrets one reconcile of a resource reads, through the watch. */
+export interface SecretSession {
+  readonly read: SecretReader;
+  /**
+   * Whether a Secret read so far differs from what the resource's previous reconcile read of it: false
+   * when this process has not seen the resource read it before (a restart).
+   */
+  changed(): boolean;
+}
+
+/** What the watch keeps of one resource: its key, and the digest of each Secret (`namespace/name`) it uses. */
+interface Reader {
+  readonly key: string;
+  /** As its last reconcile read them. */
+  readonly read: Map<string, string>;
+  /** As the watch last woke it for them: woken once per change, not on every check. */
+  readonly woken: Map<string, string>;
+}
+
+/**
+ * Notices the rotation of the Secrets resources take values from (env `secretKeyRef`, a webhook key).
+ * Every Secret a resource's last reconcile read is read again once per interval — one get per Secret,
+ * however many resources use it — and a resource whose Secret changed since is woken once, so its
+ * reconcile carries the new value to the cloud (an endpoint's env) or reports what cannot take it (a
+ * pod's). Of a value only a digest is kept, in this process's memory.
+ */
 export class SecretWatch {
   readonly #o: SecretWatchOptions;
-  /** By the resource's uid: its key, and the digest of each Secret (`namespace/name`) it last read. */
-  readonly #readers = new Map<string, { key: string; seen: Map<string, string> }>();
+  /** By the resource's uid. */
+  readonly #readers = new Map<string, Reader>();
   #checking = false;
 
   constructor(options: SecretWatchOptions) {
     this.#o = options;
   }
 
-  /** The reader one reconcile resolves Secrets with: what it reads replaces what the last one read. */
-  readerFor(uid: string, key: string): SecretReader {
-    let seen: Map<string, string> | undefined;
-    return async (namespace, name) => {
-      const data = await this.#o.read(namespace, name);
-      if (!seen) {
-        seen = new Map();
-        this.#readers.set(uid, { key, seen });
-      }
-      seen.set(`${namespace}/${name}`, digest(data));
-      return data;
+  /** The Secrets one reconcile of a resource reads: what it reads replaces what the last one read. */
+  session(uid: string, key: string): SecretSession {
+    const before = this.#readers.get(uid)?.read;
+    let reader: Reader | undefined;
+    let changed = false;
+    return {
+      read: async (namespace, name) => {
+        const data = await this.#o.read(namespace, name);
+        reader ??= { key, read: new Map(), woken: new Map() };
+        this.#readers.set(uid, reader);
+        const secret = `${namespace}/${name}`;
+        const now = digest(data);
+        const was = before?.get(secret);
+        if (was !== undefined && was !== now) changed = true;
+        reader.read.set(secret, now);
+        return data;
+      },
+      changed: () => changed,
     };
   }
 
@@ -59,9 +92,9 @@ export class SecretWatch {
     if (this.#checking) return;
     this.#checking = true;
     try {
-      const readers = new Map<string, Array<{ key: string; seen: Map<string, string> }>>();
+      const readers = new Map<string, Reader[]>();
       for (const reader of this.#readers.values()) {
-        for (const secret of reader.seen.keys())
+        for (const secret of reader.read.keys())
           readers.set(secret, [...(readers.get(secret) ?? []), reader]);
       }
       for (const [secret, using] of readers) await this.#checkOne(secret, using);
@@ -70,7 +103,7 @@ export class SecretWatch {
     }
   }
 
-  async #checkOne(secret: string, using: Array<{ key: string; seen: Map<string, string> }>): Promise<void> {
+  async #checkOne(secret: string, using: readonly Reader[]): Promise<void> {
     const [namespace = '', name = ''] = secret.split('/');
     let now: string;
     try {
@@ -83,9 +116,9 @@ export class SecretWatch {
       return;
     }
     for (const reader of using) {
-      if (reader.seen.get(secret) === now) continue;
+      if (reader.read.get(secret) === now || reader.woken.get(secret) === now) continue;
       // Woken once per change: a reconcile that does not read it again (a task submitted) is not woken forever.
-      reader.seen.set(secret, now);
+      reader.woken.set(secret, now);
       this.#o.wake(reader.key);
     }
   }

@@ -83,7 +83,11 @@ function widgetOf(obj: ManagedObject<unknown> | undefined): ManagedObject<Widget
 }
 
 function ctxOf(mr: ManagedObject<unknown>): ActContext {
-  return { resolveEnv: async () => [], ownerMarker: { key: OWNER_ENV, value: mr.metadata.uid } };
+  return {
+    resolveEnv: async () => [],
+    secretsChanged: () => false,
+    ownerMarker: { key: OWNER_ENV, value: mr.metadata.uid },
+  };
 }
 
 function intentOf(uid: string, name: string, at: number, key = 'key-1') {

@@ -43,7 +43,11 @@ const mr = {
   metadata: { name: 'a', namespace: 'ns', uid: 'u' },
   spec: {},
 } as unknown as ManagedObject<unknown>;
-const ctx = { resolveEnv: async () => [], ownerMarker: { key: 'OWNER', value: 'u' } };
+const ctx = {
+  resolveEnv: async () => [],
+  secretsChanged: () => false,
+  ownerMarker: { key: 'OWNER', value: 'u' },
+};
 
 test('every cloud change goes through while this process may act, and none once it may not', async () => {
   const changes: string[] = [];

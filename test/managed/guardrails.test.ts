@@ -63,6 +63,7 @@ function kindAsking(cloud: FakeCloud, demand: Demand, plan?: Plan): ExternalKind
 
 const ctx: ActContext = {
   resolveEnv: async () => [],
+  secretsChanged: () => false,
   ownerMarker: { key: 'OWNER', value: 'uid-1' },
 };
 

@@ -125,6 +125,7 @@ function widget(api: FakeApi, status?: Record<string, unknown>): ManagedObject<W
 
 const ctxOf = (mr: ManagedObject<unknown>): ActContext => ({
   resolveEnv: async () => [],
+  secretsChanged: () => false,
   ownerMarker: { key: OWNER_ENV, value: mr.metadata.uid },
 });
 

@@ -29,9 +29,9 @@ function world() {
 describe('the Secret watch', () => {
   test('wakes the resources whose Secret changed, once per change, reading each Secret once', async () => {
     const w = world();
-    await w.watch.readerFor('uid-a', 'ns/a')('ns', 'token');
-    await w.watch.readerFor('uid-b', 'ns/b')('ns', 'token');
-    await w.watch.readerFor('uid-c', 'ns/c')('ns', 'other');
+    await w.watch.session('uid-a', 'ns/a').read('ns', 'token');
+    await w.watch.session('uid-b', 'ns/b').read('ns', 'token');
+    await w.watch.session('uid-c', 'ns/c').read('ns', 'other');
     w.reads.length = 0;
     await w.watch.check();
     assert.deepEqual(w.reads.sort(), ['ns/other', 'ns/token'], 'one read per Secret');
@@ -45,11 +45,11 @@ describe('the Secret watch', () => {
 
   test('a Secret deleted or created is a change; a reconcile reading other Secrets replaces what it used', async () => {
     const w = world();
-    await w.watch.readerFor('uid-a', 'ns/a')('ns', 'missing');
+    await w.watch.session('uid-a', 'ns/a').read('ns', 'missing');
     w.secrets.set('ns/missing', { token: 'now' });
     await w.watch.check();
     assert.deepEqual(w.woken, ['ns/a']);
-    const reader = w.watch.readerFor('uid-a', 'ns/a');
+    const reader = w.watch.session('uid-a', 'ns/a').read;
     await reader('ns', 'other');
     w.secrets.set('ns/missing', { token: 'later' });
     w.reads.length = 0;
@@ -59,15 +59,35 @@ describe('the Secret watch', () => {
 
   test('a forgotten resource is not read for, and a failed read waits for the next check', async () => {
     const w = world();
-    await w.watch.readerFor('uid-a', 'ns/a')('ns', 'token');
+    await w.watch.session('uid-a', 'ns/a').read('ns', 'token');
     w.watch.forget('uid-a');
     w.reads.length = 0;
     await w.watch.check();
     assert.deepEqual(w.reads, []);
-    await w.watch
-      .readerFor('uid-b', 'ns/b')('ns', 'broken')
-      .catch(() => undefined);
+    await w.watch.session('uid-b', 'ns/b').read('ns', 'token');
+    w.secrets.set('ns/token', { token: 'b' });
+    w.state.failing = true;
     await w.watch.check();
-    assert.deepEqual(w.woken, []);
+    assert.deepEqual(w.woken, [], 'nothing known, nothing woken');
+    w.state.failing = false;
+    await w.watch.check();
+    assert.deepEqual(w.woken, ['ns/b']);
+  });
+
+  test('a session says whether a Secret changed since the resource’s previous reconcile read it', async () => {
+    const w = world();
+    const first = w.watch.session('uid-a', 'ns/a');
+    await first.read('ns', 'token');
+    assert.equal(first.changed(), false, 'never read before: no change known');
+    const same = w.watch.session('uid-a', 'ns/a');
+    await same.read('ns', 'token');
+    assert.equal(same.changed(), false);
+    w.secrets.set('ns/token', { token: 'b' });
+    // The watch wakes the resource; its next reconcile still learns that the Secret changed.
+    await w.watch.check();
+    assert.deepEqual(w.woken, ['ns/a']);
+    const next = w.watch.session('uid-a', 'ns/a');
+    await next.read('ns', 'token');
+    assert.equal(next.changed(), true);
   });
 });

@@ -88,6 +88,7 @@ export function actContext(mr: { metadata: { uid: string } }, secrets: Secrets =
         async (namespace, name) => (namespace === NAMESPACE ? secrets[name] : undefined),
         () => {},
       ),
+    secretsChanged: () => false,
     ownerMarker: { key: OWNER_ENV, value: mr.metadata.uid },
   };
 }
