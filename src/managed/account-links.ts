@@ -144,11 +144,18 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
 
   #make(account: Account): AccountLink<Spec, Cloud> {
     const { settings, log, clock } = this.#o;
+    // The cache tells changes to creation's memory of what it made, and is made first.
+    let creation: Creation<Spec, Cloud> | undefined;
     const base = this.#o.adapterFor(account.client);
     const cache = new CloudCache(base, {
       intervalMs: account.pollIntervalMs ?? settings.pollIntervalMs,
       minIntervalMs: settings.refreshMinIntervalMs,
-      onChange: (id) => this.#o.wake(id),
+      onChange: (id) => {
+        this.#o.wake(id);
+        // A change of an object this process just made, before the informer shows its resource holding it.
+        const madeFor = creation?.madeFor(id);
+        if (madeFor !== undefined) this.#o.wakeKey(madeFor);
+      },
       clock,
       log: log.child({ account: account.name }),
     });
@@ -189,7 +196,7 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
         clock,
       });
     const allowed = account.policy.gpuTypes;
-    const creation = new Creation(adapter, cache, this.#o.store, this.#o.writer, {
+    creation = new Creation(adapter, cache, this.#o.store, this.#o.writer, {
       ...settings.creation,
       intentKeys: () => account.intentKeys(),
       clock,

@@ -5,7 +5,7 @@ import { CREATE_INTENT, CREATE_NAME, CREATE_PLACEMENT, EXTERNAL_ID, FINALIZER } 
 import type { CloudCache } from './cloud-cache.ts';
 import { isConflict, isNotFound, ReconcileError } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
-import { type ActContext, cloudName, type ExternalKind, type ManagedObject } from './external-kind.ts';
+import { type ActContext, cloudName, type ExternalKind, keyOf, type ManagedObject } from './external-kind.ts';
 import { NotLeaderError } from './fence.ts';
 import { type Attempt, describeOffer, isNoCapacity, type Placer } from './placement.ts';
 import { type PlacementStatus, placementStatusSchema } from './status-schema.ts';
@@ -77,6 +77,14 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
   readonly #intents = new Map<string, Intent<Cloud>>();
   /** The ids this process recorded for what it created or recovered, by uid: the resource's own. */
   readonly #recorded = new Map<string, string>();
+  /**
+   * The resource (`namespace/name`) each object this process made is for, by cloud id, from the moment the
+   * create answers: until the informer shows the id on the resource, a change of the object would wake
+   * nobody, and the resource would stay at the state it was created in until its resync.
+   */
+  readonly #madeFor = new Map<string, string>();
+  /** The last object made for each resource, by uid: one entry in `#madeFor` per resource. */
+  readonly #lastMade = new Map<string, string>();
   /**
    * The placements this process wrote, by uid: a copy of the resource read before that status write
    * landed must not write a status without it.
@@ -267,11 +275,27 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     return written;
   }
 
+  /** The resource (`namespace/name`) this process made cloud object `id` for, if it did. */
+  madeFor(id: string): string | undefined {
+    return this.#madeFor.get(id);
+  }
+
+  #rememberMade(mr: ManagedObject<Spec>, id: string): void {
+    const { uid } = mr.metadata;
+    const before = this.#lastMade.get(uid);
+    if (before !== undefined) this.#madeFor.delete(before);
+    this.#lastMade.set(uid, id);
+    this.#madeFor.set(id, keyOf(mr));
+  }
+
   /** Drops what this process remembers of `mr` once it is gone. */
   forget(uid: string): void {
     this.#intents.delete(uid);
     this.#recorded.delete(uid);
     this.#placements.delete(uid);
+    const made = this.#lastMade.get(uid);
+    if (made !== undefined) this.#madeFor.delete(made);
+    this.#lastMade.delete(uid);
   }
 
   /**
@@ -313,6 +337,7 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
       this.#markAmbiguous(mr, error);
       throw error;
     }
+    this.#rememberMade(mr, this.#adapter.idOf(cloud));
     this.#cache.remember(cloud);
     const intent = this.#intents.get(mr.metadata.uid);
     if (intent) intent.created = cloud;

@@ -405,6 +405,8 @@ interface LinksWorld {
   links: AccountLinks<WidgetSpec, Widget>;
   woken: string[];
   wokenKeys: string[];
+  /** The apiserver the links write to. */
+  api: FakeApi;
   cloudOf(account: Account): FakeCloud;
 }
 
@@ -470,7 +472,7 @@ function linksWorld(
     log: options.log ?? log,
   });
   opened.push(links);
-  return { registry, clouds, links, woken, wokenKeys, cloudOf };
+  return { registry, clouds, links, woken, wokenKeys, cloudOf, api };
 }
 
 const listsOf = (cloud: FakeCloud) => cloud.calls.filter((call) => call.op === 'list').length;
@@ -553,6 +555,34 @@ describe('AccountLinks', () => {
     link.cache.requestRefresh();
     await sleep(20);
     assert.equal(listsOf(acmeCloud), 1, 'stopped');
+  });
+
+  test('a change of an object it just made wakes the resource by name, before any claim on the id shows', async () => {
+    const { registry, links, cloudOf, wokenKeys, api } = linksWorld();
+    const acme = fakeAccount('acme');
+    registry.set('acme', entryOf(acme));
+    links.start();
+    api.create('w', { providerConfigRef: { name: 'acme' } });
+    const stored = api.get('ns-a/w');
+    assert.ok(stored);
+    const mr = { ...stored, spec: stored.spec as WidgetSpec };
+    const link = links.linkFor(mr);
+    const got = await link.creation.obtain(mr, {
+      resolveEnv: async () => [],
+      ownerMarker: { key: 'GPUCLOUD_OWNER_UID', value: mr.metadata.uid },
+      secretsChanged: () => false,
+    });
+    assert.equal(got.kind, 'have');
+    assert.deepEqual(wokenKeys, [], 'nothing changed yet');
+    const [made] = cloudOf(acme).live();
+    assert.ok(made);
+    made.status = 'FAILED';
+    link.cache.requestRefresh();
+    for (let i = 0; i < 100 && wokenKeys.length === 0; i++) await sleep(10);
+    // The informer may not show the id on the resource yet: the links wake it by its name all the same.
+    assert.deepEqual(wokenKeys, ['ns-a/w']);
+    link.creation.forget(mr.metadata.uid);
+    assert.equal(link.creation.madeFor(made.id), undefined, 'forgotten with the resource');
   });
 
   test('a link opened after the links stopped does not list', async () => {
