@@ -44,13 +44,14 @@ export class FailureReport {
       return {};
     }
     const failure = withoutSecrets(toReconcileError(error), revealed);
-    // Said as a warning when it starts; a resource that keeps waiting for the same thing (room, an offer,
-    // a budget) says it again at debug level, or a thousand waiting resources would flood the log.
+    // A warning when it starts; a resource that keeps waiting for the same thing (room, an offer, a budget)
+    // says it again at info level: a thousand waiting resources are not a thousand new warnings. Every
+    // failed reconcile still gets its line, which the chaos suite reads to judge how retries are paced.
     const before = mr.status?.conditions?.find((condition) => condition.type === 'Synced');
     const again = before?.reason === failure.reason && before.message === failure.message;
     logResource(
       this.#o.log,
-      again ? 'debug' : 'warn',
+      again ? 'info' : 'warn',
       mr,
       { reason: failure.reason, terminal: failure.terminal, err: failure.cause ?? failure },
       failure.message,

@@ -9,7 +9,7 @@ import { keyOf } from './external-kind.ts';
  */
 export function logResource(
   log: Logger,
-  level: 'debug' | 'info' | 'warn',
+  level: 'info' | 'warn',
   mr: { metadata: ObjectKey },
   fields: object,
   message: string,
