@@ -99,8 +99,14 @@ describe('placement', () => {
     );
     // A running pod stays put: a cheaper offer appearing, or its acceptable set changing, moves nothing.
     stack.sim().capacity.setTotal('us-east-1', L40S, 10);
-    await stack.cluster().patch(resources.gpuPod, NS, 'next', { spec: { placement: { gpuTypes: [L40S] } } });
-    await waitFor('next', (obj) => obj?.status?.observedGeneration === 2, 'the new generation observed');
+    const patched = await stack
+      .cluster()
+      .patch(resources.gpuPod, NS, 'next', { spec: { placement: { gpuTypes: [L40S] } } });
+    await waitFor(
+      'next',
+      (obj) => obj?.status?.observedGeneration === patched.metadata.generation,
+      'the new generation observed',
+    );
     const after = await waitFor('next', isReady('Running'), 'Running');
     assert.equal(
       condition(after, 'Synced')?.status,
