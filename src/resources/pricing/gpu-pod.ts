@@ -2,7 +2,7 @@ import type { GpuCountOption, GpuSpec } from '../../api/schemas/gpus.ts';
 import type { Offer, Offers } from '../../managed/external-kind.ts';
 import type { PodView } from '../gpu-pod/details.ts';
 import type { GpuPodSpec } from '../gpu-pod/schema.ts';
-import { noOfferReason, pickPrice, rankOffers, SPOT_VARIANTS } from './offers.ts';
+import { offersFrom, pickPrice, SPOT_VARIANTS } from './offers.ts';
 import { type Candidate, decimal, exactPrice, type Price, type PriceBook, priceOf } from './price-book.ts';
 
 /** The fields of a GpuPod's spec its price depends on. */
@@ -158,19 +158,17 @@ export async function gpuPodOffers(
         available: option.available,
       })),
   );
-  const allowedOnes = fitting.filter(({ offer }) => allowed(offer.gpuType));
-  const open = allowedOnes.filter(({ available }) => available).map(({ offer }) => offer);
-  const offers = rankOffers(
-    open.filter((offer) => offer.pricePerGpuHour <= cap),
-    { order: placement.order, gpuTypes: listed, regions, spots },
-  );
+
   const types = listed?.join(', ') ?? `any GPU type with at least ${spec.minSingleCardVramInGb ?? 0} GB`;
   const asked = `${spec.gpuCount} × (${types}), spot ${placement.spot ?? 'Never'}${regions ? ` in ${regions.join(' or ')}` : ''}${minimums(spec)}`;
-  return {
-    asOf: found.asOf,
-    offers,
-    none: noOfferReason(asked, fitting.length, allowedOnes.length, open, cap),
-  };
+  return offersFrom(
+    fitting,
+    allowed,
+    cap,
+    { order: placement.order, gpuTypes: listed, regions, spots },
+    asked,
+    found.asOf,
+  );
 }
 
 function fits(option: GpuCountOption, spec: PodPriceSpec): boolean {

@@ -1,7 +1,7 @@
 import type { Vm } from '../../api/schemas/vms.ts';
 import type { Offer, Offers } from '../../managed/external-kind.ts';
 import type { GpuVmSpec } from '../gpu-vm/schema.ts';
-import { noOfferReason, pickPrice, rankOffers, SPOT_VARIANTS } from './offers.ts';
+import { offersFrom, pickPrice, SPOT_VARIANTS } from './offers.ts';
 import {
   type Candidate,
   decimal,
@@ -52,18 +52,16 @@ export async function gpuVmOffers(
       })),
     ),
   );
-  const allowedOnes = fitting.filter(({ offer }) => allowed(offer.gpuType));
-  const open = allowedOnes.filter(({ available }) => available).map(({ offer }) => offer);
-  const offers = rankOffers(
-    open.filter((offer) => offer.pricePerGpuHour <= cap),
-    { order: placement.order, gpuTypes: listed, regions, spots },
-  );
+
   const asked = `${placement.gpuCount} × (${listed?.join(', ') ?? `any GPU type with at least ${placement.minGpuMemoryInGb ?? 0} GB`}), spot ${placement.spot ?? 'Never'}${regions ? ` in ${regions.join(' or ')}` : ''}`;
-  return {
-    asOf: found.asOf,
-    offers,
-    none: noOfferReason(asked, fitting.length, allowedOnes.length, open, cap),
-  };
+  return offersFrom(
+    fitting,
+    allowed,
+    cap,
+    { order: placement.order, gpuTypes: listed, regions, spots },
+    asked,
+    found.asOf,
+  );
 }
 
 /** The VM type a placed VM is created from: its placement's model and region at its GPU count. */
@@ -106,13 +104,13 @@ export async function gpuVmSpecQuote(book: PriceBook, spec: VmPriceSpec): Promis
     };
   }
   const found = await book.vmTypes(({ item }) => item.vmTypeId === spec.vmTypeId);
-  const [any] = found.items;
-  if (any === undefined) {
+  const [first] = found.items;
+  if (first === undefined) {
     return {
       price: noType(`VM type ${spec.vmTypeId} is not in the VM types listing: gpucloud vm-types lists them`),
     };
   }
-  const gpus = { types: [any.gpuType], count: any.item.gpuCount };
+  const gpus = { types: [first.gpuType], count: first.item.gpuCount };
   const here = found.items.filter((entry) => entry.region === spec.region);
   if (here.length === 0) {
     const regions = found.items.map((entry) => entry.region).join(', ');

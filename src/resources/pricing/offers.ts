@@ -1,4 +1,4 @@
-import type { Offer } from '../../managed/external-kind.ts';
+import type { Offer, Offers } from '../../managed/external-kind.ts';
 import { describeOffer } from '../../managed/placement.ts';
 
 // For the console, which sees placement only through the kinds.
@@ -22,11 +22,41 @@ export interface Ranking {
   readonly spots: readonly boolean[];
 }
 
+/** An offer that fits what was asked, and whether it has room now. */
+export interface Fitting {
+  readonly offer: Offer;
+  readonly available: boolean;
+}
+
+/**
+ * The offers placement chooses from, out of those that fit: of a type the account allows, with room now,
+ * at or under the cap, best first; and, for when none is left, why, in the words of what was `asked`.
+ */
+export function offersFrom(
+  fitting: readonly Fitting[],
+  allowed: (gpuType: string) => boolean,
+  cap: number,
+  ranking: Ranking,
+  asked: string,
+  asOf: number,
+): Offers {
+  const allowedOnes = fitting.filter(({ offer }) => allowed(offer.gpuType));
+  const open = allowedOnes.filter(({ available }) => available).map(({ offer }) => offer);
+  return {
+    asOf,
+    offers: rankOffers(
+      open.filter((offer) => offer.pricePerGpuHour <= cap),
+      ranking,
+    ),
+    none: noOfferReason(asked, fitting.length, allowedOnes.length, open, cap),
+  };
+}
+
 /**
  * Offers best first: spot before on-demand when spot is preferred; then, for `Cheapest` (the default), by
  * price, the order of `gpuTypes`, the order of `regions`; for `Listed`, by `gpuTypes` first, then price.
  */
-export function rankOffers(offers: readonly Offer[], ranking: Ranking): Offer[] {
+function rankOffers(offers: readonly Offer[], ranking: Ranking): Offer[] {
   const rank = (offer: Offer): number[] => {
     const type = ranking.gpuTypes ? ranking.gpuTypes.indexOf(offer.gpuType) : 0;
     const region = ranking.regions ? ranking.regions.indexOf(offer.region) : 0;
@@ -50,7 +80,7 @@ function compareRanks(a: readonly number[], b: readonly number[]): number {
  * Why no offer is left for what was `asked`, from how many offers fit it, how many of those the account
  * allows, and those with room: the words of the NoOfferWithinPrice condition.
  */
-export function noOfferReason(
+function noOfferReason(
   asked: string,
   fitting: number,
   allowed: number,
