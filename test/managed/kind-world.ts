@@ -16,7 +16,7 @@ import { SecretWatch } from '../../src/managed/secret-watch.ts';
 import type { ManagedStore } from '../../src/managed/store.ts';
 import type { ManagedWriter } from '../../src/managed/writer.ts';
 import { MovableClock } from '../support/clock.ts';
-import { FakeApi, FakeCloud, type Recorded, type Widget, type WidgetSpec } from './fakes.ts';
+import { FAST_LINKS, FakeApi, FakeCloud, type Recorded, type Widget, type WidgetSpec } from './fakes.ts';
 
 const spec = z.looseObject({
   size: z.number().int().optional(),
@@ -94,15 +94,7 @@ export function kindWorld(
     accounts,
     store,
     writer,
-    settings: {
-      pollIntervalMs: options.pollIntervalMs ?? 10,
-      refreshMinIntervalMs: 0,
-      detailsCallsPerSecond: 100,
-      detailsIntervalMs: 60_000,
-      idleChecksPerSecond: 100,
-      idleCheckIntervalMs: 60_000,
-      creation: { graceMs: 30, skewMs: 1_000 },
-    },
+    settings: { ...FAST_LINKS, pollIntervalMs: options.pollIntervalMs ?? FAST_LINKS.pollIntervalMs },
     mayAct: () => state.leader,
     wake: () => {},
     wakeKey: (woken) => void state.woken.push(woken),

@@ -11,7 +11,7 @@ import type { AccountPolicy } from '../../src/managed/accounts.ts';
 import type { EventSink } from '../../src/managed/event-sink.ts';
 import { type ExternalKind, keyOf, type ManagedObject } from '../../src/managed/external-kind.ts';
 import { MovableClock } from '../support/clock.ts';
-import { FakeApi, FakeCloud, type Recorded, type Widget, type WidgetSpec } from './fakes.ts';
+import { FAST_LINKS, FakeApi, FakeCloud, type Recorded, type Widget, type WidgetSpec } from './fakes.ts';
 
 export type Kind = ExternalKind<WidgetSpec, Widget>;
 
@@ -64,15 +64,7 @@ export function linkWorld(options: { change?: (kind: Kind) => Kind; policy?: Par
     accounts,
     store: api.store,
     writer: api.writer,
-    settings: {
-      pollIntervalMs: 10,
-      refreshMinIntervalMs: 0,
-      detailsCallsPerSecond: 100,
-      detailsIntervalMs: 60_000,
-      idleChecksPerSecond: 100,
-      idleCheckIntervalMs: 60_000,
-      creation: { graceMs: 30, skewMs: 1_000 },
-    },
+    settings: FAST_LINKS,
     mayAct: () => true,
     wake: () => {},
     wakeKey: (woke) => void woken.push(woke),
