@@ -41,9 +41,13 @@ export type Obtained<Cloud> =
   | ({ kind: 'have'; cloud: Cloud; created: boolean } & Recorded)
   | { kind: 'wait'; ms: number };
 
-/** What recording an id wrote: the metadata as stored, and the spec fields filled with it. */
+/**
+ * What recording an id wrote: the metadata as stored, the status as the turn left it (a placement written
+ * with the intent), and the spec fields filled with it.
+ */
 export interface Recorded {
   metadata: Metadata;
+  status: ManagedObject<unknown>['status'];
   filled: Record<string, unknown> | undefined;
 }
 
@@ -248,13 +252,14 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     if (spec && Object.keys(spec).length > 0) {
       try {
         const metadata = await this.#writer.patchObject(mr, { annotations, spec, ifUnchanged: true });
-        recorded = { metadata, filled: spec };
+        recorded = { metadata, status: mr.status, filled: spec };
       } catch (error) {
         if (!isConflict(error)) throw error;
       }
     }
     recorded ??= {
       metadata: await this.#writer.patchObject(mr, { annotations }),
+      status: mr.status,
       filled: spec && Object.keys(spec).length === 0 ? {} : undefined,
     };
     this.#intents.delete(mr.metadata.uid);

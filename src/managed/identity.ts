@@ -99,7 +99,7 @@ export class Identity<Spec extends CommonSpec, Cloud> {
       kind: 'seen',
       cloud: await link.cache.complete(obtained.cloud),
       partial: false,
-      obtained: { metadata: obtained.metadata, filled: obtained.filled },
+      obtained: { metadata: obtained.metadata, status: obtained.status, filled: obtained.filled },
     };
   }
 

@@ -15,6 +15,7 @@ import type { FleetMetrics, FleetResource, Usage } from './fleet-metrics.ts';
 import { ManagedReconciler } from './reconciler.ts';
 import { SecretWatch } from './secret-watch.ts';
 import { managedStore, parseManaged } from './store.ts';
+import { TurnCopies } from './turn-copies.ts';
 import { managedWriter } from './writer.ts';
 
 /** One kind of managed resource: where it lives, how its spec parses, and its cloud adapter. */
@@ -99,7 +100,8 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
       ),
   };
   const wake = new ChannelSource();
-  const writer = managedWriter(manager.client, resource);
+  const turns = new TurnCopies(managedWriter(manager.client, resource));
+  const { writer } = turns;
   const links = new AccountLinks({
     adapterFor: (client) => kind.adapterFor(client, peers, settings.clock),
     accounts: settings.accounts,
@@ -135,6 +137,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     parseSpec: kind.parseSpec,
     store,
     writer,
+    turns,
     events: manager.events,
     links,
     fleet,

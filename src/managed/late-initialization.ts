@@ -60,6 +60,7 @@ export class LateInitialization<Spec extends CommonSpec, Cloud> {
     let filled = recorded === undefined ? this.#initialized.get(uid)?.fields : undefined;
     if (observed.obtained?.filled) filled = observed.obtained.filled;
     let metadata = observed.obtained?.metadata ?? mr.metadata;
+    const status = observed.obtained ? observed.obtained.status : mr.status;
     // What was just obtained went through the create intent, which wrote the finalizer.
     if (!observed.obtained && recorded === undefined && filled === undefined) {
       const fill = lateInitFill(mr, observed.cloud, link.adapter);
@@ -82,7 +83,7 @@ export class LateInitialization<Spec extends CommonSpec, Cloud> {
       initialized !== undefined && lateInit
         ? { ...lateInit.cleared, ...(recorded === undefined ? filled : {}), ...mr.spec }
         : mr.spec;
-    return { mr: { ...mr, metadata, spec }, lateInitialized: initialized };
+    return { mr: { ...mr, metadata, status, spec }, lateInitialized: initialized };
   }
 
   /**

@@ -31,6 +31,7 @@ import { resolveEnv } from './secrets.ts';
 import { StatusReport } from './status-report.ts';
 import type { ManagedStore } from './store.ts';
 import { TerminalFailures } from './terminal-failures.ts';
+import type { TurnCopies } from './turn-copies.ts';
 import { expireFinished, finishedAt } from './time-to-live.ts';
 import type { ManagedWriter } from './writer.ts';
 
@@ -42,7 +43,10 @@ export interface ManagedReconcilerOptions<Spec extends CommonSpec, Cloud> {
   /** Validates the spec as stored (zod); a failure is a terminal `InvalidSpec`. */
   parseSpec(raw: unknown): Spec;
   store: ManagedStore;
+  /** The writer every part of the reconciler and its links writes through: `turns.writer`. */
   writer: ManagedWriter;
+  /** What each turn in flight wrote, so that its failure is reported on top of it. */
+  turns: TurnCopies;
   events: EventSink;
   /** The cloud account each resource names, with the kind's adapter, cache and creation in it. */
   links: AccountLinks<Spec, Cloud>;
@@ -141,6 +145,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     }
     if (this.#refused.holds(stored)) return {};
     const revealed = new Set<string>();
+    const { turns } = this.#o;
+    turns.begin(stored.metadata.uid);
     try {
       const mr: ManagedObject<Spec> = { ...stored, spec: this.#o.parseSpec(stored.spec) };
       // A finished object is never read again: only its time to live is left to keep.
@@ -154,7 +160,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       const ctx = this.#context(mr, revealed);
       return deleting ? await this.#deletion.finalize(mr, link, ctx) : await this.#converge(mr, link, ctx);
     } catch (error) {
-      return this.#failures.report(stored, error, revealed);
+      return await this.#failures.report(turns.latest(stored), error, revealed);
+    } finally {
+      turns.end(stored.metadata.uid);
     }
   }
 
@@ -286,12 +294,11 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (rotated.length > 0 && recreatesOnRotation(held.mr) && adapter.delete) {
       return this.#recreateForSecrets(held.mr, observed.cloud, rotated, link);
     }
-    const { finished, secretRefused } = await this.#status.report(held, observed, lost, link, pause, {
-      rotated,
-    });
+    const reported = await this.#status.report(held, observed, lost, link, pause, { rotated });
+    const { finished, secretRefused } = reported;
     // The status holds it now; a copy older than this write is a matter of milliseconds, not a minute.
     this.#lateInit.forgetExpired();
-    if (finished !== undefined) return expireFinished(this.#o, held.mr, finished);
+    if (finished !== undefined) return expireFinished(this.#o, reported.mr, finished);
     if (plan.kind === 'act') return { requeueAfterMs: this.#o.verifyAfterMs };
     if (secretRefused) return { requeueAfterMs: SECRET_RECHECK_MS };
     const untilDeadline = deadline && !deadline.passed ? deadline.at - this.#o.clock.now() : undefined;
@@ -324,8 +331,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await remove(id);
     link.cache.requestRefresh();
     const ending = { reason: 'DeadlineExceeded', message };
-    const { finished } = await this.#status.report(held, observed, undefined, link, pause, { ending });
-    return finished === undefined ? {} : expireFinished(this.#o, held.mr, finished);
+    const reported = await this.#status.report(held, observed, undefined, link, pause, { ending });
+    return reported.finished === undefined ? {} : expireFinished(this.#o, reported.mr, reported.finished);
   }
 
   /**
@@ -357,8 +364,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   /** A resource past a deadline that deleted its object: finished, its time to live applies. */
   async #endedAtDeadline(mr: ManagedObject<Spec>, deadline: DeadlineState): Promise<Result> {
     const message = `its activeDeadlineSeconds (${deadline.seconds} s) passed at ${new Date(deadline.at).toISOString()}: its cloud ${this.#o.kind} is deleted, and it is not made again`;
-    const finished = await this.#status.reportEnded(mr, { reason: 'DeadlineExceeded', message });
-    return expireFinished(this.#o, mr, finished);
+    const ended = await this.#status.reportEnded(mr, { reason: 'DeadlineExceeded', message });
+    return expireFinished(this.#o, ended.mr, ended.finished);
   }
 
   async #ensureFinalizer(

@@ -140,11 +140,11 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
     this.#o.events.event(mr, 'Warning', 'Lost', message);
     logResource(this.#o.log, 'warn', mr, { id }, message);
     const completionTime = new Date(this.#o.clock.now()).toISOString();
-    await writeStatus(this.#o, mr, { ...statusAsIs(mr.status), completionTime }, [
+    const written = await writeStatus(this.#o, mr, { ...statusAsIs(mr.status), completionTime }, [
       { type: 'Ready', status: 'False', reason: 'Lost', message },
       { type: 'Failed', status: 'True', reason: 'Lost', message },
     ]);
-    return expireFinished(this.#o, mr, Date.parse(completionTime));
+    return expireFinished(this.#o, written, Date.parse(completionTime));
   }
 
   /** Counts a preemption in status, with its Warning event; the Ready reason marks it counted. */

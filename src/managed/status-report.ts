@@ -38,8 +38,12 @@ export interface StatusReportOptions {
   log: Logger;
 }
 
-/** What a report tells the reconciler: when the object finished, and whether its Secret was refused. */
-export interface Reported {
+/**
+ * What a report tells the reconciler: the resource as written, when the object finished, and whether its
+ * Secret was refused.
+ */
+export interface Reported<Spec> {
+  mr: ManagedObject<Spec>;
   finished: number | undefined;
   secretRefused: boolean;
 }
@@ -70,7 +74,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       ending,
       rotated = [],
     }: { ending?: { reason: string; message: string }; rotated?: readonly string[] } = {},
-  ): Promise<Reported> {
+  ): Promise<Reported<Spec>> {
     const { adapter } = link;
     const { cloud } = view;
     const phase = adapter.phaseOf(cloud);
@@ -157,8 +161,8 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       if (before?.reason !== refused.reason)
         this.#o.events.event(mr, 'Warning', refused.reason, refused.message);
     }
-    await writeStatus(this.#o, mr, fields, conditions);
     return {
+      mr: await writeStatus(this.#o, mr, fields, conditions),
       finished: completionTime === undefined ? undefined : Date.parse(completionTime),
       secretRefused: refused !== undefined,
     };
@@ -178,19 +182,21 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
   }
 
   async #record(mr: ManagedObject<Spec>, fields: Record<string, unknown>): Promise<ManagedObject<Spec>> {
-    await writeStatus(this.#o, mr, { ...statusAsIs(mr.status), ...fields }, []);
-    return { ...mr, status: { ...mr.status, ...fields } };
+    return writeStatus(this.#o, mr, { ...statusAsIs(mr.status), ...fields }, []);
   }
 
   /** Finished for good with `ending` (a deadline that deletes), its object gone: never made again. */
-  async reportEnded(mr: ManagedObject<Spec>, ending: { reason: string; message: string }): Promise<number> {
+  async reportEnded(
+    mr: ManagedObject<Spec>,
+    ending: { reason: string; message: string },
+  ): Promise<{ mr: ManagedObject<Spec>; finished: number }> {
     const completionTime = new Date(this.#o.clock.now()).toISOString();
-    await writeStatus(this.#o, mr, { ...statusAsIs(mr.status), completionTime }, [
+    const written = await writeStatus(this.#o, mr, { ...statusAsIs(mr.status), completionTime }, [
       { type: 'Ready', status: 'False', ...ending },
       { type: 'Failed', status: 'True', ...ending },
       { type: ending.reason, status: 'True', ...ending },
     ]);
-    return Date.parse(completionTime);
+    return { mr: written, finished: Date.parse(completionTime) };
   }
 
   /** Not created yet, for a reason that is not this resource's (what it refers to is not ready). */

@@ -11,15 +11,16 @@ export interface StatusWriting {
 }
 
 /**
- * Writes the status: `fields`, the conditions merged into those it has, and the generation observed.
- * Nothing is written when that changes nothing; `lastSyncTime` moves only with a write.
+ * Writes the status: `fields`, the conditions merged into those it has, and the generation observed, on
+ * the version `mr` was read at (a conflict when it is stale). Nothing is written when that changes
+ * nothing; `lastSyncTime` moves only with a write. Answers `mr` as written, for the turn's next write.
  */
-export async function writeStatus(
+export async function writeStatus<T>(
   { writer, clock }: StatusWriting,
-  mr: ManagedObject<unknown>,
+  mr: ManagedObject<T>,
   fields: Record<string, unknown>,
   conditions: ConditionInput[],
-): Promise<void> {
+): Promise<ManagedObject<T>> {
   const now = new Date(clock.now());
   const current = mr.status;
   const next: ManagedStatus = {
@@ -28,8 +29,10 @@ export async function writeStatus(
     conditions: mergeConditions(current?.conditions, conditions, mr.metadata.generation, now),
     lastSyncTime: current?.lastSyncTime,
   };
-  if (!statusChanged(current, next)) return;
-  await writer.patchStatus(mr, { ...next, lastSyncTime: now.toISOString() });
+  if (!statusChanged(current, next)) return mr;
+  const status = { ...next, lastSyncTime: now.toISOString() };
+  const resourceVersion = await writer.patchStatus(mr, status);
+  return { ...mr, metadata: { ...mr.metadata, resourceVersion }, status };
 }
 
 /** The status as it stands, minus the generic fields `writeStatus` recomputes. */

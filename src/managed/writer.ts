@@ -74,12 +74,17 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
     },
     async patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<string> {
       // Replacing status whole (a JSON patch `add` replaces an existing member) drops fields the cloud
-      // no longer reports, which a merge patch would keep, and needs no resourceVersion.
+      // no longer reports, which a merge patch would keep. The version read goes with it: a status derived
+      // from a copy someone has written since is refused with a conflict, never stored over the newer one.
+      // A resource of that name made anew has another version too, so the uid needs no check of its own.
       const updated = await client.request(managedEnvelope, {
         method: 'PATCH',
         path: `${path(mr)}/status`,
         patchType: 'application/json-patch+json',
-        body: [{ op: 'add', path: '/status', value: status }],
+        body: [
+          { op: 'replace', path: '/metadata/resourceVersion', value: mr.metadata.resourceVersion },
+          { op: 'add', path: '/status', value: status },
+        ],
       });
       return updated.metadata.resourceVersion;
     },
@@ -158,7 +163,10 @@ export interface ManagedWriter {
    * after a missed event) is not. Each version is answered once.
    */
   isOwnWrite(from: string, to: string): boolean;
-  /** Replaces the status whole; answers the resourceVersion it made. */
+  /**
+   * Replaces the status whole, only on the version `mr` was read at (a 409 conflict otherwise); answers the
+   * resourceVersion it made, which the next write of the same turn must carry.
+   */
   patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<string>;
   /** Deletes the resource, only as it was read (a finished task past its TTL). */
   deleteObject(mr: ManagedObject<unknown>): Promise<void>;

@@ -24,6 +24,7 @@ import {
 } from '../../src/managed/external-kind.ts';
 import type { KindEvents } from '../../src/managed/fleet-metrics.ts';
 import { ManagedReconciler } from '../../src/managed/reconciler.ts';
+import { TurnCopies } from '../../src/managed/turn-copies.ts';
 import { SecretWatch } from '../../src/managed/secret-watch.ts';
 import type { Claim, ManagedStore } from '../../src/managed/store.ts';
 import type { ManagedWriter, Metadata, ObjectPatch } from '../../src/managed/writer.ts';
@@ -263,6 +264,8 @@ export class FakeApi {
   readonly objects = new Map<string, Stored>();
   readonly secrets = new Map<string, { data: Record<string, string>; owner?: string | undefined }>();
   readonly writes: Array<{ key: string; what: string }> = [];
+  /** Writes refused for a stale resourceVersion, as the apiserver answers them with 409. */
+  readonly conflicts: Array<{ key: string; what: string }> = [];
   #version = 1;
   #uid = 1;
   /** Runs before each metadata patch is applied: a place to interleave another writer. */
@@ -366,6 +369,7 @@ export class FakeApi {
         (patch.finalizers || patch.ifUnchanged) &&
         obj.metadata.resourceVersion !== mr.metadata.resourceVersion
       ) {
+        this.conflicts.push({ key, what: 'metadata' });
         throw new KubeApiError('PATCH', key, 409, 'Conflict', 'the object has been modified');
       }
       if (patch.annotations) obj.metadata.annotations = applied(obj.metadata.annotations, patch.annotations);
@@ -382,6 +386,10 @@ export class FakeApi {
       const key = keyOf(mr);
       const obj = this.objects.get(key);
       if (!obj || obj.metadata.uid !== mr.metadata.uid) throw notFound(key);
+      if (obj.metadata.resourceVersion !== mr.metadata.resourceVersion) {
+        this.conflicts.push({ key, what: 'status' });
+        throw new KubeApiError('PATCH', key, 409, 'Conflict', 'the object has been modified');
+      }
       obj.status = structuredClone(status);
       this.writes.push({ key, what: 'status' });
       this.#bump(obj);
@@ -475,6 +483,7 @@ export function widgetWorld(
   };
   const metering = new AccountMetering();
   const clock = new MovableClock({ flowing: true });
+  const turns = new TurnCopies(api.writer);
   /** One kind's links over `kindCloud`, metered with every other kind of the world. */
   const linksOf = (kindCloud: FakeCloud, kindName: string) =>
     new AccountLinks<WidgetSpec, Widget>({
@@ -482,7 +491,7 @@ export function widgetWorld(
       adapterFor: (client) => kindCloud.kind(orgs.get(client), kindName),
       accounts,
       store: api.store,
-      writer: api.writer,
+      writer: turns.writer,
       settings: FAST_LINKS,
       mayAct: () => true,
       wake: () => {},
@@ -508,7 +517,8 @@ export function widgetWorld(
     kind: 'Widget',
     parseSpec: (raw) => widgetSpec.parse(raw),
     store: api.store,
-    writer: api.writer,
+    writer: turns.writer,
+    turns,
     events,
     links,
     fleet,

@@ -14,6 +14,7 @@ import type { KindEvents } from '../../src/managed/fleet-metrics.ts';
 import { ManagedReconciler } from '../../src/managed/reconciler.ts';
 import { SecretWatch } from '../../src/managed/secret-watch.ts';
 import type { ManagedStore } from '../../src/managed/store.ts';
+import { TurnCopies } from '../../src/managed/turn-copies.ts';
 import type { ManagedWriter } from '../../src/managed/writer.ts';
 import { MovableClock } from '../support/clock.ts';
 import { FAST_LINKS, FakeApi, FakeCloud, type Recorded, type Widget, type WidgetSpec } from './fakes.ts';
@@ -85,7 +86,8 @@ export function kindWorld(
   };
   const state = { leader: true, woken: [] as string[] };
   const clock = new MovableClock({ flowing: true });
-  const writer = options.writer ? options.writer(api.writer) : api.writer;
+  const turns = new TurnCopies(options.writer ? options.writer(api.writer) : api.writer);
+  const { writer } = turns;
   const store = options.store ? options.store(api.store) : api.store;
   const adapt = options.adapt ?? ((base: Kind) => base);
   const links = new AccountLinks<WidgetSpec, Widget>({
@@ -106,6 +108,7 @@ export function kindWorld(
     parseSpec: (raw) => spec.parse(raw) as WidgetSpec,
     store,
     writer,
+    turns,
     events,
     links,
     fleet,
