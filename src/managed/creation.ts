@@ -89,12 +89,6 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
   readonly #madeFor = new Map<string, string>();
   /** The last object made for each resource, by uid: one entry in `#madeFor` per resource. */
   readonly #lastMade = new Map<string, string>();
-  /**
-   * The placements this process wrote, by uid: a copy of the resource read before that status write
-   * landed must not write a status without it.
-   */
-  readonly #placements = new Map<string, PlacementStatus>();
-
   constructor(
     adapter: ExternalKind<Spec, Cloud>,
     cache: CloudCache<Cloud>,
@@ -272,14 +266,6 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     return this.#recorded.get(uid) === id;
   }
 
-  /** The resource's placement: as its status says, or as this process last wrote it when that is newer. */
-  placementOf(mr: ManagedObject<unknown>): PlacementStatus | undefined {
-    const written = this.#placements.get(mr.metadata.uid);
-    const read = mr.status?.placement;
-    if (!written || (read && Date.parse(read.placedAt) >= Date.parse(written.placedAt))) return read;
-    return written;
-  }
-
   /** The resource (`namespace/name`) this process made cloud object `id` for, if it did. */
   madeFor(id: string): string | undefined {
     return this.#madeFor.get(id);
@@ -297,7 +283,6 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
   forget(uid: string): void {
     this.#intents.delete(uid);
     this.#recorded.delete(uid);
-    this.#placements.delete(uid);
     const made = this.#lastMade.get(uid);
     if (made !== undefined) this.#madeFor.delete(made);
     this.#lastMade.delete(uid);
@@ -330,7 +315,6 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     if (!placement) return { ...mr, metadata };
     const status = { ...mr.status, placement };
     const resourceVersion = await this.#writer.patchStatus({ ...mr, metadata }, status);
-    this.#placements.set(mr.metadata.uid, placement);
     return { ...mr, metadata: { ...metadata, resourceVersion }, status };
   }
 

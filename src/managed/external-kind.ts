@@ -363,6 +363,8 @@ export interface PlacementSupport<Spec, Cloud> {
   readonly refreshMs: number;
   /** The price per GPU-hour the object says the cloud charges it. */
   charged(cloud: Cloud): string | undefined;
+  /** The most the spec lets an object be charged per GPU-hour; undefined: no cap. */
+  maxPricePerGpuHour(spec: Spec): number | undefined;
   /**
    * Whether the object failed before it ever ran, as when its offer turned out to have no room: `phase` is
    * the one its resource's status last recorded. Such an object is deleted and the resource placed again.

@@ -3,7 +3,7 @@ import { CloudApiError } from '../api/errors.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ReconcileError } from './errors.ts';
 import type { ManagedObject, Offer, PlacementSupport } from './external-kind.ts';
-import type { ManagedStatus, PlacementStatus } from './status-schema.ts';
+import type { PlacementStatus } from './status-schema.ts';
 
 export type Attempt = NonNullable<PlacementStatus['attempts']>[number];
 
@@ -44,10 +44,13 @@ export class Placer<Spec, Cloud> {
     return this.#support.requested(mr.spec);
   }
 
-  /** A placement for `mr`, after `tried` (this round's attempts, oldest first). */
+  /**
+   * A placement for `mr`, after the attempts its status records and `tried` (this turn's, oldest first).
+   * The status is the only memory: a restarted process or a new leader counts the same attempts.
+   */
   async choose(mr: ManagedObject<Spec>, tried: readonly Attempt[]): Promise<PlacementStatus> {
     const { asOf, offers, none } = await this.#support.offers(mr.spec, this.#allowed);
-    const attempts = [...lostBefore(mr.status), ...tried].slice(-MAX_ATTEMPTS_KEPT);
+    const attempts = [...(mr.status?.placement?.attempts ?? []), ...tried].slice(-MAX_ATTEMPTS_KEPT);
     // What the offers could not know yet: what was tried since they were read.
     const ruledOut = attempts.filter((attempt) => Date.parse(attempt.at) >= asOf);
     const limit = this.#support.maxAttempts(mr.spec);
@@ -89,26 +92,47 @@ function attemptOf(placement: PlacementStatus, outcome: Attempt['outcome'], at: 
 }
 
 /**
- * The attempts a new placement starts from: those of the last one, and the last one itself when its object
- * was preempted since it was placed, so a replacement does not go straight back to the offer that lost it.
+ * `placement` with its own loss recorded, once: written with the status that reports the loss, so that the
+ * next placement rules the offer out whichever process makes it.
  */
-function lostBefore(status: ManagedStatus | undefined): Attempt[] {
-  const last = status?.placement;
-  if (!last) return [];
-  const previous = last.attempts ?? [];
-  // Only a loss seen after that placement was made is that placement's.
-  const since = (at: string | undefined) => at !== undefined && Date.parse(at) >= Date.parse(last.placedAt);
-  const ready = status.conditions?.find((condition) => condition.type === 'Ready');
-  if (ready?.reason === FAILED_TO_START && since(ready.lastTransitionTime)) {
-    return [...previous, attemptOf(last, 'FailedToStart', ready.lastTransitionTime)];
-  }
-  const preemptedAt = status.lastPreemptionTime;
-  if (typeof preemptedAt !== 'string' || !since(preemptedAt)) return previous;
-  return [...previous, attemptOf(last, 'Preempted', preemptedAt)];
+export function withLoss(
+  placement: PlacementStatus,
+  outcome: Attempt['outcome'],
+  now: number,
+): PlacementStatus {
+  const attempts = placement.attempts ?? [];
+  const placedAt = Date.parse(placement.placedAt);
+  const seen = attempts.some(
+    (attempt) =>
+      attempt.outcome === outcome && sameOffer(attempt, placement) && Date.parse(attempt.at) >= placedAt,
+  );
+  if (seen) return placement;
+  const lost = attemptOf(placement, outcome, new Date(now).toISOString());
+  return { ...placement, attempts: [...attempts, lost].slice(-MAX_ATTEMPTS_KEPT) };
 }
 
 /** The Ready reason of a placed resource whose object failed before it ran: it is placed again. */
 export const FAILED_TO_START = 'FailedToStart';
+
+/** The Ready reason of a placed resource whose object the cloud charges above its cap: it is placed again. */
+export const ABOVE_CAP = 'AboveCap';
+
+/**
+ * What the cloud charges `cloud` per GPU-hour and the cap it exceeds, when it does. The API has no on-demand
+ * `maxPrice`, and a price may rise between the offers' read and the create: the create's answer says what
+ * is charged, and nothing may keep running above its cap.
+ */
+export function aboveCap<Spec, Cloud>(
+  support: PlacementSupport<Spec, Cloud>,
+  spec: Spec,
+  cloud: Cloud,
+): { charged: string; cap: number } | undefined {
+  const cap = support.maxPricePerGpuHour(spec);
+  const charged = support.charged(cloud);
+  if (cap === undefined || charged === undefined) return undefined;
+  // Prices are decimal strings of four places: a charge equal to the cap is within it.
+  return Number(charged) > cap + 1e-9 ? { charged, cap } : undefined;
+}
 
 /**
  * Whether the cloud refused a create because the offer has no room now: code 12002, which also proves

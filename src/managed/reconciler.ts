@@ -23,6 +23,7 @@ import type { KindEvents } from './fleet-metrics.ts';
 import { Identity } from './identity.ts';
 import { type Holding, LateInitialization } from './late-initialization.ts';
 import { type DeadlineState, OperatorPause, type PauseDecision } from './operator-pause.ts';
+import { aboveCap } from './placement.ts';
 import { allows } from './policies.ts';
 import { type LostObject, Recovery, recreateBackoff } from './recovery.ts';
 import { logResource } from './resource-log.ts';
@@ -31,8 +32,8 @@ import { resolveEnv } from './secrets.ts';
 import { StatusReport } from './status-report.ts';
 import type { ManagedStore } from './store.ts';
 import { TerminalFailures } from './terminal-failures.ts';
-import type { TurnCopies } from './turn-copies.ts';
 import { expireFinished, finishedAt } from './time-to-live.ts';
+import type { TurnCopies } from './turn-copies.ts';
 import type { ManagedWriter } from './writer.ts';
 
 export type { EventSink };
@@ -281,8 +282,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const plan =
       lost === 'Preempted'
         ? this.#recovery.planAfterPreemption(held.mr, observed.cloud, link)
-        : lost === 'FailedToStart'
-          ? this.#recovery.planAfterFailedStart(held.mr, observed.cloud, link)
+        : lost !== undefined
+          ? this.#recovery.planReplacement(held.mr, observed.cloud, link, lost)
           : allows(policies, 'Update')
             ? await adapter.plan(held.mr, observed.cloud, ctx)
             : ({ kind: 'in-sync' } as const);
@@ -409,7 +410,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
 
 /**
  * Whether the object is lost while its resource lives: preempted (a spot object the cloud took back), or,
- * for a placed resource, failed before it ever ran.
+ * for a placed resource, failed before it ever ran or charged above its cap.
  */
 function lostObject<Spec extends CommonSpec, Cloud>(
   mr: ManagedObject<Spec>,
@@ -418,8 +419,9 @@ function lostObject<Spec extends CommonSpec, Cloud>(
 ): LostObject | undefined {
   if (adapter.spot?.preempted(cloud)) return 'Preempted';
   const placement = adapter.placement;
-  if (placement?.requested(mr.spec) && placement.failedToStart(cloud, mr.status?.phase))
-    return 'FailedToStart';
+  if (!placement?.requested(mr.spec)) return undefined;
+  if (placement.failedToStart(cloud, mr.status?.phase)) return 'FailedToStart';
+  if (aboveCap(placement, mr.spec, cloud)) return 'AboveCap';
   return undefined;
 }
 

@@ -9,7 +9,7 @@ import { ReconcileError } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
 import type { CommonSpec, ManagedObject, Plan } from './external-kind.ts';
 import type { KindEvents } from './fleet-metrics.ts';
-import { FAILED_TO_START } from './placement.ts';
+import { ABOVE_CAP, FAILED_TO_START, withLoss } from './placement.ts';
 import { allows } from './policies.ts';
 import { logResource } from './resource-log.ts';
 import type { ManagedStatus } from './status-schema.ts';
@@ -17,8 +17,11 @@ import { statusAsIs, writeStatus } from './status-write.ts';
 import { expireFinished } from './time-to-live.ts';
 import type { ManagedWriter } from './writer.ts';
 
-/** Why a resource's object is lost while it lives: the cloud took spot back, or it never started. */
-export type LostObject = 'Preempted' | 'FailedToStart';
+/**
+ * Why a resource's object is lost while it lives: the cloud took spot back, it never started, or the
+ * cloud charges it above the resource's cap.
+ */
+export type LostObject = 'Preempted' | 'FailedToStart' | 'AboveCap';
 
 /** The Ready reason of a preempted resource: also how a preemption is known to be counted already. */
 export const PREEMPTED = 'Preempted';
@@ -63,10 +66,15 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
   }
 
   /**
-   * A placed object that failed before it ran: deleted, so that the resource is placed again on another
-   * offer (whatever its recoveryPolicy: it never ran), when the policies allow both.
+   * A placed object that failed before it ran, or that the cloud charges above the cap: deleted, so that
+   * the resource is placed again on another offer (whatever its recoveryPolicy), when the policies allow both.
    */
-  planAfterFailedStart(mr: ManagedObject<Spec>, cloud: Cloud, link: AccountLink<Spec, Cloud>): Plan {
+  planReplacement(
+    mr: ManagedObject<Spec>,
+    cloud: Cloud,
+    link: AccountLink<Spec, Cloud>,
+    lost: Exclude<LostObject, 'Preempted'>,
+  ): Plan {
     const remove = link.adapter.delete;
     const policies = mr.spec.managementPolicies;
     if (!remove || !allows(policies, 'Create') || !allows(policies, 'Delete')) return { kind: 'in-sync' };
@@ -75,7 +83,7 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
       kind: 'act',
       step: {
         reason: 'Recovering',
-        describe: `deleting ${this.#o.kind} ${id}, which failed before it ran, to place it again`,
+        describe: `deleting ${this.#o.kind} ${id}, ${lost === ABOVE_CAP ? 'charged above maxPricePerGpuHour' : 'which failed before it ran'}, to place it again`,
         run: () => remove(id),
       },
     };
@@ -118,14 +126,10 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
     // for it, so make a new one.
     await this.#o.writer.patchObject(mr, { annotations: { [EXTERNAL_ID]: null } });
     forgetCloud(id, link);
-    if (readyReason(mr.status) === FAILED_TO_START) {
-      logResource(
-        this.#o.log,
-        'info',
-        mr,
-        { id },
-        `${kind} ${id} failed to start and is deleted; placing again`,
-      );
+    const replaced = readyReason(mr.status);
+    if (replaced === FAILED_TO_START || replaced === ABOVE_CAP) {
+      const why = replaced === ABOVE_CAP ? 'was charged above its cap' : 'failed to start';
+      logResource(this.#o.log, 'info', mr, { id }, `${kind} ${id} ${why} and is deleted; placing again`);
       return { requeue: true };
     }
     const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
@@ -158,10 +162,16 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
       conditions.push({ type: 'Synced', status: 'False', reason: refusal.reason, message: refusal.message });
       this.#o.events.event(mr, 'Warning', refusal.reason, refusal.message);
     }
+    const now = this.#o.clock.now();
+    const placement = mr.status?.placement;
     await writeStatus(
       this.#o,
       mr,
-      { ...statusAsIs(mr.status), ...countPreemption(mr.status, this.#o.clock.now()) },
+      {
+        ...statusAsIs(mr.status),
+        ...countPreemption(mr.status, now),
+        ...(placement ? { placement: withLoss(placement, PREEMPTED, now) } : {}),
+      },
       conditions,
     );
   }

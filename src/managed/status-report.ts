@@ -10,7 +10,7 @@ import { type Blocker, type CommonSpec, keyOf, type ManagedObject } from './exte
 import type { KindEvents } from './fleet-metrics.ts';
 import type { Holding } from './late-initialization.ts';
 import type { PauseDecision } from './operator-pause.ts';
-import { FAILED_TO_START } from './placement.ts';
+import { ABOVE_CAP, aboveCap, FAILED_TO_START, withLoss } from './placement.ts';
 import { allows } from './policies.ts';
 import {
   countPreemption,
@@ -78,31 +78,42 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     const { adapter } = link;
     const { cloud } = view;
     const phase = adapter.phaseOf(cloud);
+    const now = this.#o.clock.now();
+    // Events and metrics follow the write: a turn working from a stale copy is refused its write and
+    // must not say what it would have written.
+    const told = new Told(this.#o.events, mr);
     let readiness = adapter.readiness(mr, cloud);
     let spot = spotStatus(mr.status);
+    let placement = placed(mr.status?.placement, adapter.placement?.charged(cloud));
     const preempted = lost === 'Preempted';
     if (preempted) {
       const message = `the cloud took the spot capacity back (${phase}); ${
         recreates(mr) ? 'replacing it (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'
       }`;
       if (readyReason(mr.status) !== PREEMPTED) {
-        spot = countPreemption(mr.status, this.#o.clock.now());
-        this.#o.fleet.preempted();
-        this.#o.events.event(mr, 'Warning', PREEMPTED, `${this.#o.kind} ${adapter.idOf(cloud)}: ${message}`);
+        spot = countPreemption(mr.status, now);
+        told.later(() => this.#o.fleet.preempted());
+        told.warn(PREEMPTED, `${this.#o.kind} ${adapter.idOf(cloud)}: ${message}`);
       }
+      if (placement) placement = withLoss(placement, 'Preempted', now);
       readiness = { ready: false, reason: PREEMPTED, message };
     } else if (lost === FAILED_TO_START) {
       const message = `${this.#o.kind} ${adapter.idOf(cloud)} failed before it ran (${phase}); deleting it and placing the resource again`;
-      if (readyReason(mr.status) !== FAILED_TO_START)
-        this.#o.events.event(mr, 'Warning', FAILED_TO_START, message);
+      if (readyReason(mr.status) !== FAILED_TO_START) told.warn(FAILED_TO_START, message);
+      if (placement) placement = withLoss(placement, 'FailedToStart', now);
       readiness = { ready: false, reason: FAILED_TO_START, message };
+    } else if (lost === ABOVE_CAP) {
+      const over = adapter.placement && aboveCap(adapter.placement, mr.spec, cloud);
+      const message = `${this.#o.kind} ${adapter.idOf(cloud)} is charged ${over?.charged} USD/GPU-hour, above maxPricePerGpuHour ${over?.cap}; deleting it and placing the resource again`;
+      if (readyReason(mr.status) !== ABOVE_CAP) told.warn(ABOVE_CAP, message);
+      if (placement) placement = withLoss(placement, 'AboveCap', now);
+      readiness = { ready: false, reason: ABOVE_CAP, message };
     } else if (readiness.broken && mr.status?.phase !== phase) {
-      this.#o.events.event(mr, 'Warning', readiness.reason, readiness.message);
+      told.warn(readiness.reason, readiness.message);
     }
     const pausedBy = pause?.pausedBy;
     if (ending) readiness = { ready: false, ...ending };
     else if (pausedBy) readiness = { ready: false, reason: pausedBy.reason, message: pausedBy.message };
-    this.#noteReady(mr, readiness.ready);
     const conditions: ConditionInput[] = [
       {
         type: 'Ready',
@@ -110,7 +121,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
         reason: readiness.reason,
         message: readiness.message,
       },
-      this.#synced(mr, cloud, lost !== undefined, link, rotated),
+      this.#synced(mr, cloud, lost !== undefined, link, rotated, told),
     ];
     const deadline = pause?.deadline;
     if (deadline) {
@@ -130,7 +141,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
         message: readiness.message,
       });
     }
-    const completionTime = outcome && new Date(this.#o.clock.now()).toISOString();
+    const completionTime = outcome && new Date(now).toISOString();
     // The list's view leaves out what only a get shows: the status, written from the same state, has it.
     const own = view.partial
       ? { ...statusAsIs(mr.status), ...definedOnly(adapter.statusOf(cloud, mr)) }
@@ -140,7 +151,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       ...(await this.#detailsFor(mr, cloud, link)),
       ...spot,
       lateInitialized,
-      placement: placed(link.creation.placementOf(mr), adapter.placement?.charged(cloud)),
+      placement,
       pausedBy,
       startTime: pause?.startTime,
       deadlineTime: deadline && new Date(deadline.at).toISOString(),
@@ -158,11 +169,13 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       conditions[1] = { type: 'Synced', status: 'False', reason: refused.reason, message: refused.message };
       // Said once, when it starts; the condition keeps saying it.
       const before = mr.status?.conditions?.find((condition) => condition.type === 'Synced');
-      if (before?.reason !== refused.reason)
-        this.#o.events.event(mr, 'Warning', refused.reason, refused.message);
+      if (before?.reason !== refused.reason) told.warn(refused.reason, refused.message);
     }
+    const written = await writeStatus(this.#o, mr, fields, conditions);
+    this.#noteReady(mr, readiness.ready);
+    told.flush();
     return {
-      mr: await writeStatus(this.#o, mr, fields, conditions),
+      mr: written,
       finished: completionTime === undefined ? undefined : Date.parse(completionTime),
       secretRefused: refused !== undefined,
     };
@@ -231,10 +244,11 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     lost: boolean,
     link: AccountLink<Spec, Cloud>,
     rotated: readonly string[],
+    told: Told,
   ): ConditionInput {
     const managed = allows(mr.spec.managementPolicies, 'Update') && !lost;
     const drifted = managed ? driftOf(mr, cloud, link.adapter) : [];
-    if (drifted.length === 0 && rotated.length > 0) return this.#rotated(mr, rotated);
+    if (drifted.length === 0 && rotated.length > 0) return this.#rotated(mr, rotated, told);
     if (drifted.length === 0)
       return { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' };
     const message =
@@ -242,21 +256,20 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       "them to the cloud's values, or delete and recreate the resource to get what the spec asks";
     const before = mr.status?.conditions?.find((condition) => condition.type === 'Synced');
     if (before?.reason !== 'Drifted' || before.message !== message) {
-      this.#o.events.event(mr, 'Warning', 'Drifted', message);
-      this.#o.fleet.drifted();
+      told.warn('Drifted', message);
+      told.later(() => this.#o.fleet.drifted());
     }
     return { type: 'Synced', status: 'False', reason: 'Drifted', message };
   }
 
   /** Synced=False naming the Secrets whose new values the object cannot take, with a Warning when that changes. */
-  #rotated(mr: ManagedObject<Spec>, rotated: readonly string[]): ConditionInput {
+  #rotated(mr: ManagedObject<Spec>, rotated: readonly string[], told: Told): ConditionInput {
     const names = rotated.map((name) => `"${name}"`).join(', ');
     const message =
       `Secret ${names} changed since the cloud ${this.#o.kind} was created, and it keeps the environment it ` +
       'was created with: the cloud cannot change it. Delete and recreate the resource to run with the new values';
     const before = mr.status?.conditions?.find((condition) => condition.type === 'Synced');
-    if (before?.reason !== SECRET_ROTATED || before.message !== message)
-      this.#o.events.event(mr, 'Warning', SECRET_ROTATED, message);
+    if (before?.reason !== SECRET_ROTATED || before.message !== message) told.warn(SECRET_ROTATED, message);
     return { type: 'Synced', status: 'False', reason: SECRET_ROTATED, message };
   }
 
@@ -304,6 +317,30 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     } finally {
       link.details?.fetched(key, values);
     }
+  }
+}
+
+/** Events and metrics of one report, told once its write has landed. */
+class Told {
+  readonly #events: EventSink;
+  readonly #mr: ManagedObject<unknown>;
+  readonly #pending: Array<() => void> = [];
+
+  constructor(events: EventSink, mr: ManagedObject<unknown>) {
+    this.#events = events;
+    this.#mr = mr;
+  }
+
+  warn(reason: string, message: string): void {
+    this.#pending.push(() => this.#events.event(this.#mr, 'Warning', reason, message));
+  }
+
+  later(tell: () => void): void {
+    this.#pending.push(tell);
+  }
+
+  flush(): void {
+    for (const tell of this.#pending.splice(0)) tell();
   }
 }
 

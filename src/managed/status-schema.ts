@@ -137,7 +137,7 @@ const offerShape = {
 };
 
 /** Why an offer was left for the next one. */
-export const ATTEMPT_OUTCOMES = ['NoCapacity', 'FailedToStart', 'Preempted'] as const;
+export const ATTEMPT_OUTCOMES = ['NoCapacity', 'FailedToStart', 'Preempted', 'AboveCap'] as const;
 
 export const placementStatusSchema = z
   .object({
@@ -156,15 +156,17 @@ export const placementStatusSchema = z
             outcome: z
               .enum(ATTEMPT_OUTCOMES)
               .describe(
-                'NoCapacity: the cloud refused the create for lack of room; FailedToStart: the object failed before it ran; Preempted: the cloud took its spot capacity back.',
+                'NoCapacity: the cloud refused the create for lack of room; FailedToStart: the object failed before it ran; Preempted: the cloud took its spot capacity back; AboveCap: the cloud charged the object made on it more than maxPricePerGpuHour, so it was deleted at once.',
               ),
             at: z.iso.datetime().describe('When it was seen.'),
           })
-          .describe('An offer tried before this one.'),
+          .describe('An offer tried and lost.'),
       )
       .max(16)
       .optional()
-      .describe('The offers tried before this one, oldest first (the last 16).'),
+      .describe(
+        "The offers tried and lost, oldest first (the last 16): those before this one, and this one's own loss once seen. Each rules its offer out, and counts against maxAttempts, until the offers are read again after it.",
+      ),
   })
   .describe(
     'Where the operator placed the object, for a resource that leaves the choice to it (spec.placement): ' +

@@ -24,9 +24,9 @@ import {
 } from '../../src/managed/external-kind.ts';
 import type { KindEvents } from '../../src/managed/fleet-metrics.ts';
 import { ManagedReconciler } from '../../src/managed/reconciler.ts';
-import { TurnCopies } from '../../src/managed/turn-copies.ts';
 import { SecretWatch } from '../../src/managed/secret-watch.ts';
 import type { Claim, ManagedStore } from '../../src/managed/store.ts';
+import { TurnCopies } from '../../src/managed/turn-copies.ts';
 import type { ManagedWriter, Metadata, ObjectPatch } from '../../src/managed/writer.ts';
 import { MovableClock } from '../support/clock.ts';
 
@@ -83,6 +83,9 @@ export interface Widget {
   createdAt: number;
   /** Which account (organisation) holds it: another account's key cannot see it. */
   org: string;
+  /** The offer's GPU type it was placed on, and the price per GPU-hour it is charged (placed widgets). */
+  gpuType?: string | undefined;
+  charged?: number | undefined;
 }
 
 /** A cloud of widgets for one organisation's key, with a log of every call and hooks to interleave. */

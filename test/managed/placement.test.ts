@@ -15,7 +15,7 @@ import type {
   Offer,
   PlacementSupport,
 } from '../../src/managed/external-kind.ts';
-import { Placer } from '../../src/managed/placement.ts';
+import { Placer, withLoss } from '../../src/managed/placement.ts';
 import type { PlacementStatus } from '../../src/managed/status-schema.ts';
 import { MovableClock } from '../support/clock.ts';
 import { FakeApi, FakeCloud, type Widget, type WidgetSpec } from './fakes.ts';
@@ -42,6 +42,7 @@ class Market implements PlacementSupport<WidgetSpec, Widget> {
   readonly refreshMs = 30_000;
   requested = (spec: WidgetSpec) => spec.size !== undefined && spec.size > 0;
   maxAttempts = () => 3;
+  maxPricePerGpuHour = () => undefined;
   charged = (widget: Widget) => String(widget.size);
   failedToStart = (widget: Widget, phase: string | undefined) =>
     widget.status === 'FAILED' && phase !== 'RUNNING';
@@ -202,7 +203,7 @@ describe('Placer', () => {
     assert.match(exhausted.message, /A on-demand in r1 .*\(NoCapacity\); B .*; C /);
   });
 
-  test('after a preemption, the lost offer is tried last until the offers are read again', async () => {
+  test('a loss the status records rules its offer out until the offers are read again, whoever places next', async () => {
     const w = setup();
     w.market.offersNow = [offer('A', 0.3, true), offer('A', 0.5)];
     const last = {
@@ -212,54 +213,49 @@ describe('Placer', () => {
       pricePerGpuHour: '0.3000',
       placedAt: new Date(T0 - 60_000).toISOString(),
     };
-    const preempted = widget(w.api, { placement: last, lastPreemptionTime: new Date(T0 + 10).toISOString() });
-    const again = await w.placer.choose(preempted, []);
+    // Recorded with the status that reported the preemption: a fresh Placer (a restart) reads it there.
+    const lost = withLoss(last, 'Preempted', T0 + 10);
+    const again = await w.placer.choose(widget(w.api, { placement: lost }), []);
     assert.equal(again.spot, false, 'spot preferred falls back to on-demand');
     assert.deepEqual(
       again.attempts?.map((attempt) => `${attempt.gpuType}/${attempt.spot}/${attempt.outcome}`),
       ['A/true/Preempted'],
     );
-    // A preemption before that placement was of an earlier object: it rules nothing out.
-    const earlier = { placement: last, lastPreemptionTime: new Date(T0 - 120_000).toISOString() };
-    const w2 = setup();
-    w2.market.offersNow = w.market.offersNow;
-    assert.equal((await w2.placer.choose(widget(w2.api, earlier), [])).spot, true);
+    // Offers read after the loss know better: the offer is tried again.
+    w.market.asOf = T0 + 20;
+    assert.equal((await w.placer.choose(widget(w.api, { placement: lost }), [])).spot, true);
   });
 
-  test('an object that failed before it ran rules its offer out once, for the placement after it only', async () => {
+  test('a loss is recorded once per placement, and each counts against maxAttempts until the offers are read again', async () => {
     const w = setup();
-    w.market.offersNow = [offer('A', 0.5), offer('B', 0.7)];
-    // The offers were read before the failure: they cannot know of it.
+    w.market.offersNow = [offer('A', 0.5), offer('B', 0.7), offer('C', 0.9), offer('D', 1.1)];
     w.market.asOf = T0 - 30_000;
-    const placedAt = new Date(T0 - 60_000).toISOString();
-    const last = { gpuType: 'A', region: 'r1', spot: false, pricePerGpuHour: '0.5000', placedAt };
-    // After the first placement, before the second (placed now).
-    const failedAt = new Date(T0 - 10).toISOString();
-    const ready = (at: string) => ({
-      type: 'Ready',
-      status: 'False',
-      reason: 'FailedToStart',
-      message: 'failed before it ran',
-      lastTransitionTime: at,
-    });
-    const failed = widget(w.api, { placement: last, conditions: [ready(failedAt)] });
-    const again = await w.placer.choose(failed, []);
-    assert.equal(again.gpuType, 'B');
-    assert.deepEqual(
-      again.attempts?.map((attempt) => `${attempt.gpuType}:${attempt.outcome}`),
-      ['A:FailedToStart'],
+    const onA = await w.placer.choose(widget(w.api), []);
+    const failedA = withLoss(onA, 'FailedToStart', T0 + 1);
+    assert.equal(
+      withLoss(failedA, 'FailedToStart', T0 + 2),
+      failedA,
+      'the same loss seen again is not counted twice',
     );
-    // The next placement (B, made after the failure) refused for room: B is NoCapacity, and A not counted twice.
-    const w2 = setup();
-    w2.market.offersNow = [offer('A', 0.5), offer('B', 0.7), offer('C', 0.9)];
-    w2.market.asOf = w.market.asOf;
-    const onB = widget(w2.api, { placement: again, conditions: [ready(failedAt)] });
-    const third = await w2.placer.choose(onB, [w2.placer.refused(again)]);
-    assert.equal(third.gpuType, 'C');
+    const onB = await w.placer.choose(widget(w.api, { placement: failedA }), []);
+    assert.equal(onB.gpuType, 'B');
+    const failedB = withLoss(onB, 'FailedToStart', T0 + 3);
+    const onC = await w.placer.choose(widget(w.api, { placement: failedB }), []);
+    assert.equal(onC.gpuType, 'C');
     assert.deepEqual(
-      third.attempts?.map((attempt) => `${attempt.gpuType}:${attempt.outcome}`),
-      ['A:FailedToStart', 'B:NoCapacity'],
+      onC.attempts?.map((attempt) => `${attempt.gpuType}:${attempt.outcome}`),
+      ['A:FailedToStart', 'B:FailedToStart'],
     );
+    const failedC = withLoss(onC, 'FailedToStart', T0 + 4);
+    const exhausted = await refusal(w.placer.choose(widget(w.api, { placement: failedC }), []));
+    assert.equal(
+      exhausted.reason,
+      'NoCapacity',
+      'three starts failed: D waits for the next read of the offers',
+    );
+    // The offers read again: every loss before that read is forgiven, A is tried first again.
+    w.market.asOf = T0 + 5;
+    assert.equal((await w.placer.choose(widget(w.api, { placement: failedC }), [])).gpuType, 'A');
   });
 
   test('an offer of a type the account does not allow is never chosen', async () => {

@@ -95,6 +95,7 @@ export function gpuPodAdapter(
       maxAttempts: (spec) => spec.placement?.maxAttempts ?? DEFAULT_PLACEMENT_ATTEMPTS,
       refreshMs: DEFAULT_MAX_AGE_MS,
       charged: (pod) => pod.singleCardPrice,
+      maxPricePerGpuHour: (spec) => spec.placement?.maxPricePerGpuHour,
       failedToStart: (pod, phase) =>
         pod.status === 'FAILED' && (phase === undefined || phase === 'INITIALIZING'),
     },

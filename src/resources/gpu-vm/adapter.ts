@@ -77,6 +77,7 @@ export function gpuVmAdapter(
       refreshMs: DEFAULT_MAX_AGE_MS,
       // The VM object carries no price: status.pricePerHour is the listing's, on the details schedule.
       charged: () => undefined,
+      maxPricePerGpuHour: (spec) => spec.placement?.maxPricePerGpuHour,
       failedToStart: (vm, phase) =>
         vm.status === 'FAILED' && (phase === undefined || phase === 'INITIALIZING'),
     },

@@ -207,7 +207,8 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
     await manager.client.request(z.unknown(), {
       method: 'PATCH',
       path: `${objectPath(providerConfigs, keyOf(config))}/status`,
-      body: { status: next },
+      // On the version read only: the month-to-date spend is money, never carried forward from a stale copy.
+      body: { metadata: { resourceVersion: config.metadata.resourceVersion }, status: next },
     });
   };
 
