@@ -63,6 +63,28 @@ export class BudgetShedding<Spec extends CommonSpec, Cloud> {
     return undefined;
   }
 
+  /**
+   * Whether running `mr` again would take a budget that pauses pods over its limit: why, when it would.
+   * Asked of a pod paused for a budget whose user lifts the pause.
+   */
+  async stillOver(mr: ManagedObject<Spec>, link: AccountLink<Spec, Cloud>): Promise<string | undefined> {
+    const { adapter, account } = link;
+    const namespace = mr.metadata.namespace;
+    const own = await (await adapter.demand(mr)).perHour?.();
+    for (const budget of account.policy.budgets ?? []) {
+      if (!budget.pausesPods || !budget.covers(namespace)) continue;
+      const spend = account.usage.spendPerHour(budgetScope(budget));
+      const limit = budget.limit();
+      // Not known is not within: a pod the budget paused stays paused until the spend is known.
+      if (spend === undefined || spend + (own ?? 0) > limit.perHour) {
+        const costs =
+          spend === undefined ? 'is not priced yet' : `would cost $${(spend + (own ?? 0)).toFixed(2)}/h`;
+        return `budget ${budget.name}: what it covers ${costs} with this pod running, over its ${limit.by} of $${limit.perHour.toFixed(2)}/h`;
+      }
+    }
+    return undefined;
+  }
+
   /** How soon to look again at a resource that a budget may pause: only pods that allow it, under such a budget. */
   watches(mr: ManagedObject<Spec>, link: AccountLink<Spec, Cloud>): number | undefined {
     if (!link.adapter.pause?.shedding?.allowed(mr.spec)) return undefined;

@@ -67,7 +67,8 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
       : undefined;
     const rule = adapter.deadline?.(mr.spec);
     const deadline = rule && startTime !== undefined ? deadlineOf(rule, startTime, now) : undefined;
-    let pausedBy = this.#inForce(mr);
+    const held = this.#held(mr);
+    let pausedBy = held.inForce;
     if (!pausedBy && adapter.pause && deadline?.passed && deadline.action === 'Pause') {
       pausedBy = this.#take(mr, 'DeadlineExceeded', deadlineMessage(deadline), now);
     }
@@ -77,9 +78,22 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
       const idle = await this.#idle(mr, cloud, link, now);
       if (idle !== undefined) pausedBy = this.#take(mr, 'Idle', idle, now);
     }
+    if (!pausedBy && held.lifted?.reason === 'BudgetExceeded' && adapter.heldGpus(cloud) === 0) {
+      // Lifted while the budget is still over: paused again at once, under the user's new word, so that
+      // the status names the pause that holds it and the request is answered once, not on every retry.
+      const still = await this.#shedding.stillOver(mr, link);
+      if (still !== undefined) {
+        pausedBy = this.#take(mr, 'BudgetExceeded', `${still}; its user resumed it while it still is`, now);
+      }
+    }
     if (!pausedBy) {
       const overBudget = await this.#shedding.decide(mr, cloud, link);
       if (overBudget !== undefined) pausedBy = this.#take(mr, 'BudgetExceeded', overBudget, now);
+    }
+    if (held.lifted && !pausedBy) {
+      const message = `resumed by its user (${held.how}); it was paused: ${held.lifted.message}`;
+      this.#o.events.event(mr, 'Normal', 'Resumed', message);
+      logResource(this.#o.log, 'info', mr, {}, message);
     }
     return { pausedBy, startTime, deadline, revisitAfterMs: this.#shedding.watches(mr, link) };
   }
@@ -112,23 +126,20 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
     return message;
   }
 
-  /** `status.pausedBy`, unless its user lifted it since: then it is let go, with an event. */
-  #inForce(mr: ManagedObject<Spec>): PausedBy | undefined {
+  /** `status.pausedBy` in force, or the pause its user lifted since, and how. */
+  #held(mr: ManagedObject<Spec>): { inForce?: PausedBy; lifted?: PausedBy; how?: string } {
     const { uid } = mr.metadata;
     // What this process took is kept, whatever the status says meanwhile: a copy read before that write,
     // or a status a failure report rewrote from an older copy, must not undo a pause already sent, even
     // after a copy that showed it (the informer may deliver the pause's write before the rewrite).
     const recorded = mr.status?.pausedBy;
     const pausedBy = recorded ?? this.#taken.get(uid);
-    if (!pausedBy) return undefined;
+    if (!pausedBy) return {};
     const token = mr.metadata.annotations?.[RESUME];
     const newSpec = (mr.metadata.generation ?? 0) > pausedBy.generation;
-    if (!newSpec && token === pausedBy.resumeToken) return pausedBy;
+    if (!newSpec && token === pausedBy.resumeToken) return { inForce: pausedBy };
     this.#taken.delete(uid);
-    const message = `resumed by its user (${newSpec ? 'a new spec' : `annotation ${RESUME}`}); it was paused: ${pausedBy.message}`;
-    this.#o.events.event(mr, 'Normal', 'Resumed', message);
-    logResource(this.#o.log, 'info', mr, {}, message);
-    return undefined;
+    return { lifted: pausedBy, how: newSpec ? 'a new spec' : `annotation ${RESUME}` };
   }
 
   #take(mr: ManagedObject<Spec>, reason: PausedBy['reason'], why: string, now: number): PausedBy {

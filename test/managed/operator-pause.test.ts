@@ -263,6 +263,49 @@ describe('a budget that pauses pods when it is exceeded', () => {
     assert.equal(mutations(w, 'resume'), 0);
   });
 
+  test('resumed by its user while the budget is still over: paused again under the new word, said once, and the status names that pause', async () => {
+    const { w, limit } = openBudgeted();
+    w.api.create('w', { pauseOnBudget: true });
+    await priced(w, [KEY]);
+    limit.perHour = 1;
+    await priced(w, [KEY]);
+    assert.equal(objectOf(w)?.status, 'PAUSED');
+    const first = pausedBy(w);
+    assert.equal(first?.reason, 'BudgetExceeded');
+
+    w.api.annotate(KEY, { [RESUME]: '2026-11-28T10:00:00Z' });
+    for (let turn = 0; turn < 5; turn++) await w.settle(KEY, 3);
+    assert.equal(objectOf(w)?.status, 'PAUSED', 'not resumed: the budget is still over');
+    const again = pausedBy(w);
+    assert.equal(again?.reason, 'BudgetExceeded');
+    assert.equal(again?.resumeToken, '2026-11-28T10:00:00Z', 'the pause that holds it now is a new one');
+    assert.match(again?.message ?? '', /its user resumed it while it still is/);
+    assert.deepEqual(
+      w.reasonsOf(KEY).filter((reason) => reason === 'Resumed'),
+      [],
+      'nothing resumed',
+    );
+    assert.deepEqual(
+      w.reasonsOf(KEY).filter((reason) => reason === 'BudgetExceeded'),
+      ['BudgetExceeded', 'BudgetExceeded'],
+      'the first pause, and the second once: not on every retry',
+    );
+    assert.equal(mutations(w, 'resume'), 0);
+
+    // The budget raised: the operator's pause still holds until its user lifts it, then it resumes.
+    limit.perHour = 100;
+    await priced(w, [KEY]);
+    assert.equal(objectOf(w)?.status, 'PAUSED');
+    w.api.annotate(KEY, { [RESUME]: '2026-11-28T11:00:00Z' });
+    await priced(w, [KEY]);
+    assert.equal(objectOf(w)?.status, 'RUNNING');
+    assert.equal(pausedBy(w), undefined);
+    assert.deepEqual(
+      w.reasonsOf(KEY).filter((reason) => reason === 'Resumed'),
+      ['Resumed'],
+    );
+  });
+
   test('a pod its deadline pauses as the budget goes over is paused once, for its deadline', async () => {
     const { w, limit } = openBudgeted();
     w.api.create('w', { pauseOnBudget: true, deadlineSeconds: 600 });
