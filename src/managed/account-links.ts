@@ -119,6 +119,16 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
     return made;
   }
 
+  /** How many times the account named `name` changed: see `AccountDirectory.revision`. */
+  accountRevision(name: string): number {
+    return this.#o.accounts.revision(name);
+  }
+
+  /** Calls `listener` with an account's name each time it changes. */
+  onAccountChange(listener: (name: string) => void): () => void {
+    return this.#o.accounts.onChange(listener);
+  }
+
   /** Whether two accounts' claims collide: they share an API URL (an unknown account collides with all). */
   sameScope(account: Account, other: string): boolean {
     const scope = this.#o.accounts.scopeOf(other);

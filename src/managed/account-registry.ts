@@ -103,6 +103,8 @@ export const ACCOUNT_RECHECK_MS = 3_000;
 export class AccountRegistry implements AccountDirectory {
   readonly #configured = new Map<string, Entry>();
   readonly #implicit: Entry | undefined;
+  readonly #revisions = new Map<string, number>();
+  readonly #listeners = new Set<(name: string) => void>();
 
   constructor(implicit?: Entry) {
     this.#implicit = implicit;
@@ -136,12 +138,29 @@ export class AccountRegistry implements AccountDirectory {
     const replaced = this.#configured.get(name);
     this.#configured.set(name, entry);
     if (replaced && replaced.account !== entry.account) void replaced.account.client.close();
+    this.changed(name);
   }
 
   delete(name: string): void {
     const entry = this.#configured.get(name);
     this.#configured.delete(name);
     if (entry) void entry.account.client.close();
+    this.changed(name);
+  }
+
+  /** The account changed in place (a new key, proven or refused): what it refused may now be allowed. */
+  changed(name: string): void {
+    this.#revisions.set(name, this.revision(name) + 1);
+    for (const listener of this.#listeners) listener(name);
+  }
+
+  revision(name: string): number {
+    return this.#revisions.get(name) ?? 0;
+  }
+
+  onChange(listener: (name: string) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   async close(): Promise<void> {

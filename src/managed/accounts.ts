@@ -157,6 +157,13 @@ export interface AccountDirectory {
   resolve(name: string, namespace: string): Account;
   /** The scope of the account named `name`, when it is known. */
   scopeOf(name: string): string | undefined;
+  /**
+   * How many times the account named `name` changed (its spec, key or readiness) in this process: a
+   * refusal that depended on the account stands only while this stays the same.
+   */
+  revision(name: string): number;
+  /** Calls `listener` with the account's name each time one changes; answers how to stop. */
+  onChange(listener: (name: string) => void): () => void;
 }
 
 /** The account a resource names: `spec.providerConfigRef.name`, else `default`. */

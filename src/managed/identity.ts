@@ -139,7 +139,9 @@ export class Identity<Spec extends CommonSpec, Cloud> {
     const { account } = link;
     throw new ReconcileError(
       'AdoptionNotAllowed',
-      `provider config ${account.name} does not allow adopting existing cloud objects; remove annotation ${EXTERNAL_ID} to create a new one`,
+      `provider config ${account.name} does not allow adopting existing cloud objects: ask its owner to set ` +
+        `spec.adoption: Allowed, and this resource is looked at again as soon as the provider config changes ` +
+        `(removing annotation ${EXTERNAL_ID} would not adopt ${id}: it would create a second, separately billed object)`,
       { terminal: true },
     );
   }
@@ -149,7 +151,8 @@ export class Identity<Spec extends CommonSpec, Cloud> {
     throw new ReconcileError(
       'AlreadyManaged',
       `the ${this.#o.kind} named by annotation ${EXTERNAL_ID} cannot be managed by this resource: ` +
-        `${verdict.reason}. A cloud object is managed by one resource only; remove the annotation to create a new one`,
+        `${verdict.reason}. A cloud object is managed by one resource only: point the annotation at an object ` +
+        'no other resource holds, or delete this resource (removing the annotation would create a new, billed object)',
       { terminal: true },
     );
   }

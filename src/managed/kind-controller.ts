@@ -171,8 +171,13 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
       const stopWaking = wake.start(enqueue);
       links.start();
       const stopSecrets = secrets.start();
+      // A refusal may rest on the account (adoption, namespaces, guardrails, the key): its change wakes them.
+      const stopAccounts = links.onAccountChange((account) => {
+        for (const key of reconciler.refusedOn(account)) wake.emit(keyFromString(key));
+      });
       return () => {
         stopWaking();
+        stopAccounts();
         stopSecrets();
         links.stop();
       };

@@ -77,7 +77,7 @@ const BLOCKED_RECHECK_MS = 10_000;
  */
 export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #o: ManagedReconcilerOptions<Spec, Cloud>;
-  readonly #refused = new TerminalFailures();
+  readonly #refused: TerminalFailures;
   readonly #identity: Identity<Spec, Cloud>;
   readonly #lateInit: LateInitialization<Spec, Cloud>;
   readonly #recovery: Recovery<Spec, Cloud>;
@@ -96,6 +96,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
 
   constructor(options: ManagedReconcilerOptions<Spec, Cloud>) {
     this.#o = options;
+    this.#refused = new TerminalFailures((account) => options.links.accountRevision(account));
     this.#identity = new Identity(options);
     this.#lateInit = new LateInitialization(options.writer, options.clock);
     this.#pause = new OperatorPause(options);
@@ -130,6 +131,11 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (obj.metadata.annotations?.[SKIP_RECONCILE] === 'true') return;
     const deletionTimestamp = obj.metadata.deletionTimestamp ?? new Date(this.#o.clock.now()).toISOString();
     this.#vanished.set(keyOf(obj), { ...obj, metadata: { ...obj.metadata, deletionTimestamp } });
+  }
+
+  /** The resources refused for good while naming `account`: its change may allow them now. */
+  refusedOn(account: string): string[] {
+    return this.#refused.keysOn(account);
   }
 
   async reconcile(key: ObjectKey): Promise<Result> {

@@ -66,7 +66,7 @@ describe('adoption', () => {
     assert.equal(statusOf(w).phase, 'RUNNING');
   });
 
-  test('a refused adoption names the account and tells how to create instead', async () => {
+  test('a refused adoption names the account and what to change, and never suggests a second object', async () => {
     const w = open({ policy: { adoption: false } });
     const outside = w.cloud.put({ name: 'x' });
     w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
@@ -75,8 +75,28 @@ describe('adoption', () => {
     assert.equal(synced(w)?.reason, 'AdoptionNotAllowed');
     assert.equal(
       synced(w)?.message,
-      `provider config default does not allow adopting existing cloud objects; remove annotation ${EXTERNAL_ID} to create a new one`,
+      `provider config default does not allow adopting existing cloud objects: ask its owner to set spec.adoption: Allowed, and this resource is looked at again as soon as the provider config changes (removing annotation ${EXTERNAL_ID} would not adopt ${outside.id}: it would create a second, separately billed object)`,
     );
+  });
+
+  test('a refusal that rests on the account is looked at again when the account changes, and that change wakes it', async () => {
+    const w = open({ policy: { adoption: false } });
+    const woken: string[] = [];
+    w.onAccountChange((account) => woken.push(...w.reconciler.refusedOn(account)));
+    const outside = w.cloud.put({ name: 'x' });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
+    await w.settle(KEY);
+    assert.equal(synced(w)?.reason, 'AdoptionNotAllowed');
+    // Refused for good on this account as it is: a resync asks nothing.
+    assert.deepEqual(await w.reconcile(KEY), {});
+    assert.equal(synced(w)?.reason, 'AdoptionNotAllowed');
+    w.changeAccount('default', { adoption: true });
+    assert.deepEqual(woken, [KEY], 'the change wakes the resource it refused');
+    const { errors } = await w.settle(KEY);
+    assert.deepEqual(errors, []);
+    assert.equal(synced(w)?.reason, 'ReconcileSuccess');
+    assert.equal(statusOf(w).id, outside.id, 'adopted, generation unchanged');
+    assert.equal(w.cloud.mutations().length, 0, 'nothing created');
   });
 
   test('adopting an object records it and says nothing was created', async () => {
@@ -118,7 +138,7 @@ describe('claims', () => {
     assert.equal(synced(w)?.reason, 'AlreadyManaged');
     assert.equal(
       synced(w)?.message,
-      `the Widget named by annotation ${EXTERNAL_ID} cannot be managed by this resource: it was created for another resource, which still exists. A cloud object is managed by one resource only; remove the annotation to create a new one`,
+      `the Widget named by annotation ${EXTERNAL_ID} cannot be managed by this resource: it was created for another resource, which still exists. A cloud object is managed by one resource only: point the annotation at an object no other resource holds, or delete this resource (removing the annotation would create a new, billed object)`,
     );
     assert.equal(statusOf(w).id, undefined);
   });

@@ -129,6 +129,19 @@ export function kindWorld(
     recorded,
     state,
     reconcile,
+    reconciler,
+    /** What a ProviderConfig named `name` does when its spec changes: a new account with `changed` policy. */
+    changeAccount(name: string, changed: Partial<AccountPolicy>): void {
+      const made = makeAccount(
+        name,
+        'http://127.0.0.1:9/',
+        key,
+        { ...policy, ...changed },
+        { requestTimeoutMs: 1000, requestsPerSecond: 100, logger: log, registry: new Registry() },
+      );
+      accounts.set(name, { account: made, key });
+    },
+    onAccountChange: (listener: (name: string) => void) => accounts.onChange(listener),
     /** Reconciles `key` until it asks for nothing more soon (or `turns` run out); collects errors. */
     async settle(objKey: string, turns = 8): Promise<{ errors: Error[] }> {
       const errors: Error[] = [];

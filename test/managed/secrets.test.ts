@@ -192,7 +192,7 @@ describe('connection Secrets', () => {
 
 describe('terminal failures', () => {
   test('held until the generation, the annotations or the deletion change; not by the create bookkeeping', () => {
-    const failures = new TerminalFailures();
+    const failures = new TerminalFailures(() => 0);
     const failed = resource('uid-1', { annotations: { note: 'a' } });
     assert.equal(failures.holds(failed), false);
     failures.record(failed);
@@ -214,5 +214,18 @@ describe('terminal failures', () => {
     assert.equal(failures.holds(resource('uid-2', { annotations: { note: 'a' } })), false, 'per resource');
     failures.forget('uid-1');
     assert.equal(failures.holds(failed), false);
+  });
+
+  test('held only while the account it names is unchanged; the keys refused on an account are known', () => {
+    const revisions = new Map<string, number>();
+    const failures = new TerminalFailures((account) => revisions.get(account) ?? 0);
+    const failed = resource('uid-1');
+    failures.record(failed);
+    assert.deepEqual(failures.keysOn('default'), [`${failed.metadata.namespace}/${failed.metadata.name}`]);
+    assert.deepEqual(failures.keysOn('other'), []);
+    revisions.set('other', 1);
+    assert.equal(failures.holds(failed), true, 'another account changed');
+    revisions.set('default', 1);
+    assert.equal(failures.holds(failed), false, 'its account changed: looked at again');
   });
 });

@@ -143,7 +143,9 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
   const entryFor = (name: string, generation: number, spec: ProviderConfigSpec, key: string): Entry => {
     const known = accounts.get(name);
     if (known && generations.get(name) === generation) {
+      const before = known.key.current();
       known.key.set(key);
+      if (known.key.current() !== before) accounts.changed(name);
       return known;
     }
     const rotating = new RotatingKey(key, () => readKey(spec));
@@ -165,7 +167,9 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
     try {
       await entry.account.client.pods.searchGpus({ size: 1 });
       proven.set(name, key);
+      const wasRefusing = entry.problem !== undefined;
       entry.problem = undefined;
+      if (wasRefusing) accounts.changed(name);
       return ready();
     } catch (error) {
       const rejected =
