@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { unwatchFile, watchFile } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
@@ -72,6 +73,7 @@ export function makeAccount(
   policy: AccountPolicy,
   settings: ClientSettings,
   limits: { requestsPerSecond?: number | undefined; pollIntervalMs?: number | undefined } = {},
+  usage: Usage = new Usage(),
 ): Account {
   const requestsPerSecond = limits.requestsPerSecond ?? settings.requestsPerSecond;
   return {
@@ -89,8 +91,17 @@ export function makeAccount(
     pollIntervalMs: limits.pollIntervalMs,
     policy,
     intentKeys: () => key.keys(),
-    usage: new Usage(),
+    usage,
   };
+}
+
+/**
+ * Which cloud account a key opens: the API URL and a digest of the key. The cloud bills an organisation,
+ * and every key of one is one account to it; a key is the one mark of it the operator can read without a
+ * call (two different keys of one organisation are told apart — docs/spend.md says so).
+ */
+export function cloudAccountOf(apiUrl: string, key: string): string {
+  return `${new URL(apiUrl).href}\n${createHash('sha256').update(key).digest('base64url')}`;
 }
 
 /** How soon a resource whose account is not known or not ready yet looks again. */
@@ -105,9 +116,28 @@ export class AccountRegistry implements AccountDirectory {
   readonly #implicit: Entry | undefined;
   readonly #revisions = new Map<string, number>();
   readonly #listeners = new Set<(name: string) => void>();
+  /** One usage per cloud account, whichever ProviderConfigs open it: their reservations are one. */
+  readonly #usages = new Map<string, Usage>();
 
   constructor(implicit?: Entry) {
     this.#implicit = implicit;
+    if (implicit) {
+      const { account, key } = implicit;
+      this.#usages.set(cloudAccountOf(account.scope, key.current()), account.usage);
+    }
+  }
+
+  /**
+   * The usage of the cloud account `key` opens at `apiUrl`: shared by every account of the registry that
+   * opens it, so that two ProviderConfigs with one key cannot each let a burst through.
+   */
+  usageFor(apiUrl: string, key: string): Usage {
+    const id = cloudAccountOf(apiUrl, key);
+    const known = this.#usages.get(id);
+    if (known) return known;
+    const usage = new Usage();
+    this.#usages.set(id, usage);
+    return usage;
   }
 
   resolve(name: string, namespace: string): Account {

@@ -443,7 +443,13 @@ export function widgetWorld(
     policy?: Partial<AccountPolicy>;
     signingKey?: string;
     /** More accounts on the same API URL, each an organisation of its own (its key sees only its objects). */
-    others?: ReadonlyArray<{ name: string; org: string; policy?: Partial<AccountPolicy> }>;
+    others?: ReadonlyArray<{
+      name: string;
+      org: string;
+      policy?: Partial<AccountPolicy>;
+      /** Opened with the default account's key: another ProviderConfig of the same cloud account. */
+      sameKey?: boolean;
+    }>;
   } = {},
 ) {
   const cloud = new FakeCloud();
@@ -465,13 +471,16 @@ export function widgetWorld(
   const accounts = new AccountRegistry({ account, key });
   const orgs = new Map([[account.client, 'org-1']]);
   for (const other of options.others ?? []) {
-    const otherKey = new RotatingKey(`${other.name}-key`, async () => `${other.name}-key`);
+    const text = other.sameKey ? key.current() : `${other.name}-key`;
+    const otherKey = new RotatingKey(text, async () => text);
     const made = makeAccount(
       other.name,
       'http://127.0.0.1:9/',
       otherKey,
       { allowsNamespace: () => true, adoption: true, ...other.policy },
       { requestTimeoutMs: 1000, requestsPerSecond: 100, logger: log, registry: new Registry() },
+      {},
+      accounts.usageFor('http://127.0.0.1:9/', text),
     );
     accounts.set(other.name, { account: made, key: otherKey });
     orgs.set(made.client, other.org);

@@ -438,6 +438,23 @@ describe('the live-GPU limit, one reservation per account', () => {
     assert.equal(refused.length, 22);
   });
 
+  test('two ProviderConfigs with one key are one cloud account: a burst through both at once ends at the limit', async () => {
+    // Each config limits the account to 10 GPUs; 15 widgets name each, all reconciled at once against a
+    // slow cloud. Reserving per config would let 10 through each.
+    const policy = { maxLiveGpus: 10 };
+    const w = open({ policy, others: [{ name: 'twin', org: 'org-1', policy, sameKey: true }] });
+    w.cloud.createDelayMs = 40;
+    const keys = Array.from({ length: 30 }, (_, index) => {
+      const spec = index % 2 === 0 ? { size: 1 } : { size: 1, providerConfigRef: { name: 'twin' } };
+      w.api.create(`b-${index}`, spec);
+      return `ns-a/b-${index}`;
+    });
+    await Promise.all(keys.map((key) => w.settle(key, 6)));
+    assert.equal(w.cloud.live().length, 10, 'exactly 10 GPUs live in the one cloud account');
+    const refused = keys.filter((key) => synced(w, key)?.reason === 'GuardrailExceeded');
+    assert.equal(refused.length, 20);
+  });
+
   test('a pod created paused counts at its create: the cloud runs what it creates', async () => {
     const w = open({ policy: { maxLiveGpus: 4 } });
     for (const name of ['o-1', 'o-2', 'o-3', 'o-4']) w.cloud.put({ name });

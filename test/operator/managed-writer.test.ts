@@ -91,4 +91,41 @@ describe('managedWriter against a real apiserver', () => {
     const theirs = await patchByUser(created, { annotations: { 'example.com/note': 'y' } });
     assert.equal(writer.isOwnWrite(created.metadata.resourceVersion, theirs.metadata.resourceVersion), false);
   });
+
+  test('a status write is conditional on the version it was derived from: a stale copy is a 409, and nothing lands', async () => {
+    const writer = managedWriter(client, gpuPods);
+    const created = await createPod('stale-status');
+    const version = await writer.patchStatus(created, { phase: 'RUNNING', id: '1' });
+    assert.notEqual(version, created.metadata.resourceVersion);
+    // Chained: the next write carries the version the previous one made.
+    const chained = await writer.patchStatus(
+      { ...created, metadata: { ...created.metadata, resourceVersion: version } },
+      { phase: 'PAUSED', id: '1' },
+    );
+    const refused = await writer.patchStatus(created, { phase: 'INITIALIZING' }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    assert.ok(refused instanceof KubeApiError, String(refused));
+    assert.equal(refused.status, 409);
+    const stored = await client.request(managedEnvelope, {
+      method: 'GET',
+      path: objectPath(gpuPods, created.metadata),
+    });
+    assert.equal(stored.status?.phase, 'PAUSED', 'the newer status stands');
+    assert.equal(stored.metadata.resourceVersion, chained);
+  });
+
+  test('a status write for a deleted resource never lands on a new one of the same name', async () => {
+    const writer = managedWriter(client, gpuPods);
+    const old = await createPod('reborn-status');
+    await client.request(z.unknown(), { method: 'DELETE', path: objectPath(gpuPods, old.metadata) });
+    await createPod('reborn-status');
+    const refused = await writer.patchStatus(old, { phase: 'RUNNING' }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    assert.ok(refused instanceof KubeApiError);
+    assert.equal(refused.status, 409);
+  });
 });

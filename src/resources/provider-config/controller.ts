@@ -149,10 +149,18 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
       return known;
     }
     const rotating = new RotatingKey(key, () => readKey(spec));
-    const account = makeAccount(name, spec.apiUrl, rotating, policyOf(name, spec), options.clients, {
-      requestsPerSecond: spec.requestsPerSecond,
-      pollIntervalMs: spec.pollIntervalSeconds === undefined ? undefined : spec.pollIntervalSeconds * 1000,
-    });
+    const account = makeAccount(
+      name,
+      spec.apiUrl,
+      rotating,
+      policyOf(name, spec),
+      options.clients,
+      {
+        requestsPerSecond: spec.requestsPerSecond,
+        pollIntervalMs: spec.pollIntervalSeconds === undefined ? undefined : spec.pollIntervalSeconds * 1000,
+      },
+      accounts.usageFor(spec.apiUrl, key),
+    );
     const entry: Entry = { account, key: rotating, problem: notReady('the API key is not proven yet') };
     accounts.set(name, entry);
     generations.set(name, generation);
