@@ -273,6 +273,13 @@ export class FakeApi {
   #uid = 1;
   /** Runs before each metadata patch is applied: a place to interleave another writer. */
   beforePatch: ((key: string, patch: ObjectPatch) => void) | undefined;
+  /**
+   * How many versions behind the informer's view is at each read of `store` (0: current), as an informer
+   * lags behind the writes: a stale window the test sets. Reads through `get` are always current.
+   */
+  lag: () => number = () => 0;
+  /** Every version each key went through, oldest first; `undefined` where it was removed. */
+  readonly #history = new Map<string, Array<Stored | undefined>>();
 
   create(
     name: string,
@@ -295,6 +302,7 @@ export class FakeApi {
       spec,
     };
     this.objects.set(keyOf(obj), obj);
+    this.#remember(keyOf(obj));
     return structuredClone(obj);
   }
 
@@ -309,6 +317,7 @@ export class FakeApi {
     if (!obj) return;
     if ((obj.metadata.finalizers ?? []).length === 0) {
       this.objects.delete(key);
+      this.#remember(key);
       return;
     }
     obj.metadata.deletionTimestamp = new Date().toISOString();
@@ -323,6 +332,7 @@ export class FakeApi {
   vanish(key: string): Stored {
     const obj = this.#must(key);
     this.objects.delete(key);
+    this.#remember(key);
     return structuredClone(obj);
   }
 
@@ -348,7 +358,7 @@ export class FakeApi {
   }
 
   readonly store: ManagedStore = {
-    get: (key: ObjectKey) => this.get(`${key.namespace}/${key.name}`),
+    get: (key: ObjectKey) => this.#seen(`${key.namespace}/${key.name}`),
     claimsOn: (id: string): Claim[] =>
       [...this.objects.values()]
         .filter((obj) => obj.metadata.annotations?.[EXTERNAL_ID] === id || obj.status?.id === id)
@@ -380,8 +390,10 @@ export class FakeApi {
       if (patch.spec) obj.spec = { ...(obj.spec as Record<string, unknown>), ...patch.spec };
       this.writes.push({ key, what: `metadata ${JSON.stringify(patch)}` });
       this.#bump(obj);
-      if (obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0)
+      if (obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0) {
         this.objects.delete(key);
+        this.#remember(key);
+      }
       return structuredClone(obj.metadata);
     },
     isOwnWrite: () => false,
@@ -417,6 +429,26 @@ export class FakeApi {
 
   #bump(obj: Stored): void {
     obj.metadata.resourceVersion = String(this.#version++);
+    this.#remember(keyOf(obj));
+  }
+
+  #remember(key: string): void {
+    const versions = this.#history.get(key) ?? [];
+    const obj = this.objects.get(key);
+    versions.push(obj && structuredClone(obj));
+    // A window of a few versions is all a lag reaches back.
+    if (versions.length > 8) versions.shift();
+    this.#history.set(key, versions);
+  }
+
+  /** The key as the informer shows it now: `lag()` versions behind the latest, at most as far as it knows. */
+  #seen(key: string): Stored | undefined {
+    const versions = this.#history.get(key);
+    const lag = this.lag();
+    if (lag <= 0 || !versions || versions.length === 0) return this.get(key);
+    const back = Math.min(lag, versions.length - 1);
+    const seen = versions[versions.length - 1 - back];
+    return seen && structuredClone(seen);
   }
 }
 
@@ -493,55 +525,65 @@ export function widgetWorld(
     pausedByOperator: (reason) => void recorded.fleet.push(`paused ${reason}`),
     deadlineExceeded: (action) => void recorded.fleet.push(`deadline ${action}`),
   };
-  const metering = new AccountMetering();
   const clock = new MovableClock({ flowing: true });
-  const turns = new TurnCopies(api.writer);
-  /** One kind's links over `kindCloud`, metered with every other kind of the world. */
-  const linksOf = (kindCloud: FakeCloud, kindName: string) =>
-    new AccountLinks<WidgetSpec, Widget>({
-      events,
-      adapterFor: (client) => kindCloud.kind(orgs.get(client), kindName),
-      accounts,
+  /** Another GPU-holding kind (no resource of it in the cluster): its objects are in `gadgets`. */
+  const gadgets = new FakeCloud();
+  /** Keys the Secret watch woke, in order. */
+  const woken: string[] = [];
+  /**
+   * One operator process over the world's apiserver and cloud: everything it remembers is its own, so
+   * `restart` (a kill, a new leader) starts from what the apiserver and the cloud hold and nothing else.
+   */
+  const startProcess = () => {
+    const metering = new AccountMetering();
+    const turns = new TurnCopies(api.writer);
+    /** One kind's links over `kindCloud`, metered with every other kind of the world. */
+    const linksOf = (kindCloud: FakeCloud, kindName: string) =>
+      new AccountLinks<WidgetSpec, Widget>({
+        events,
+        adapterFor: (client) => kindCloud.kind(orgs.get(client), kindName),
+        accounts,
+        store: api.store,
+        writer: turns.writer,
+        settings: FAST_LINKS,
+        mayAct: () => true,
+        wake: () => {},
+        wakeKey: () => {},
+        metering,
+        clock,
+        log,
+      });
+    const links = linksOf(cloud, 'Widget');
+    const gadgetLinks = linksOf(gadgets, 'Gadget');
+    gadgetLinks.start();
+    const secrets = new SecretWatch({
+      read: api.writer.readSecret,
+      wake: (key) => void woken.push(key),
+      intervalMs: 60_000,
+      log,
+    });
+    const reconciler = new ManagedReconciler<WidgetSpec, Widget>({
+      kind: 'Widget',
+      parseSpec: (raw) => widgetSpec.parse(raw),
       store: api.store,
       writer: turns.writer,
-      settings: FAST_LINKS,
-      mayAct: () => true,
-      wake: () => {},
-      wakeKey: () => {},
-      metering,
+      turns,
+      events,
+      links,
+      fleet,
+      verifyAfterMs: 20,
+      secrets,
       clock,
       log,
     });
-  const links = linksOf(cloud, 'Widget');
-  /** Another GPU-holding kind (no resource of it in the cluster): its objects are in `gadgets`. */
-  const gadgets = new FakeCloud();
-  const gadgetLinks = linksOf(gadgets, 'Gadget');
-  gadgetLinks.start();
-  /** Keys the Secret watch woke, in order. */
-  const woken: string[] = [];
-  const secrets = new SecretWatch({
-    read: api.writer.readSecret,
-    wake: (key) => void woken.push(key),
-    intervalMs: 60_000,
-    log,
-  });
-  const reconciler = new ManagedReconciler<WidgetSpec, Widget>({
-    kind: 'Widget',
-    parseSpec: (raw) => widgetSpec.parse(raw),
-    store: api.store,
-    writer: turns.writer,
-    turns,
-    events,
-    links,
-    fleet,
-    verifyAfterMs: 20,
-    secrets,
-    clock,
-    log,
-  });
-  links.start();
+    links.start();
+    return { links, gadgetLinks, secrets, reconciler };
+  };
+  let process = startProcess();
   return {
-    secrets,
+    get secrets() {
+      return process.secrets;
+    },
     woken,
     /** The clock every part reads: a test moves it to pass a backoff, a grace or a time to live. */
     clock,
@@ -549,14 +591,22 @@ export function widgetWorld(
     gadgets,
     api,
     recorded,
-    reconciler,
+    get reconciler() {
+      return process.reconciler;
+    },
+    /** The operator killed and started again (or another taking over): nothing of the old one's memory. */
+    restart(): void {
+      process.links.stop();
+      process.gadgetLinks.stop();
+      process = startProcess();
+    },
     /** Reconciles `key` as the work queue would, until it asks for nothing more (or `turns` run out). */
     async settle(objKey: string, turns = 12): Promise<{ errors: Error[] }> {
       const errors: Error[] = [];
       const [namespace = '', name = ''] = objKey.split('/');
       for (let turn = 0; turn < turns; turn++) {
         try {
-          const result = await reconciler.reconcile({ namespace, name });
+          const result = await process.reconciler.reconcile({ namespace, name });
           if (!result.requeue && result.requeueAfterMs === undefined) return { errors };
           await new Promise((resolve) => setTimeout(resolve, Math.min(result.requeueAfterMs ?? 0, 40)));
         } catch (error) {
@@ -571,8 +621,8 @@ export function widgetWorld(
       return recorded.events.filter((event) => event.key === objKey).map((event) => event.reason);
     },
     async close(): Promise<void> {
-      links.stop();
-      gadgetLinks.stop();
+      process.links.stop();
+      process.gadgetLinks.stop();
       await accounts.close();
     },
   };
