@@ -122,14 +122,16 @@ export class EventRecorder {
       return;
     }
     const objectId = reference.uid ?? `${reference.kind}/${reference.namespace}/${reference.name}`;
-    if (!this.#allow(objectId) || (type === 'Normal' && !this.#normal.tryTake())) {
-      this.#drop('rate_limited', reason, reference);
-      return;
-    }
     const text =
       message.length > MAX_MESSAGE_LENGTH ? `${message.slice(0, MAX_MESSAGE_LENGTH - 3)}...` : message;
     const key = [objectId, type, reason, text].join('\u0000');
     const known = this.#series.get(key);
+    // Repeats fold into their series before any rate limit: one object failing the same way again and
+    // again must not spend the tokens its other, new Warnings need.
+    if (!known && (!this.#allow(objectId) || (type === 'Normal' && !this.#normal.tryTake()))) {
+      this.#drop('rate_limited', reason, reference);
+      return;
+    }
     if (!known?.pending && this.#queue.length >= this.#maxQueued) {
       this.#drop('queue_full', reason, reference);
       return;

@@ -56,7 +56,8 @@ export class FailureReport {
       { reason: failure.reason, terminal: failure.terminal, err: failure.cause ?? failure },
       failure.message,
     );
-    this.#o.events.event(mr, 'Warning', failure.reason, failure.message);
+    // A Warning when the failure changes; its repeats are the condition's, not new events.
+    if (!again) this.#o.events.event(mr, 'Warning', failure.reason, failure.message);
     const synced: ConditionInput = {
       type: 'Synced',
       status: 'False',

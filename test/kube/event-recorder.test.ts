@@ -128,6 +128,23 @@ describe('EventRecorder against a real apiserver', () => {
     assert.equal((await eventsFor(quiet)).length, 1);
   });
 
+  test("repeats fold before the rate limit: one failure said again and again never crowds out the object's new Warnings", async () => {
+    const target = await createConfigMap(client, namespace, 'repeating');
+    const events = recorder({ burstPerObject: 3, refillIntervalMs: 3_600_000 });
+    for (let i = 0; i < 50; i++)
+      events.event(target, 'Warning', 'CloudUnavailable', 'the GPU cloud answered 503');
+    await events.flush();
+    events.event(target, 'Warning', 'Drifted', 'the cloud pod differs in image');
+    events.event(target, 'Warning', 'Preempted', 'the cloud took the spot capacity back');
+    await events.flush();
+    const written = await eventsFor(target);
+    assert.deepEqual(written.map((e) => `${e.reason} x${e.count}`).sort(), [
+      'CloudUnavailable x50',
+      'Drifted x1',
+      'Preempted x1',
+    ]);
+  });
+
   test('drops, and counts, what a full queue cannot hold; repeats of a queued event still coalesce', async () => {
     const targets = await Promise.all(
       ['burst-a', 'burst-b', 'burst-c', 'burst-d'].map((name) => createConfigMap(client, namespace, name)),
