@@ -119,6 +119,15 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
     return made;
   }
 
+  /** Drops what every open link remembers of a resource that is gone. */
+  forget(uid: string, key: string): void {
+    for (const link of this.#links.values()) {
+      link.creation.forget(uid);
+      link.details?.untrack(key);
+      link.idle?.untrack(key);
+    }
+  }
+
   /** How many times the account named `name` changed: see `AccountDirectory.revision`. */
   accountRevision(name: string): number {
     return this.#o.accounts.revision(name);

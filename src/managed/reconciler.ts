@@ -85,6 +85,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   readonly #failures: FailureReport;
   readonly #deletion: Deletion<Spec, Cloud>;
   readonly #pause: OperatorPause<Spec, Cloud>;
+  /** Every part that remembers something per resource: each forgets it when the resource goes. */
+  readonly #memories: ReadonlyArray<{ forget(uid: string): void }>;
   /** Resources the apiserver removed while they held the finalizer, by key, in the state they went in. */
   readonly #vanished = new Map<string, ManagedObject<unknown>>();
   /**
@@ -103,16 +105,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#recovery = new Recovery(options);
     this.#status = new StatusReport(options);
     this.#failures = new FailureReport(options, this.#refused);
-    this.#deletion = new Deletion(
-      options,
-      this.#identity,
-      [this.#refused, this.#lateInit, this.#status, this.#pause, options.secrets],
-      (uid) => {
-        this.#released.add(uid);
-        if (this.#released.size > MAX_RELEASED)
-          this.#released.delete(this.#released.values().next().value ?? '');
-      },
-    );
+    this.#memories = [this.#refused, this.#lateInit, this.#status, this.#pause, options.secrets];
+    this.#deletion = new Deletion(options, this.#identity, this.#memories, (uid) => {
+      this.#released.add(uid);
+      if (this.#released.size > MAX_RELEASED)
+        this.#released.delete(this.#released.values().next().value ?? '');
+    });
   }
 
   /**
@@ -126,9 +124,16 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   vanished(obj: ManagedObject<unknown>, finalState: boolean): void {
     const { uid } = obj.metadata;
     if (this.#released.delete(uid)) return;
-    if (!finalState || !obj.metadata.finalizers?.includes(FINALIZER)) return;
-    // Left alone by the user's word: nothing of it is touched, deletion or not.
-    if (obj.metadata.annotations?.[SKIP_RECONCILE] === 'true') return;
+    // Gone by another path (refused before the finalizer, a finalizer removed by hand, left alone by the
+    // user's word): nothing is left to do for it, and nothing of it is kept.
+    if (
+      !finalState ||
+      !obj.metadata.finalizers?.includes(FINALIZER) ||
+      obj.metadata.annotations?.[SKIP_RECONCILE] === 'true'
+    ) {
+      this.#forget(obj);
+      return;
+    }
     const deletionTimestamp = obj.metadata.deletionTimestamp ?? new Date(this.#o.clock.now()).toISOString();
     this.#vanished.set(keyOf(obj), { ...obj, metadata: { ...obj.metadata, deletionTimestamp } });
   }
@@ -136,6 +141,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   /** The resources refused for good while naming `account`: its change may allow them now. */
   refusedOn(account: string): string[] {
     return this.#refused.keysOn(account);
+  }
+
+  #forget(obj: ManagedObject<unknown>): void {
+    const { uid } = obj.metadata;
+    for (const memory of this.#memories) memory.forget(uid);
+    this.#o.links.forget(uid, keyOf(obj));
   }
 
   async reconcile(key: ObjectKey): Promise<Result> {

@@ -79,6 +79,18 @@ describe('adoption', () => {
     );
   });
 
+  test('a resource refused before it held a finalizer is forgotten when the informer says it is gone', async () => {
+    const w = open({ policy: { adoption: false } });
+    const outside = w.cloud.put({ name: 'x' });
+    w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
+    await w.settle(KEY);
+    assert.deepEqual(w.reconciler.refusedOn('default'), [KEY]);
+    assert.equal(w.api.get(KEY)?.metadata.finalizers, undefined, 'refused before its finalizer');
+    const gone = w.api.vanish(KEY);
+    w.reconciler.vanished(gone, true);
+    assert.deepEqual(w.reconciler.refusedOn('default'), [], 'nothing of it is kept');
+  });
+
   test('a refusal that rests on the account is looked at again when the account changes, and that change wakes it', async () => {
     const w = open({ policy: { adoption: false } });
     const woken: string[] = [];
