@@ -536,7 +536,7 @@ export function widgetWorld(
    */
   const startProcess = () => {
     const metering = new AccountMetering();
-    const turns = new TurnCopies(api.writer);
+    const turns = new TurnCopies(api.writer, { kind: 'Widget', mayAct: () => true });
     /** One kind's links over `kindCloud`, metered with every other kind of the world. */
     const linksOf = (kindCloud: FakeCloud, kindName: string) =>
       new AccountLinks<WidgetSpec, Widget>({

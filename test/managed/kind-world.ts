@@ -86,7 +86,10 @@ export function kindWorld(
   };
   const state = { leader: true, woken: [] as string[] };
   const clock = new MovableClock({ flowing: true });
-  const turns = new TurnCopies(options.writer ? options.writer(api.writer) : api.writer);
+  const turns = new TurnCopies(options.writer ? options.writer(api.writer) : api.writer, {
+    kind: 'Widget',
+    mayAct: () => state.leader,
+  });
   const { writer } = turns;
   const store = options.store ? options.store(api.store) : api.store;
   const adapt = options.adapt ?? ((base: Kind) => base);
