@@ -263,9 +263,10 @@ const GLOBAL_HELP = `Flags of every command: -n NAMESPACE  -A (all namespaces)  
 Without a key you may use (a tenant of a shared account), logs, metrics and tasks of a named resource go
 through the Kubernetes API as your kubeconfig identity, to the operator's tenant API; -v says which.`;
 
-const EXIT_HELP = `Exit codes: 0 ok, 1 the cloud failed or refused, 2 bad command line, 3 not found (or no status.id
-or no metric samples yet), 4 no key or a refused key, 5 a watched task FAILED, 6 plan: a resource
-would be refused (no offer matches it, or a guardrail or budget of its account).`;
+const EXIT_HELP = `Exit codes: 0 ok, 1 the cloud failed or refused, 2 bad command line (plan: or a manifest that
+admission would refuse), 3 not found (or no status.id or no metric samples yet), 4 no key or a refused key,
+5 a watched task FAILED, 6 plan: a resource would be refused (no offer matches it, or a guardrail or budget
+of its account).`;
 
 function commandLine({ synopsis, summary }: Command): string {
   const column = 52;
