@@ -2,9 +2,10 @@
 // can run a request with exactly the permissions a namespaced tenant (or a ServiceAccount) has.
 import { z } from 'zod';
 import { KubeClient } from '../../src/kube/client.ts';
-import type { ControlPlane } from '../../src/local/controlplane.ts';
+import type { KubeConnection } from '../../src/kube/connection.ts';
 
-export function clientAs(plane: ControlPlane, user: string): KubeClient {
+/** `user` through the admin connection of a control plane (or of the kubeconfig of `npm run local`). */
+export function clientAs(plane: { readonly connection: KubeConnection }, user: string): KubeClient {
   const admin = plane.connection;
   return new KubeClient({
     server: admin.server,
