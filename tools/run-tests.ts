@@ -16,7 +16,7 @@ const INTEGRATION_MODULES = [
   'src/local/controlplane.ts',
   'src/local/stack.ts',
   'test/support/operator-process.ts',
-  'test/support/controller-manager.ts',
+  'src/local/controller-manager.ts',
   'test/support/chart.ts',
   'chaos/run-context.ts',
   'tools/helm/ensure.ts',

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { GpuCloudClient } from '../api/client.ts';
 import {
   cost,
+  countsTable,
   countTasks,
   execSsh,
   getTask,
@@ -21,7 +22,7 @@ import {
   vmTypes,
   watchTask,
 } from '../console/commands.ts';
-import { CommandError, EXIT, explain, usageError } from '../console/errors.ts';
+import { EXIT, explain, usageError } from '../console/errors.ts';
 import { IMPORT_FLAGS, IMPORT_NOTES, runImport } from '../console/import-command.ts';
 import { readManifests } from '../console/manifests.ts';
 import { OUTPUT_FORMATS, type OutputFormat, type Printable, render } from '../console/output.ts';
@@ -39,6 +40,7 @@ import {
 } from '../console/target.ts';
 import {
   type TenantTarget,
+  tenantCountTasks,
   tenantGetTask,
   tenantListTasks,
   tenantLogs,
@@ -605,16 +607,12 @@ async function tasks(
         async (t) => taskTable(await tenantGetTask(t, id)),
       );
     }
-    case 'count': {
-      const way = await resolved();
-      if (way.via === 'apiserver') {
-        throw new CommandError(
-          'tasks count needs a key you hold (--api-key or GPUCLOUD_API_KEY): the tenant API lists tasks (tasks list --status), it does not count them',
-          EXIT.credentials,
-        );
-      }
-      return withTarget(way.target, async (t) => print(await countTasks(t)));
-    }
+    case 'count':
+      return either(
+        await resolved(),
+        (t) => countTasks(t),
+        async (t) => countsTable(await tenantCountTasks(t)),
+      );
     case 'watch': {
       const [way, id] = await taskRoute();
       const watch = (read: (taskId: string) => Promise<TaskRow>) =>

@@ -2,8 +2,8 @@
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../lib/logger.ts';
-// The whole local stack in one command: a real kube-apiserver + etcd, the simulated GPU cloud, the CRDs,
-// the operator and the examples. Ctrl-C tears everything down.
+// The whole local stack in one command: a real kube-apiserver + etcd + kube-controller-manager, the
+// simulated GPU cloud, the CRDs, the operator and the examples. Ctrl-C tears everything down.
 import { startLocalStack } from '../local/stack.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -15,6 +15,8 @@ gpucloud-operator local stack is up.
   cloud simulator   ${stack.simulatorUrl}
   kubeconfig        ${stack.kubeconfigPath}
   metrics           ${stack.metricsUrl}   (fleet: gpucloud_gpus_running, gpucloud_spend_rate_dollars_per_hour, ...)
+  controllers       ${stack.controllers.controllers.map((name) => name.replace(/-controller$/, '')).join(', ')}
+                    (kube-controller-manager, log: ${stack.controllers.logPath})
 
 Try, in another terminal:
   ${kubectl} get gpucloud                      # every GpuPod, GpuVm, ServerlessEndpoint, ServerlessTask and ProviderConfig

@@ -10,6 +10,7 @@ import { runOperator } from '../operator/operator.ts';
 import { kinds, providerConfigKind, resourceOf } from '../resources/kinds.ts';
 
 import { type RunningSimulator, startSimulator } from '../sim/index.ts';
+import { type RunningControllerManager, startControllerManager } from './controller-manager.ts';
 import { freeLoopbackPorts } from './controlplane/ports.ts';
 import { type ControlPlane, startControlPlane } from './controlplane.ts';
 import { apply, installCrds, readManifests } from './manifests.ts';
@@ -26,12 +27,14 @@ export interface LocalStack {
   apiKey: string;
   /** The operator's Prometheus metrics, fleet gauges included. */
   metricsUrl: string;
+  /** kube-controller-manager's controllers, as a cluster runs them: role aggregation, namespaces, ... */
+  controllers: RunningControllerManager;
   stop(): Promise<void>;
 }
 
 /**
- * Everything a user needs to try the operator with no cluster and no cloud: a real control plane, the
- * simulator (with pod callbacks wired to the operator), the CRDs, the operator, and the examples.
+ * Everything a user needs to try the operator with no cluster and no cloud: a real control plane with the
+ * controllers of kube-controller-manager a cluster's users rely on, the simulator (with pod callbacks wired to the operator), the CRDs, the operator, and the examples.
  */
 export async function startLocalStack(logger: Logger, workDir = join(ROOT, '.local')): Promise<LocalStack> {
   const started: Array<() => Promise<void>> = [];
@@ -43,6 +46,11 @@ export async function startLocalStack(logger: Logger, workDir = join(ROOT, '.loc
     started.push(() => plane.stop());
     const client = new KubeClient(plane.connection);
     await installCrds(client, join(ROOT, 'crds'));
+    // After the CRDs, so that its first discovery has them (else the HPA and quota controllers learn of
+    // them only at their next, 30 s later); awaited last, so that it starts while the rest does.
+    const starting = startControllerManager(plane);
+    starting.catch(() => undefined); // a failure is thrown where it is awaited, below
+    started.push(async () => (await starting.catch(() => undefined))?.stop());
     const apiKey = `local-${randomBytes(12).toString('hex')}`;
     // The second key is the one examples/providerconfig-team-a.yaml puts in its Secret: team-a's own
     // organisation, so the example account works here as it would with a real key.
@@ -69,11 +77,13 @@ export async function startLocalStack(logger: Logger, workDir = join(ROOT, '.loc
     await mkdir(workDir, { recursive: true });
     const kubeconfigPath = join(workDir, 'kubeconfig');
     await copyFile(plane.kubeconfigPath, kubeconfigPath);
+    const controllers = await starting;
     return {
       kubeconfigPath,
       simulatorUrl: sim.url,
       apiKey,
       metricsUrl: `http://127.0.0.1:${healthPort}/metrics`,
+      controllers,
       stop,
     };
   } catch (error) {

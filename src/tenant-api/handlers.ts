@@ -33,6 +33,8 @@ export async function handle(context: HandlerContext): Promise<void> {
   if (subresource === 'log') return log(context);
   if (subresource === 'metrics') return metrics(context);
   if (context.request.attributes.verb === 'create') return submitTask(context);
+  // The cloud's own path: `count` is a task id the cloud never answers by id either.
+  if (context.request.item === 'count') return countTasks(context);
   return context.request.item === undefined ? listTasks(context) : getTask(context);
 }
 
@@ -178,6 +180,19 @@ async function getTask(context: HandlerContext): Promise<void> {
       ),
     );
   sendJson(response, 200, { kind: 'ServerlessTask', apiVersion: TENANT_GROUP_VERSION, ...task });
+}
+
+async function countTasks(context: HandlerContext): Promise<void> {
+  const { target, limits, signal, response, request } = context;
+  query(z.strictObject({}), request.query);
+  await limits.spend(target.account.name, 1, signal);
+  const counts = await target.account.client.serverless.tasks.count(target.id);
+  sendJson(response, 200, {
+    kind: 'ServerlessTaskCounts',
+    apiVersion: TENANT_GROUP_VERSION,
+    metadata: target.resource,
+    counts,
+  });
 }
 
 const BODY_LIMIT_BYTES = 1024 * 1024;

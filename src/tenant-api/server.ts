@@ -13,6 +13,7 @@ import { discoveryDocument } from './group.ts';
 import { handle } from './handlers.ts';
 import type { TenantLimits } from './limits.ts';
 import type { TenantApiMetrics } from './metrics.ts';
+import { openApiDocument } from './openapi.ts';
 import { parseRequest } from './request-path.ts';
 import { sendError, sendJson, TenantApiError } from './status.ts';
 import { resolveTarget } from './targets.ts';
@@ -114,10 +115,10 @@ export class TenantApiServer {
         metrics.refused('unauthenticated');
         throw new TenantApiError(401, `Unauthorized: ${identity.refused}`);
       }
+      const path = new URL(request.url ?? '/', 'https://x').pathname;
+      // What the aggregator and clients read about the API, open to any user the apiserver sends.
       const discovery =
-        request.method === 'GET'
-          ? discoveryDocument(new URL(request.url ?? '/', 'https://x').pathname)
-          : undefined;
+        request.method === 'GET' ? (discoveryDocument(path) ?? openApiDocument(path)) : undefined;
       if (discovery) {
         resource = 'discovery';
         sendJson(response, 200, discovery);

@@ -4,9 +4,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dump, load } from 'js-yaml';
 import { z } from 'zod';
 import { KubeClient } from '../../src/kube/client.ts';
-import type { ControlPlane } from '../../src/local/controlplane.ts';
+import type { KubeConnection } from '../../src/kube/connection.ts';
 
-export function clientAs(plane: ControlPlane, user: string): KubeClient {
+/** `user` through the admin connection of a control plane (or of the kubeconfig of `npm run local`). */
+export function clientAs(plane: { readonly connection: KubeConnection }, user: string): KubeClient {
   const admin = plane.connection;
   return new KubeClient({
     server: admin.server,

@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { isStatus, type KubeClient } from '../../src/kube/client.ts';
+import { type RunningControllerManager, startControllerManager } from '../../src/local/controller-manager.ts';
 import { LOCAL_TENANT_SERVICE } from '../../src/local/tenant-api.ts';
 import { TENANT_GROUP_VERSION } from '../../src/tenant-api/group.ts';
-import { type RunningControllerManager, startControllerManager } from '../support/controller-manager.ts';
 import { clientAs } from '../support/impersonation.ts';
 import {
   API_KEY,
@@ -95,7 +95,9 @@ describe('the tenant API through the apiserver', () => {
   before(async () => {
     const plane = stack.plane();
     const cluster = stack.cluster();
-    controllers = await startControllerManager(plane, ['clusterrole-aggregation-controller']);
+    controllers = await startControllerManager(plane, {
+      controllers: ['clusterrole-aggregation-controller'],
+    });
     for (const namespace of [TEAM, OTHER]) await cluster.ensureNamespace(namespace);
     setup = await tenantApiSetup(plane, ['--tenant-api-streams-per-user', '2']);
     operator = await startOperator(plane, stack.sim(), { flags: setup.flags });

@@ -15,6 +15,9 @@ export interface ControlPlaneLayout {
   frontProxyKey: string;
   etcdLog: string;
   apiserverLog: string;
+  /** kube-controller-manager writes its self-signed serving certificate here (it serves /healthz only). */
+  controllerManagerCertDir: string;
+  controllerManagerLog: string;
   adminKubeconfig: string;
   kubeconfigsDir: string;
 }
@@ -33,6 +36,8 @@ export function controlPlaneLayout(dataDir: string): ControlPlaneLayout {
     frontProxyKey: join(pki, 'front-proxy-client.key'),
     etcdLog: join(dataDir, 'etcd.log'),
     apiserverLog: join(dataDir, 'apiserver.log'),
+    controllerManagerCertDir: join(pki, 'controller-manager'),
+    controllerManagerLog: join(dataDir, 'controller-manager.log'),
     adminKubeconfig: join(dataDir, 'admin.kubeconfig'),
     kubeconfigsDir: join(dataDir, 'kubeconfigs'),
   };
