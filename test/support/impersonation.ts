@@ -20,7 +20,11 @@ export function clientAs(plane: { readonly connection: KubeConnection }, user: s
 }
 
 /** Writes to `path` the admin's kubeconfig with its user impersonating `user` (`as:`), as kubectl --as does. */
-export async function writeKubeconfigAs(plane: ControlPlane, user: string, path: string): Promise<string> {
+export async function writeKubeconfigAs(
+  plane: { readonly kubeconfigPath: string },
+  user: string,
+  path: string,
+): Promise<string> {
   const config = z
     .looseObject({ users: z.array(z.looseObject({ user: z.record(z.string(), z.unknown()) })) })
     .parse(load(await readFile(plane.kubeconfigPath, 'utf8')));
