@@ -100,12 +100,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#o = options;
     this.#refused = new TerminalFailures((account) => options.links.accountRevision(account));
     this.#identity = new Identity(options);
-    this.#lateInit = new LateInitialization(options.writer, options.clock);
+    this.#lateInit = new LateInitialization(options.writer);
     this.#pause = new OperatorPause(options);
     this.#recovery = new Recovery(options);
     this.#status = new StatusReport(options);
     this.#failures = new FailureReport(options, this.#refused);
-    this.#memories = [this.#refused, this.#lateInit, this.#status, this.#pause, options.secrets];
+    this.#memories = [this.#refused, this.#status, this.#pause, options.secrets];
     this.#deletion = new Deletion(options, this.#identity, this.#memories, (uid) => {
       this.#released.add(uid);
       if (this.#released.size > MAX_RELEASED)
@@ -315,8 +315,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     }
     const reported = await this.#status.report(held, observed, lost, link, pause, { rotated });
     const { finished, secretRefused } = reported;
-    // The status holds it now; a copy older than this write is a matter of milliseconds, not a minute.
-    this.#lateInit.forgetExpired();
     if (finished !== undefined) return expireFinished(this.#o, reported.mr, finished);
     if (plan.kind === 'act') return { requeueAfterMs: this.#o.verifyAfterMs };
     if (secretRefused) return { requeueAfterMs: SECRET_RECHECK_MS };
