@@ -362,9 +362,14 @@ describe('creating and recovering', () => {
   test('a fresh create intent is waited out before a search, with nothing created', async () => {
     const w = open();
     const obj = w.api.create('w', {}, { finalizers: [FINALIZER] });
-    w.api.annotate(KEY, intent(obj.metadata.uid, 'w', Date.now()));
+    // Written "now" by a clock a little ahead of ours (within the skew allowed): still fresh however
+    // long a loaded machine takes to get to the reconcile.
+    w.api.annotate(KEY, intent(obj.metadata.uid, 'w', Date.now() + 500));
     const result = await w.reconcile(KEY);
-    assert.ok((result.requeueAfterMs ?? 0) > 0 && (result.requeueAfterMs ?? 0) <= 30);
+    assert.ok(
+      (result.requeueAfterMs ?? 0) > 0 && (result.requeueAfterMs ?? 0) <= 530,
+      JSON.stringify(result),
+    );
     assert.deepEqual(w.cloud.mutations(), []);
     assert.deepEqual(w.eventsOf(KEY), []);
   });
