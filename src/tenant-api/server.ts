@@ -7,6 +7,7 @@ import type { KubeClient } from '../kube/client.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { AccountDirectory } from '../managed/accounts.ts';
 import { type Authorizer, forbiddenMessage } from './authorizer.ts';
+import { discardBody } from './body.ts';
 import { asTenantError, type Ended } from './failures.ts';
 import { authenticate, type RequestHeaderSettings } from './front-proxy.ts';
 import { discoveryDocument } from './group.ts';
@@ -181,8 +182,10 @@ export class TenantApiServer {
           : undefined;
       const failure = asTenantError(error, ended);
       if (failure.code >= 500) log.warn({ err: error, resource, verb }, 'tenant API request failed');
-      // A body still arriving is not read now: its connection cannot serve another request.
-      if (!request.complete && !response.headersSent) response.setHeader('connection', 'close');
+      // The answer waits for the body to be read and thrown away, so the connection serves the next
+      // request; a body past the bound, or one that never arrives, has its connection closed instead.
+      if (!response.headersSent && !request.readableEnded && !(await discardBody(request)))
+        response.setHeader('connection', 'close');
       sendError(response, failure);
     } finally {
       metrics.answered(resource, verb, response.statusCode);

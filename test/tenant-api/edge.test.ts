@@ -196,12 +196,18 @@ describe('the edge of the tenant API', () => {
     const editor = clientAs(stack.plane(), 'editor');
     const neighbour = clientAs(stack.plane(), 'neighbour');
     const huge = { taskId: 'huge', input: { blob: 'x'.repeat(3 * 1024 * 1024) } };
+    const larger = { taskId: 'larger', input: { blob: 'x'.repeat(7 * 1024 * 1024) } };
     for (let round = 0; round < 4; round++) {
       const refused = await answer(editor, tasks(TEAM), huge);
       assert.equal(refused.code, 400, refused.message);
       assert.match(refused.message, /the body is larger than 1048576 bytes/);
       const served = await answer(neighbour, tasks(OTHER), { taskId: `next_${round}`, input: {} });
       assert.equal(served.code, 200, served.message);
+      // Refused before its body is read (a bad parameter): the sender still gets its 400, not the
+      // apiserver's 503 for a connection closed under the body it was writing.
+      const early = await answer(editor, `${tasks(TEAM)}?size=0`, larger);
+      assert.equal(early.code, 400, early.message);
+      assert.match(early.message, /"size": not a parameter of this path/);
     }
   });
 

@@ -101,10 +101,34 @@ test('a body that never finishes: 408, and the connection is closed', async () =
   assert.ok(ms < TIMEOUTS.requestMs + 2_000, `closed after ${ms} ms`);
 });
 
-test('a refusal while the body is still arriving closes the connection rather than leave it half-read', async () => {
+test('a refusal is answered once the body is read and thrown away: the connection then serves the next request', async () => {
+  const socket = await open(false);
+  let text = '';
+  socket.on('data', (chunk) => (text += chunk));
+  const body = `{"input":"${'x'.repeat(2 * 1024 * 1024)}"}`;
+  socket.write(
+    `POST ${TASKS} HTTP/1.1\r\nHost: api\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+  );
+  // The first half, a pause (the refusal is decided, the body still arriving), then the rest.
+  socket.write(body.slice(0, body.length / 2));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  socket.write(body.slice(body.length / 2));
+  socket.write(`GET /apis HTTP/1.1\r\nHost: api\r\n\r\n`);
+  const closed = once(socket, 'close').then(() => 'closed');
+  while ((text.match(/HTTP\/1\.1 \d{3} /g) ?? []).length < 2) {
+    if ((await Promise.race([once(socket, 'data'), closed])) === 'closed') break;
+  }
+  socket.destroy();
+  const [first, second] = text.match(/HTTP\/1\.1 \d{3} /g) ?? [];
+  assert.equal(first, 'HTTP/1.1 401 ');
+  assert.equal(second, 'HTTP/1.1 401 ', 'the second request on the connection was answered');
+  assert.doesNotMatch(text, /connection: close/i);
+});
+
+test('a refusal of a body larger than the server reads to throw away closes the connection', async () => {
   const socket = await open(false);
   socket.write(
-    `POST ${TASKS} HTTP/1.1\r\nHost: api\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"input":`,
+    `POST ${TASKS} HTTP/1.1\r\nHost: api\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{"input":`,
   );
   const { text, ms } = await untilClosed(socket);
   assert.match(text, /^HTTP\/1\.1 401 /);
