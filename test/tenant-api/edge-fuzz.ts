@@ -116,6 +116,15 @@ export async function fuzzEdge(world: FuzzWorld, profile: FuzzProfile, seed: num
   })();
 
   let sent = 0;
+  const inFlight = new Set<string>();
+  // Stop before the machine does, naming the cases in flight when the memory ran away.
+  const watchdog = setInterval(() => {
+    if (process.memoryUsage.rss() <= MAX_RSS_BYTES) return;
+    violations.push(
+      `memory past ${MAX_RSS_BYTES >> 20} MiB after ${sent} requests, in flight: ${[...inFlight].join(' | ')}`,
+    );
+    sent = profile.requests;
+  }, 500);
   try {
     for (let round = 0; sent < profile.requests; round++) {
       const current = PHASES[round % PHASES.length];
@@ -131,22 +140,16 @@ export async function fuzzEdge(world: FuzzWorld, profile: FuzzProfile, seed: num
             sent++;
             const fuzzCase = drawCase(draw, world);
             const during = phase;
-            const got = await send(world, fuzzCase);
+            const described = describe(fuzzCase);
+            inFlight.add(described);
+            const got = await send(world, fuzzCase).finally(() => inFlight.delete(described));
             count(byRoute, fuzzCase.route);
             count(byCode, String(got.code));
             count(byPhase, during);
             if (fuzzCase.dropAfterMs !== undefined) readersGone++;
             if (fuzzCase.slowBody) slowBodies++;
             const broken = judge(got, world, during !== 'healthy' || phase !== 'healthy');
-            if (broken)
-              violations.push(`${broken}: ${describe(fuzzCase)} → ${got.code} ${got.text.slice(0, 200)}`);
-            if (process.memoryUsage.rss() > MAX_RSS_BYTES) {
-              // Stop before the machine does, naming the case the memory ran away at.
-              violations.push(
-                `memory past ${MAX_RSS_BYTES >> 20} MiB after ${sent} requests: ${describe(fuzzCase)}`,
-              );
-              sent = profile.requests;
-            }
+            if (broken) violations.push(`${broken}: ${described} → ${got.code} ${got.text.slice(0, 200)}`);
           }
         }),
       );
@@ -157,6 +160,7 @@ export async function fuzzEdge(world: FuzzWorld, profile: FuzzProfile, seed: num
         violations.push(`after ${current.phase} phase ${round}: ${open} follow slots still held`);
     }
   } finally {
+    clearInterval(watchdog);
     stopNeighbour.abort();
     await neighbour;
     world.sim.faults.reset();
