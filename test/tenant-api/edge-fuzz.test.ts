@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { freshSeed } from '../../chaos/random.ts';
-import { type RunningControllerManager, startControllerManager } from '../support/controller-manager.ts';
+import { type RunningControllerManager, startControllerManager } from '../../src/local/controller-manager.ts';
 import { clientAs } from '../support/impersonation.ts';
 import {
   API_KEY,
@@ -31,7 +31,9 @@ describe('a fuzz of the tenant API edge', () => {
   before(async () => {
     const plane = stack.plane();
     const cluster = stack.cluster();
-    controllers = await startControllerManager(plane, ['clusterrole-aggregation-controller']);
+    controllers = await startControllerManager(plane, {
+      controllers: ['clusterrole-aggregation-controller'],
+    });
     for (const namespace of [TEAM, OTHER]) await cluster.ensureNamespace(namespace);
     // A tenant share large enough that the fuzz is not simply told 429 (it is, now and then).
     setup = await tenantApiSetup(plane, ['--tenant-api-rps', '40']);
