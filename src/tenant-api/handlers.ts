@@ -6,13 +6,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CloudApiError, GpuCloudError } from '../api/errors.ts';
 import { readLogs } from '../api/pod-logs.ts';
 import { metricsCalls, POD_METRICS, readPodMetrics } from '../api/pod-metrics.ts';
-import { taskId, taskSubmitRequest } from '../api/schemas/serverless.ts';
 import { readBody } from './body.ts';
 import type { User } from './front-proxy.ts';
 import { TENANT_GROUP_VERSION } from './group.ts';
 import type { TenantLimits } from './limits.ts';
-import { logQuery, metricsQuery, noQuery, readQuery, taskListQuery } from './query.ts';
-import { MAX_TASK_ID_LENGTH, type TenantRequest } from './request-path.ts';
+import { logQuery, metricsQuery, noQuery, readQuery, taskListQuery, taskSubmission } from './query.ts';
+import type { TenantRequest } from './request-path.ts';
 import { sendJson, TenantApiError } from './status.ts';
 import type { CloudTarget } from './targets.ts';
 
@@ -176,13 +175,6 @@ async function countTasks(context: HandlerContext): Promise<void> {
   );
 }
 
-/** A task as a tenant submits it: the cloud's form, with the task id bounded as the path bounds it. */
-const submittedTask = taskSubmitRequest.extend({
-  taskId: taskId
-    .max(MAX_TASK_ID_LENGTH, `taskId must be at most ${MAX_TASK_ID_LENGTH} characters`)
-    .optional(),
-});
-
 /**
  * Submits a task, exactly once per task id: the cloud refuses a second task under an id it has, and a
  * submit that failed in a way that may have landed is followed by a get of that id, so a retry of the
@@ -192,7 +184,7 @@ const submittedTask = taskSubmitRequest.extend({
 async function submitTask(context: HandlerContext): Promise<void> {
   const { target, response, request } = context;
   readQuery(noQuery, request.query);
-  const parsed = submittedTask.safeParse(await readJson(context.incoming));
+  const parsed = taskSubmission.safeParse(await readJson(context.incoming));
   if (!parsed.success) {
     throw new TenantApiError(
       400,

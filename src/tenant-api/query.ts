@@ -1,12 +1,13 @@
-// The query parameters of each subresource, read at the edge: every value is checked here against the
-// range the cloud and our client accept, so a bad one is a 400 naming it, and nothing a tenant sends can
-// make the cloud refuse the call (its words never reach the tenant).
+// The query parameters of each subresource, and the task a tenant submits, read at the edge: every value
+// is checked here against the range the cloud and our client accept, so a bad one is a 400 naming it, and
+// nothing a tenant sends can make the cloud refuse the call (its words never reach the tenant). The
+// OpenAPI documents (openapi.ts) state the same bounds.
 import { z } from 'zod';
 import { POD_METRICS } from '../api/pod-metrics.ts';
 import { MAX_PAGE_SIZE } from '../api/schemas/common.ts';
 import { MAX_METRIC_WINDOW_MS, METRIC_STEPS } from '../api/schemas/metrics.ts';
 import { MAX_LOG_LINES_PER_PAGE } from '../api/schemas/pods.ts';
-import { TASK_STATUSES } from '../api/schemas/serverless.ts';
+import { TASK_STATUSES, taskId, taskSubmitRequest } from '../api/schemas/serverless.ts';
 import { TenantApiError } from './status.ts';
 
 /** `true`, `1`, `t`... as Go's strconv.ParseBool reads them: what Kubernetes' servers take for a flag. */
@@ -138,6 +139,16 @@ export const taskListQuery = z.strictObject({
 });
 
 export const noQuery = z.strictObject({});
+
+/** A task id's length is ours (the cloud shows none): the path's bound, so a task submitted can be read. */
+export const MAX_TASK_ID_LENGTH = 128;
+
+/** A task as a tenant submits it: the cloud's form, with the task id bounded. */
+export const taskSubmission = taskSubmitRequest.extend({
+  taskId: taskId
+    .max(MAX_TASK_ID_LENGTH, `taskId must be at most ${MAX_TASK_ID_LENGTH} characters`)
+    .optional(),
+});
 
 /** Query parameters read as `schema` says, or a 400 naming each one that is wrong and what it takes. */
 export function readQuery<S extends z.ZodType>(schema: S, params: URLSearchParams): z.output<S> {

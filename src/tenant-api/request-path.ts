@@ -3,7 +3,7 @@
 // but a `TenantApiError`: a path no client of ours would send is a 4xx that says what is wrong with it.
 import type { RequestAttributes } from './authorizer.ts';
 import { type Subresource, subresourceOf, TENANT_GROUP_VERSION } from './group.ts';
-import { type StandardQuery, standardParameters } from './query.ts';
+import { MAX_TASK_ID_LENGTH, type StandardQuery, standardParameters } from './query.ts';
 import { TenantApiError } from './status.ts';
 
 export interface TenantRequest {
@@ -20,9 +20,8 @@ const PREFIX = `/apis/${TENANT_GROUP_VERSION}/namespaces/`;
 /** A DNS subdomain, as Kubernetes names objects (a namespace is a label, which this also admits). */
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const MAX_NAME_LENGTH = 253;
-/** A task id as the cloud spells them; the length is ours (the cloud shows none). */
+/** A task id as the cloud spells them. */
 const TASK_ID = /^[A-Za-z0-9_]+$/;
-export const MAX_TASK_ID_LENGTH = 128;
 
 /** The request `method` and `url` make; a `TenantApiError` (400, 404, 405) for anything the API does not serve. */
 export function parseRequest(method: string, url: string): TenantRequest {
