@@ -8,8 +8,10 @@ import { z } from 'zod';
 import { POD_METRICS } from '../api/pod-metrics.ts';
 import { MAX_PAGE_SIZE } from '../api/schemas/common.ts';
 import { METRIC_NAMES, METRIC_STEPS, metricSeries, storageUsage } from '../api/schemas/metrics.ts';
-import { TASK_STATUSES, task, taskCounts, taskList, taskSubmitRequest } from '../api/schemas/serverless.ts';
+import { MAX_LOG_LINES_PER_PAGE } from '../api/schemas/pods.ts';
+import { TASK_STATUSES, task, taskCounts, taskList } from '../api/schemas/serverless.ts';
 import { TENANT_GROUP, TENANT_GROUP_VERSION, TENANT_VERSION } from './group.ts';
+import { MAX_KEYWORD_LENGTH, MAX_SINCE_SECONDS, MAX_TASK_PAGE, taskSubmission } from './query.ts';
 
 const typeMeta = <Kind extends string>(kind: Kind) => ({
   kind: z.literal(kind),
@@ -34,7 +36,7 @@ export const tenantSchemas = {
     counts: taskCounts.describe('tasks by lower-case status name, e.g. {"processing": 2, "success": 5}'),
   }),
   ServerlessTaskSubmitted: z.object({ ...typeMeta('ServerlessTask'), taskId: z.string() }),
-  ServerlessTaskSubmit: taskSubmitRequest,
+  ServerlessTaskSubmit: taskSubmission,
   Status: z.object({
     kind: z.literal('Status'),
     apiVersion: z.literal('v1'),
@@ -92,9 +94,17 @@ const OPERATIONS: readonly Operation[] = [
     description: "The pod's log, one `<timestamp> <line>` a line; followed, streamed until the client goes.",
     query: [
       { name: 'follow', description: 'stream new lines as they come', schema: { type: 'boolean' } },
-      { name: 'sinceSeconds', description: 'only lines of the last seconds', schema: whole(1) },
-      { name: 'limit', description: 'at most this many lines', schema: whole(1) },
-      { name: 'keyword', description: 'only lines holding this text', schema: { type: 'string' } },
+      {
+        name: 'sinceSeconds',
+        description: 'only lines of the last seconds',
+        schema: whole(1, MAX_SINCE_SECONDS),
+      },
+      { name: 'limit', description: 'at most this many lines', schema: whole(1, MAX_LOG_LINES_PER_PAGE) },
+      {
+        name: 'keyword',
+        description: 'only lines holding this text',
+        schema: { type: 'string', minLength: 1, maxLength: MAX_KEYWORD_LENGTH },
+      },
     ],
     code: 200,
     answer: 'text',
@@ -137,7 +147,7 @@ const OPERATIONS: readonly Operation[] = [
         description: 'only tasks in this status',
         schema: { type: 'string', enum: [...TASK_STATUSES] },
       },
-      { name: 'page', description: 'the page, from 1', schema: whole(1) },
+      { name: 'page', description: 'the page, from 1', schema: whole(1, MAX_TASK_PAGE) },
       { name: 'size', description: 'tasks a page', schema: whole(1, MAX_PAGE_SIZE) },
     ],
     code: 200,
