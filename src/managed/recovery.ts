@@ -136,7 +136,13 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
     // Deleted by the operator itself, to be replaced: said when it was lost, not again as a surprise.
     const why = REPLACED[readyReason(mr.status) ?? ''];
     if (why !== undefined) {
-      logResource(this.#o.log, 'info', mr, { id }, `${kind} ${id} ${why} and is deleted; making its replacement`);
+      logResource(
+        this.#o.log,
+        'info',
+        mr,
+        { id },
+        `${kind} ${id} ${why} and is deleted; making its replacement`,
+      );
       return { requeue: true };
     }
     const message = `${kind} ${id} is gone from the cloud; creating a replacement`;
