@@ -4,7 +4,7 @@
 // own request, objects a finalizer holds are released, and the cleanup ends only when none is left.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import type { KubeClient } from '../src/kube/client.ts';
+import { isStatus, type KubeClient } from '../src/kube/client.ts';
 import { collectionPath, objectPath, type ResourceType } from '../src/kube/resource-type.ts';
 import type { Manifest } from './manifests.ts';
 import { forEachConcurrently } from './parallel.ts';
@@ -34,7 +34,13 @@ export function paged(manifest: Manifest, index: number, pageSize = PAGE_SIZE): 
 const listed = z.object({
   metadata: z.object({ continue: z.string().optional() }),
   items: z.array(
-    z.object({ metadata: z.object({ name: z.string(), finalizers: z.array(z.string()).optional() }) }),
+    z.object({
+      metadata: z.object({
+        name: z.string(),
+        finalizers: z.array(z.string()).optional(),
+        deletionTimestamp: z.string().optional(),
+      }),
+    }),
   ),
 });
 
@@ -67,20 +73,27 @@ export async function deletePaged(
   // Anything left is held by a finalizer (nothing runs here to remove it) or was not labelled: release and
   // delete it by name.
   const left = await listAll(kube, resource, namespace, pageSize);
-  await forEachConcurrently(left, options.concurrency, async (item) => {
-    const path = objectPath(resource, { namespace, name: item.metadata.name });
-    if (item.metadata.finalizers?.length) {
-      await kube.request(z.unknown(), {
-        method: 'PATCH',
-        path,
-        patchType: 'application/merge-patch+json',
-        body: { metadata: { finalizers: null } },
-      });
-    }
-    // Released from a deletion already asked for, it is gone; otherwise it is deleted now.
-    await deleteResource(kube, resource, namespace, item.metadata.name);
+  await forEachConcurrently(left, options.concurrency, async ({ metadata }) => {
+    if (metadata.finalizers?.length)
+      await release(kube, objectPath(resource, { namespace, name: metadata.name }));
+    // Released from a deletion already asked for, it is gone; one not yet asked for is deleted now.
+    if (!metadata.deletionTimestamp) await deleteResource(kube, resource, namespace, metadata.name);
   });
   await waitUntilEmpty(kube, resource, namespace);
+}
+
+/** Removes every finalizer of the object; one already gone needs none removed. */
+async function release(kube: KubeClient, path: string): Promise<void> {
+  try {
+    await kube.request(z.unknown(), {
+      method: 'PATCH',
+      path,
+      patchType: 'application/merge-patch+json',
+      body: { metadata: { finalizers: null } },
+    });
+  } catch (error) {
+    if (!isStatus(error, 404)) throw error;
+  }
 }
 
 async function listAll(kube: KubeClient, resource: ResourceType, namespace: string, limit: number) {

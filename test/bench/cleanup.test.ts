@@ -35,10 +35,12 @@ describe('the benchmark cleanup', () => {
     kube = new RecordingClient(controlPlane().connection);
   });
 
-  test('deletes page by page, releases what a finalizer holds, and returns when nothing is left', async () => {
+  test('deletes page by page, releases what a finalizer holds, deletes what no page held, and returns when nothing is left', async () => {
     const namespace = await createNamespace(kube, 'cleanup');
     const manifests = names('raw', 7).map((name, index) => paged(gpuPod(name), index, 3));
     for (const manifest of manifests) await createResource(kube, namespace, manifest);
+    // One made without a page label: found by the list after the pages, deleted by name.
+    await createResource(kube, namespace, gpuPod('stray'));
     // What the equal-writes raw loop leaves: the operator's finalizer on objects no operator watches.
     for (const manifest of manifests.slice(2, 5)) {
       await kube.request(z.unknown(), {

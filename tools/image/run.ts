@@ -12,6 +12,7 @@ import type { BuiltImage } from './ensure.ts';
 
 /** The state directory of our runc containers, apart from any other runc user's. */
 const RUNC_ROOT = '/run/gpucloud-operator/runc';
+const RUN_TIMEOUT_MS = 60_000;
 
 /** The root filesystem of the image, unpacked from its archive by buildah, and its configuration. */
 export interface ImageRoot {
@@ -57,7 +58,6 @@ export interface RunOptions {
   /** Replaces the image's entry point (the command still runs as the image's user, under the same limits). */
   entrypoint?: readonly string[];
   args?: readonly string[];
-  env?: readonly string[];
 }
 
 /** The image's `USER` as numbers: a name would need /etc/passwd, which the kubelet cannot check. */
@@ -93,7 +93,7 @@ export async function runImage(root: ImageRoot, options: RunOptions = {}): Promi
         ...(options.entrypoint ? [] : (image.Cmd ?? [])),
         ...(options.args ?? []),
       ],
-      env: [...image.Env, ...(options.env ?? [])],
+      env: image.Env,
       cwd: image.WorkingDir || '/',
       capabilities: noCapabilities,
       noNewPrivileges: true,
@@ -108,6 +108,7 @@ export async function runImage(root: ImageRoot, options: RunOptions = {}): Promi
     await writeFile(join(bundle, 'config.json'), JSON.stringify(spec));
     return await runc(['--root', RUNC_ROOT, 'run', '--bundle', bundle, id]);
   } finally {
+    // `runc run` removes the container as it exits; this is for a run that did not get that far.
     await runCommand('runc', ['--root', RUNC_ROOT, 'delete', '--force', id]).catch(() => undefined);
     await rm(bundle, { recursive: true, force: true });
   }
@@ -115,7 +116,8 @@ export async function runImage(root: ImageRoot, options: RunOptions = {}): Promi
 
 function runc(args: readonly string[]): Promise<RunResult> {
   const started = process.hrtime.bigint();
-  const child = spawn('runc', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // runc passes the signal on to the container: an image that hangs ends with code null, not a hung caller.
+  const child = spawn('runc', args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: RUN_TIMEOUT_MS });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
