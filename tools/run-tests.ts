@@ -22,6 +22,7 @@ const INTEGRATION_MODULES = [
   'tools/helm/ensure.ts',
   'tools/prometheus/ensure.ts',
   'tools/argocd-health/ensure.ts',
+  'tools/image/ensure.ts',
 ].map((path) => resolve(ROOT, path));
 
 /** Tests that build or pack the project itself (tsc, npm pack): seconds of CPU, not a unit's milliseconds. */
