@@ -24,7 +24,10 @@ export interface AccountLink<Spec extends CommonSpec, Cloud> {
   readonly details: DetailSchedule | undefined;
   /** Idle checks of the resources that ask for them, on a budget of their own. */
   readonly idle: DetailSchedule | undefined;
-  /** When this process last acted on a cloud id of the account: observations older than that are stale. */
+  /**
+   * When this process last acted on a cloud id of the account, as the cache stamps it (`CloudCache.stamp`):
+   * observations older than that are stale.
+   */
   readonly actedAt: Map<string, number>;
 }
 

@@ -52,6 +52,8 @@ export class CloudCache<Cloud> {
   readonly #completed = new Map<string, { fingerprint: string; cloud: Cloud }>();
   /** When the list behind `#entries` started; 0 before the first list completes. */
   #takenAt = 0;
+  /** The last stamp given (see `stamp`). */
+  #lastStamp = 0;
   #lastStart = 0;
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
@@ -124,8 +126,19 @@ export class CloudCache<Cloud> {
     this.#entries.set(id, {
       cloud,
       fingerprint: this.#adapter.fingerprint(cloud),
-      seenAt: this.#options.clock.now(),
+      seenAt: this.stamp(),
     });
+  }
+
+  /**
+   * The time of a sighting or of an act on an object, never equal to another: the clock's milliseconds,
+   * moved on by a microsecond when it has not moved. A list that starts in the same millisecond as an act
+   * but before it must not pass for one that saw it (a pause sent again from the copy it listed).
+   */
+  stamp(): number {
+    const now = this.#options.clock.now();
+    this.#lastStamp = now > this.#lastStamp ? now : this.#lastStamp + 0.001;
+    return this.#lastStamp;
   }
 
   /**
@@ -182,7 +195,7 @@ export class CloudCache<Cloud> {
   async #readOne(id: string): Promise<void> {
     if (this.#reading.has(id)) return;
     this.#reading.add(id);
-    const startedAt = this.#options.clock.now();
+    const startedAt = this.stamp();
     this.#readAt = startedAt;
     try {
       const cloud = await this.#adapter.get(id);
@@ -246,7 +259,7 @@ export class CloudCache<Cloud> {
   async #refresh(): Promise<void> {
     this.#timer = undefined;
     this.#timerAt = Number.POSITIVE_INFINITY;
-    const startedAt = this.#options.clock.now();
+    const startedAt = this.stamp();
     const dueAt = this.#lastStart + this.#nextInterval();
     for (const [id, phase] of this.#hinted) if (this.#shows(id, phase)) this.#hinted.delete(id);
     if (startedAt < dueAt && !this.#asked && this.#waiters.length === 0 && this.#hinted.size === 0) {

@@ -102,7 +102,7 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
     }
     // The second line behind the admission policy, for clusters without it: the object is kept.
     if (isDeletionProtected(mr)) return this.#refuseProtected(mr, id, vanished);
-    link.actedAt.set(id, this.#o.clock.now());
+    link.actedAt.set(id, link.cache.stamp());
     await remove(id);
     link.cache.requestRefresh();
     events.event(mr, 'Normal', 'Deleting', `deleting ${kind} ${id} in the cloud`);

@@ -83,7 +83,7 @@ export class Identity<Spec extends CommonSpec, Cloud> {
     const obtained = await link.creation.obtain(mr, ctx, fill);
     if (obtained.kind === 'wait') return obtained;
     const newId = link.adapter.idOf(obtained.cloud);
-    link.actedAt.set(newId, this.#o.clock.now());
+    link.actedAt.set(newId, link.cache.stamp());
     // What made or found the object is as new as this act: a reconcile woken by the id's own write event
     // (it may come before the write's answer) sees it without a get.
     link.cache.remember(obtained.cloud);

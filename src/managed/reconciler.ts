@@ -344,7 +344,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (pause.startTime !== undefined)
       held = { ...held, mr: await this.#status.recordStart(held.mr, pause.startTime) };
     const message = this.#pause.deleting(held.mr, deadline);
-    link.actedAt.set(id, this.#o.clock.now());
+    link.actedAt.set(id, link.cache.stamp());
     await remove(id);
     link.cache.requestRefresh();
     const ending = { reason: 'DeadlineExceeded', message };
@@ -370,7 +370,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await adapter.delete?.(id);
     // Once the delete is answered: a list that was on its way meanwhile may still show the object live,
     // and the next reconcile must not take it for the one the resource still holds (ExternalIdChanged).
-    link.actedAt.set(id, this.#o.clock.now());
+    link.actedAt.set(id, link.cache.stamp());
     link.cache.requestRefresh();
     await this.#o.writer.patchObject(mr, { annotations: { [EXTERNAL_ID]: null } });
     this.#o.events.event(mr, 'Normal', 'Recreating', message);
@@ -405,7 +405,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     link: AccountLink<Spec, Cloud>,
   ): Promise<void> {
     const id = link.adapter.idOf(cloud);
-    link.actedAt.set(id, this.#o.clock.now());
+    link.actedAt.set(id, link.cache.stamp());
     await plan.step.run();
     link.cache.requestRefresh();
     this.#o.events.event(mr, 'Normal', plan.step.reason, plan.step.describe);

@@ -9,6 +9,7 @@ import { CloudCache } from '../../src/managed/cloud-cache.ts';
 import { gpuPodAdapter } from '../../src/resources/gpu-pod/adapter.ts';
 import type { PodView } from '../../src/resources/gpu-pod/details.ts';
 import { type RunningSimulator, startSimulator } from '../../src/sim/index.ts';
+import { MovableClock } from '../support/clock.ts';
 import { poll } from '../support/until.ts';
 
 const KEY = 'cache-test-key';
@@ -159,6 +160,30 @@ describe('the cloud cache over the real pod adapter and simulator', () => {
       assert.deepEqual(changed, []);
     } finally {
       sim.faults.reset();
+    }
+  });
+
+  test('a list that started in the same millisecond as an act, before it, does not pass for one that saw it', async () => {
+    const clock = new MovableClock();
+    const standing = new CloudCache(gpuPodAdapter(client), {
+      intervalMs: 60_000,
+      minIntervalMs: 0,
+      onChange: () => {},
+      clock,
+      log,
+    });
+    try {
+      const made = await pod('same-ms');
+      standing.start();
+      await standing.waitForListAfter(clock.now());
+      // The clock has not moved: the act is stamped after the list all the same.
+      const acted = standing.stamp();
+      assert.equal(standing.sight(made.id, acted).kind, 'unknown', 'the listed copy may predate the act');
+      standing.requestRefresh();
+      await standing.waitForListAfter(acted);
+      assert.equal(standing.sight(made.id, acted).kind, 'seen', 'a list that started after it answers');
+    } finally {
+      standing.stop();
     }
   });
 });
