@@ -325,7 +325,11 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
     /** The status keys `fetch` fills; carried over from the current status until the next fetch. */
     readonly fields: readonly string[];
     applies(cloud: Cloud): boolean;
-    fetch(cloud: Cloud): Promise<Record<string, unknown>>;
+    /**
+     * `status`: the status this turn writes, which keeps what the cloud's view may leave out (the list's
+     * view of a pod has no prices).
+     */
+    fetch(cloud: Cloud, status?: Readonly<Record<string, unknown>>): Promise<Record<string, unknown>>;
   };
 }
 

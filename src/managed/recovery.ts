@@ -130,8 +130,9 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
     if (!creates) throw gone;
     if (spot && !recreates(mr)) return {};
     // It existed and was deleted behind our back, or by us after it failed to start: the spec still asks
-    // for it, so make a new one.
-    await this.#o.writer.patchObject(mr, { annotations: { [EXTERNAL_ID]: null } });
+    // for it, so make a new one. Only from the copy as it is: one from before the turn that deleted it
+    // (an informer behind) has no word of why, and would call the operator's own delete a surprise.
+    await this.#o.writer.patchObject(mr, { annotations: { [EXTERNAL_ID]: null }, ifUnchanged: true });
     forgetCloud(id, link);
     // Deleted by the operator itself, to be replaced: said when it was lost, not again as a surprise.
     const why = REPLACED[readyReason(mr.status) ?? ''];

@@ -148,7 +148,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       : adapter.statusOf(cloud, mr);
     const fields = {
       ...own,
-      ...(await this.#detailsFor(mr, cloud, link)),
+      ...(await this.#detailsFor(mr, cloud, link, own)),
       ...spot,
       lateInitialized,
       placement,
@@ -278,6 +278,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     mr: ManagedObject<Spec>,
     cloud: Cloud,
     link: AccountLink<Spec, Cloud>,
+    status: Readonly<Record<string, unknown>>,
   ): Promise<Record<string, unknown>> {
     const { adapter, details: schedule } = link;
     const details = adapter.details;
@@ -291,7 +292,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
         key,
         details.fields.some((field) => mr.status?.[field] !== undefined),
       );
-      if (schedule.isDue(key)) await this.#fetchDetails(mr, cloud, key, link);
+      if (schedule.isDue(key)) await this.#fetchDetails(mr, cloud, key, link, status);
     }
     return schedule.last(key) ?? carryOver(mr.status, details.fields);
   }
@@ -301,10 +302,11 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     cloud: Cloud,
     key: string,
     link: AccountLink<Spec, Cloud>,
+    status: Readonly<Record<string, unknown>>,
   ): Promise<void> {
     let values: Record<string, unknown> | undefined;
     try {
-      values = (await link.adapter.details?.fetch(cloud)) ?? {};
+      values = (await link.adapter.details?.fetch(cloud, status)) ?? {};
     } catch (error) {
       // Details are a nicety: a failure keeps the last values and never fails the reconcile.
       logResource(

@@ -80,7 +80,14 @@ describe('the gpucloud CLI as a kubectl plugin', () => {
     await stack.cluster().ensureNamespace(NS);
     operator = await startOperator(stack.plane(), stack.sim());
     const cluster = stack.cluster();
-    await cluster.create(resources.gpuPod, NS, manifests.gpuPod('notebook', { expose: [{ port: 8888 }] }));
+    await cluster.create(
+      resources.gpuPod,
+      NS,
+      manifests.gpuPod('notebook', {
+        expose: [{ port: 8888 }],
+        initializationCommand: 'pip install jupyterlab',
+      }),
+    );
     await cluster.create(resources.gpuVm, NS, manifests.gpuVm('box'));
     await cluster.create(resources.serverlessEndpoint, NS, manifests.serverlessEndpoint('queue'));
     const [pod] = await Promise.all([
@@ -169,11 +176,15 @@ describe('the gpucloud CLI as a kubectl plugin', () => {
   });
 
   test('logs of a pod by its resource name, limited', async () => {
+    const whole = await kubectl(['logs', 'gpupod/notebook', '-n', NS]);
+    assert.equal(whole.code, 0, whole.stderr);
+    const lines = whole.stdout.trim().split('\n');
+    // The image pulled, the initialization command, the port, the start: longer than the limit.
+    assert.equal(lines.length, 5, whole.stdout);
+    assert.match(lines[0] ?? '', /^\d{4}-\d{2}-\d{2}T\S+ pulling image ubuntu:24\.04$/);
     const ran = await kubectl(['logs', 'gpupod/notebook', '-n', NS, '--limit', '3']);
     assert.equal(ran.code, 0, ran.stderr);
-    const lines = ran.stdout.trim().split('\n');
-    assert.ok(lines.length >= 1 && lines.length <= 3, ran.stdout);
-    assert.match(lines[0] ?? '', /^\d{4}-\d{2}-\d{2}T/);
+    assert.deepEqual(ran.stdout.trim().split('\n'), lines.slice(0, 3), 'the first three lines');
   });
 
   test('metrics of a pod the cloud has no sample of yet say so and exit 3, until its first sample', async () => {

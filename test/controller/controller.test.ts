@@ -84,6 +84,33 @@ describe('Controller', () => {
     assert.ok(failures.every((line) => typeof line.reconcileID === 'string'));
   });
 
+  test('each finished reconcile says at debug level what it came to, with the key and its reconcile id', async () => {
+    const { controller, fire, logs } = setUp(async (key) => {
+      if (key.name === 'bad') throw new TerminalError('refused');
+      if (key.name === 'poll') return { requeueAfterMs: 60_000 };
+      return undefined;
+    });
+    controller.start();
+    for (const name of ['ok', 'bad', 'poll']) fire('ns', name);
+    const finished = () => logs.lines.filter((line) => line.msg === 'reconcile finished');
+    try {
+      await until(() => finished().length === 3, 'three finished reconciles', 5_000);
+    } finally {
+      await controller.stop(1_000);
+    }
+    assert.deepEqual(
+      finished()
+        .map((line) => [line.level, line.controller, line.namespace, line.name, line.result, line.terminal])
+        .toSorted(),
+      [
+        ['debug', 'test', 'ns', 'bad', 'error', true],
+        ['debug', 'test', 'ns', 'ok', 'success', false],
+        ['debug', 'test', 'ns', 'poll', 'requeue_after', false],
+      ],
+    );
+    assert.ok(finished().every((line) => typeof line.reconcileID === 'string'));
+  });
+
   test('requeueAfterMs reconciles the key again later and is reported as requeue_after', async () => {
     const seen: string[] = [];
     const { controller, fire, metric } = setUp(async (key) => {

@@ -95,7 +95,22 @@ describe('fleet metrics', () => {
       value(samples, 'gpucloud_endpoint_workers', { namespace: A, endpoint: 'queue', state: 'desired' }),
       2,
     );
-    assert.ok(value(samples, 'gpucloud_estimated_cost_dollars', { namespace: A, kind: 'GpuPod' }) >= 0);
+    // The cost so far is what the pods' statuses say, once the running pod has run long enough to cost
+    // something (its details are read every 2 s): a scrape between two reads of the statuses that agree.
+    const podsCost = async () => {
+      const pods = await Promise.all(['run', 'nap'].map((name) => cluster.get(resources.gpuPod, A, name)));
+      return pods.reduce((sum, pod) => sum + Number(status(pod).estimatedCost ?? 0), 0);
+    };
+    await poll(
+      async () => {
+        const before = await podsCost();
+        const scraped = parseMetrics((await operator().fetchHealth('/metrics')).body);
+        const gauge = value(scraped, 'gpucloud_estimated_cost_dollars', { namespace: A, kind: 'GpuPod' });
+        return { before, gauge, after: await podsCost() };
+      },
+      ({ before, gauge, after }) => before > 0 && after === before && Math.abs(gauge - before) < 1e-9,
+      "the estimated cost of A's pods as their statuses say it",
+    );
     // Three pods reached Ready=True once each (a pod paused as asked is Ready), in both namespaces.
     assert.equal(value(samples, 'gpucloud_time_to_ready_seconds_count', { kind: 'GpuPod' }), 3);
     const tasks = status(endpoint).tasks as Record<string, number> | undefined;

@@ -252,6 +252,10 @@ describe('placement', () => {
       ),
       events.map((event) => event.reason).join(', '),
     );
+    assert.ok(
+      !events.some((event) => event.reason === 'ExternalResourceGone'),
+      'its own delete is no surprise',
+    );
     assert.deepEqual(
       cloudPodsNamed('no-start')
         .map((pod) => `${pod.gpuType} ${pod.status}`)

@@ -22,6 +22,7 @@ import {
   type TestObject,
   useStack,
 } from '../support/operator.ts';
+import { type Turn, turnsOf } from '../support/reconciled.ts';
 import { poll } from '../support/until.ts';
 
 // ServerlessTask as a user meets it: declared like a Job, submitted exactly once under an id derived from
@@ -190,10 +191,42 @@ describe('ServerlessTask', () => {
       'refused',
     );
     assert.match(condition(refused, 'Synced')?.message ?? '', /ALB mode; tasks go only to QUEUE endpoints/);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    const events = await cluster().events(NS, 'misrouted');
-    assert.equal(events.filter((event) => event.reason === 'EndpointNotQueue').length, 1, 'not a retry loop');
+    // Its reconciles, as the operator's log tells each: the refusal ends one for good (terminal, no
+    // requeue), and only a change of the task looks at it again, to the same refusal.
+    const task = { controller: 'serverlesstask', namespace: NS, name: 'misrouted' };
+    const refusals = (turns: Turn[]) => turns.filter((turn) => turn.terminal).length;
+    await poll(
+      async () => turnsOf(operator, task),
+      (turns) => refusals(turns) === 1,
+      'its refusal',
+    );
+    await cluster().patch(resources.serverlessTask, NS, 'misrouted', {
+      metadata: { annotations: { 'tasks.test/nudge': '1' } },
+    });
+    const turns = await poll(
+      async () => turnsOf(operator, task),
+      (seen) => refusals(seen) === 2,
+      'its refusal looked at again after a change',
+    );
+    assert.deepEqual(
+      turns.slice(turns.findIndex((turn) => turn.terminal)).filter((turn) => turn.result !== 'success'),
+      [
+        { result: 'error', terminal: true },
+        { result: 'error', terminal: true },
+      ],
+      'refused, never retried: not a retry loop',
+    );
+    await poll(
+      () => cluster().occurrences(NS, 'misrouted', 'EndpointNotQueue'),
+      (told) => told > 0,
+      'the EndpointNotQueue event',
+    );
     assert.equal(countOf('serverless.tasks.submit'), submitsBefore);
+    assert.equal(
+      await cluster().occurrences(NS, 'misrouted', 'EndpointNotQueue'),
+      1,
+      'told once: its repeat is the condition',
+    );
   });
 
   test('a tenant cannot send a task to an endpoint of another namespace', async () => {

@@ -22,6 +22,7 @@ import {
   type TestObject,
   useStack,
 } from '../support/operator.ts';
+import { reconciled, reconciles } from '../support/reconciled.ts';
 import { poll, until } from '../support/until.ts';
 
 // The operator's own holds on spend, on the local apiserver and the simulator: an idle pod paused (and
@@ -78,16 +79,6 @@ function idleChecksSince(sim: RunningSimulator, mark: number, id: string): numbe
   return callsSince(sim, mark, 'metrics.gpu', id) - callsSince(sim, mark, 'metrics.cpu', id);
 }
 
-/** Reconciles of GpuPods (or GpuVms) this operator process finished, whatever their result. */
-async function reconciles(operator: RunningOperator, controller = 'gpupod'): Promise<number> {
-  const { body } = await operator.fetchHealth('/metrics');
-  const prefix = `controller_runtime_reconcile_total{controller="${controller}"`;
-  return body
-    .split('\n')
-    .filter((line) => line.startsWith(prefix))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-}
-
 /** Applies `manifest` server-side, as Argo CD does, and answers the object as stored. */
 function apply(resource: ResourceType, manifest: Record<string, unknown> & { metadata: { name: string } }) {
   return stack.cluster().client.request(objectSchema, {
@@ -114,11 +105,6 @@ function nudge(resource: ResourceType, name: string) {
   return stack
     .cluster()
     .patch(resource, NS, name, { metadata: { annotations: { 'spend-holds.test/nudge': String(++nudges) } } });
-}
-
-/** Waits until this operator process has finished `more` reconciles of the kind beyond `from`. */
-async function reconciled(operator: RunningOperator, from: number, more: number, controller = 'gpupod') {
-  await until(async () => (await reconciles(operator, controller)) >= from + more, `${more} more reconciles`);
 }
 
 /** States the simulator moves an object out of by itself, one step later. */
@@ -231,11 +217,7 @@ describe('spend holds: idle pods and deadlines', () => {
       assert.equal(cloudPod(id)?.status, 'PAUSED', `${after}: the cloud pod is still paused`);
       assert.equal(callsSince(sim, mark, 'pods.resume', id), 0, `${after}: never asked to resume`);
       assert.equal(callsSince(sim, mark, 'pods.pause', id), 1, `${after}: asked to pause once`);
-      assert.equal(
-        (await idleEvents()).reduce((sum, e) => sum + (e.count ?? 1), 0),
-        1,
-        `${after}: one Idle event`,
-      );
+      assert.equal(await cluster.occurrences(NS, 'idler', 'Idle'), 1, `${after}: one Idle event`);
     };
 
     // Later reconciles. The clock stays put while it is held: the resume below then comes within the
@@ -285,9 +267,12 @@ describe('spend holds: idle pods and deadlines', () => {
     assert.equal(resumed?.status?.phase, 'RUNNING');
     assert.equal(cloudPod(id)?.status, 'RUNNING', 'the cloud pod runs again');
     assert.equal(resumed?.metadata.generation, generation);
-    const resumedEvents = (await cluster.events(NS, 'idler')).filter((e) => e.reason === 'Resumed');
-    assert.equal(resumedEvents.length, 1, 'one Resumed event');
-    assert.match(resumedEvents[0]?.message ?? '', new RegExp(`annotation ${RESUME}`));
+    const [resumedEvent] = await poll(
+      async () => (await cluster.events(NS, 'idler')).filter((e) => e.reason === 'Resumed'),
+      (events) => events.length > 0,
+      'the Resumed event',
+    );
+    assert.match(resumedEvent?.message ?? '', new RegExp(`annotation ${RESUME}`));
 
     // It stays resumed through the idle schedule's next turns (one a second, each a reconcile), though
     // its samples from before the pause read idle: they say nothing of the run its user just started.
@@ -297,6 +282,7 @@ describe('spend holds: idle pods and deadlines', () => {
     assert.equal(pausedBy(later), undefined, 'not paused again at once');
     assert.equal(cloudPod(id)?.status, 'RUNNING');
     assert.equal(callsSince(sim, beforeResume, 'pods.pause', id), 0, 'never asked to pause again');
+    assert.equal(await cluster.occurrences(NS, 'idler', 'Resumed'), 1, 'one Resumed event, told once');
 
     // Idle for a whole window of this run: paused again, under the resume value it now carries.
     await advance(IDLE_STOP.forMinutes * MINUTE + MINUTE);

@@ -401,6 +401,19 @@ describe('GpuPod adapter', () => {
     assert.equal(await adapter.enrich?.(doomedView), doomedView);
   });
 
+  it('details estimate the cost from the prices a get shows; for the list’s view, from those the status keeps', async () => {
+    const fromGet = await adapter.details?.fetch(running);
+    assert.ok(
+      Number(fromGet?.estimatedCost) > 0,
+      `a pod that ran costs something: ${fromGet?.estimatedCost}`,
+    );
+    const view = await listed(running.id);
+    assert.equal(view.singleCardPrice, undefined, 'the list carries no prices');
+    const status = adapter.statusOf(running, baseMr);
+    const fromList = await adapter.details?.fetch(view, status);
+    assert.equal(fromList?.estimatedCost, fromGet?.estimatedCost);
+  });
+
   it('isGone: a pod terminating or terminated is gone for good; every other status is not', async () => {
     for (const status of POD_STATUSES) {
       assert.equal(

@@ -152,6 +152,15 @@ export class Cluster {
     return list.items.filter((event) => event.involvedObject.name === name);
   }
 
+  /**
+   * How many times events of `reason` were told about the object: the recorder folds a repeat into its
+   * Event's `count`, so counting Event objects cannot see one.
+   */
+  async occurrences(namespace: string, name: string, reason: string): Promise<number> {
+    const events = await this.events(namespace, name);
+    return events.filter((event) => event.reason === reason).reduce((sum, e) => sum + (e.count ?? 1), 0);
+  }
+
   async ensureNamespace(name: string): Promise<void> {
     try {
       await this.client.request(z.unknown(), {

@@ -264,7 +264,9 @@ export const valuesSchema = z
         logLevel: z
           .enum(['trace', 'debug', 'info', 'warn', 'error'])
           .default('info')
-          .describe('Log level (`--log-level`).'),
+          .describe(
+            'Log level (`--log-level`); `debug` adds a `reconcile finished` line for every reconcile, with its resource and `result`.',
+          ),
       })
       .strict()
       .describe('Operator tuning; each value is the flag named beside it.'),

@@ -25,7 +25,7 @@ import { cloudFieldsOf, DEFAULT_PLACEMENT_ATTEMPTS, presentStrings, sshEndpoint 
 import { perHourOf, priceBookOf } from '../pricing/books.ts';
 import { gpuPodCloudPrice, gpuPodOffers, gpuPodSpecPrice } from '../pricing/gpu-pod.ts';
 import { DEFAULT_MAX_AGE_MS } from '../pricing/price-book.ts';
-import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView } from './details.ts';
+import { DETAIL_CALLS, DETAIL_FIELDS, fetchPodDetails, type PodView, withPrices } from './details.ts';
 import { podHeldGpus } from './gpus.ts';
 import { busiestGpu, checkIdle, IDLE_CHECK_CALLS, idleRuleOf } from './idle.ts';
 import type { GpuPodSpec, GpuPodStatus } from './schema.ts';
@@ -180,7 +180,7 @@ export function gpuPodAdapter(
       calls: DETAIL_CALLS,
       fields: DETAIL_FIELDS,
       applies: (pod) => pod.status === 'RUNNING',
-      fetch: (pod) => fetchPodDetails(client, pod, clock.now()),
+      fetch: (pod, status) => fetchPodDetails(client, withPrices(pod, status), clock.now()),
     },
   };
 }

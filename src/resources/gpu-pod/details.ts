@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { MetricResponse, MetricSeries } from '../../api/schemas/metrics.ts';
 import type { Pod, PodListItem } from '../../api/schemas/pods.ts';
@@ -40,6 +41,21 @@ export async function fetchPodDetails(client: GpuCloudClient, pod: PodView, end:
       storageTotalBytes: storage.ephemeral_storage.total_bytes,
     },
   };
+}
+
+const keptPrices = z.object({
+  prices: z.looseObject({ singleCard: z.string(), containerVolume: z.string().optional() }),
+});
+
+/**
+ * The pod with its prices, which the cost is estimated from: a get's view has them; the list's has none,
+ * and then the status, written from a get or the create's answer, keeps them.
+ */
+export function withPrices(pod: PodView, status: Readonly<Record<string, unknown>> | undefined): PodView {
+  if (pod.singleCardPrice !== undefined) return pod;
+  const prices = keptPrices.safeParse(status).data?.prices;
+  if (!prices) return pod;
+  return { ...pod, singleCardPrice: prices.singleCard, containerVolumePrice: prices.containerVolume };
 }
 
 /**
