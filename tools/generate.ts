@@ -6,7 +6,12 @@ import { argoCdFiles } from './argocd-health/artifacts.ts';
 import { buildCrd } from './crd/crd.ts';
 import { crdReference, metricsReference } from './docs/reference.ts';
 import { DASHBOARD_FILE, dashboardJson } from './grafana/dashboard.ts';
-import { chartFiles, renderedManifestFiles, writeRepoFiles } from './helm/artifacts.ts';
+import {
+  chartFiles,
+  renderedManifestFiles,
+  tenantApiManifestFiles,
+  writeRepoFiles,
+} from './helm/artifacts.ts';
 import { plainRulesFile, prometheusRuleTemplate, RULES_FILE } from './prometheus/rules.ts';
 
 // Writes the generated artefacts: one CRD file per kind under crds/, then the deployment artefacts derived
@@ -56,13 +61,17 @@ export async function referenceFiles(): Promise<Map<string, string>> {
   ]);
 }
 
-/** The chart, the Argo CD health checks, then the plain manifests, which helm renders from the chart. */
+/**
+ * The chart, the Argo CD health checks, then the plain manifests and their tenant API file, which helm
+ * renders from the chart.
+ */
 async function writeDeployFiles(): Promise<void> {
   const crds = generateCrdFiles();
   await writeRepoFiles(await chartFiles(crds));
   await writeRepoFiles(monitoringFiles());
   await writeRepoFiles(await argoCdFiles());
   await writeRepoFiles(await renderedManifestFiles(crds));
+  await writeRepoFiles(await tenantApiManifestFiles());
 }
 
 if (import.meta.main) await main();

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import {
   ApiException,
   ApiextensionsV1Api,
@@ -19,12 +17,12 @@ import { API_VERSION, GROUP, kinds, managedKinds, VERSION } from '../../src/reso
 import { PLAIN_MANIFESTS, REPO_ROOT } from '../../tools/helm/artifacts.ts';
 import { type InstalledChart, installChart } from '../support/chart.ts';
 import { useControlPlane } from '../support/control-plane.ts';
+import { kubectl } from '../support/kubectl.ts';
 
 // The chart and the plain manifests on a real kube-apiserver (no kubelet: Deployments get no pods, which
 // these tests do not need), and the chart's RBAC checked as the apiserver enforces it, for the chart's
 // own ServiceAccount: everything the operator does is allowed, and nothing more.
 
-const execFileAsync = promisify(execFile);
 const controlPlane = useControlPlane();
 
 const WORKLOADS = 'team-a';
@@ -86,11 +84,6 @@ function operatorAccess(namespace: string): V1ResourceAttributes[] {
 
 async function rejectedWith(request: Promise<unknown>, status: number): Promise<void> {
   await assert.rejects(request, (error: unknown) => error instanceof ApiException && error.code === status);
-}
-
-async function kubectl(...args: string[]): Promise<string> {
-  const { stdout } = await execFileAsync('kubectl', ['--kubeconfig', controlPlane().kubeconfigPath, ...args]);
-  return stdout;
 }
 
 describe('the chart installed with helm', () => {
@@ -323,13 +316,13 @@ describe('the plain manifests', () => {
 
   test('kubectl apply --dry-run=server accepts every object', async () => {
     // A dry run creates nothing, the namespace included: the namespaced objects need it to exist.
-    await kubectl('create', 'namespace', 'gpucloud-system');
-    const output = await kubectl('apply', '--dry-run=server', '-f', file);
+    await kubectl(controlPlane(), 'create', 'namespace', 'gpucloud-system');
+    const output = await kubectl(controlPlane(), 'apply', '--dry-run=server', '-f', file);
     assert.match(output, /deployment\.apps\/gpucloud-operator (created|configured) \(server dry run\)/);
   });
 
   test('kubectl apply --server-side installs the operator, as the docs say', async () => {
-    await kubectl('apply', '--server-side', '-f', file);
+    await kubectl(controlPlane(), 'apply', '--server-side', '-f', file);
     const { kubeConfig } = controlPlane();
     const deployment = await kubeConfig
       .makeApiClient(AppsV1Api)

@@ -19,6 +19,8 @@ export interface RenderOptions {
   /** Values on top, as for `--set`/`-f` (written to a temporary file). */
   values?: Record<string, unknown>;
   release?: string;
+  /** The chart's CRDs too, as `helm install` applies them (`--include-crds`). */
+  includeCrds?: boolean;
 }
 
 export class Rendered {
@@ -58,6 +60,7 @@ export async function renderChart(options: RenderOptions = {}): Promise<Rendered
   const dir = await mkdtemp(join(tmpdir(), 'gpucloud-chart-'));
   try {
     const args = ['template', options.release ?? RELEASE, CHART_DIR, '--namespace', NAMESPACE];
+    if (options.includeCrds) args.push('--include-crds');
     if (options.valuesFile) args.push('--values', options.valuesFile);
     if (options.values) {
       const file = join(dir, 'values.json');

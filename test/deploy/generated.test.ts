@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { ARGOCD_DIR, argoCdFiles } from '../../tools/argocd-health/artifacts.ts';
 import { generateCrdFiles, monitoringFiles } from '../../tools/generate.ts';
-import { chartFiles, REPO_ROOT, renderedManifestFiles } from '../../tools/helm/artifacts.ts';
+import {
+  chartFiles,
+  REPO_ROOT,
+  renderedManifestFiles,
+  tenantApiManifestFiles,
+} from '../../tools/helm/artifacts.ts';
 import { CHART_DIR } from '../../tools/helm/helm.ts';
 
 // Every deployment artefact `npm run gen` writes is committed exactly as it writes it.
@@ -45,6 +50,10 @@ test('the Grafana dashboard and the alert rules, plain and in the chart, are gen
 
 test('the plain manifests are the chart rendered with its defaults', async () => {
   await assertCommitted(await renderedManifestFiles(generateCrdFiles()));
+});
+
+test('the tenant API file is what tenantApi.enabled=true adds to the plain manifests or changes in them', async () => {
+  await assertCommitted(await tenantApiManifestFiles());
 });
 
 test('the Argo CD health checks and the argocd-cm patch are generated, with nothing stale beside them', async () => {

@@ -1,12 +1,10 @@
-// The Helm chart installed into a test control plane, and a kubeconfig that authenticates as the chart's
-// ServiceAccount: run the operator with it to prove the chart's RBAC is all the operator needs.
+// The Helm chart installed into a test control plane, with a kubeconfig as the chart's ServiceAccount.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, type V1Deployment } from '@kubernetes/client-node';
-import { loadAll } from 'js-yaml';
 import type { ControlPlane } from '../../src/local/controlplane.ts';
 import { CHART_DIR, helm } from '../../tools/helm/helm.ts';
+import { type Installation, serviceAccountKubeconfig, serviceAccountOf } from './installation.ts';
 
 export interface ChartInstallOptions {
   /** Default `gpucloud-operator`, which is also the fullname of every object. */
@@ -17,20 +15,12 @@ export interface ChartInstallOptions {
   values?: Record<string, unknown>;
 }
 
-export interface InstalledChart {
-  release: string;
-  namespace: string;
-  /** The chart's ServiceAccount, in `namespace`. */
-  serviceAccount: string;
+export interface InstalledChart extends Installation {
   /** What `helm install` told the user to do next (the chart's NOTES.txt). */
   notes: string;
-  /** Authenticates as the ServiceAccount (a TokenRequest token, valid for an hour). */
-  kubeconfigPath: string;
   /** `helm uninstall`, once however often called; the CRDs stay, as they do for users. */
   uninstall(): Promise<void>;
 }
-
-const TOKEN_SECONDS = 3600;
 
 export async function installChart(
   plane: ControlPlane,
@@ -51,13 +41,12 @@ export async function installChart(
       helmEnv,
     );
     const serviceAccount = serviceAccountOf(await helm(['get', 'manifest', release, ...target], helmEnv));
-    const token = await serviceAccountToken(plane, namespace, serviceAccount);
     return {
       release,
       namespace,
       serviceAccount,
       notes: installed.slice(installed.indexOf('NOTES:\n') + 'NOTES:\n'.length),
-      kubeconfigPath: await plane.kubeconfigForToken(token, `${namespace}.${serviceAccount}`),
+      kubeconfigPath: await serviceAccountKubeconfig(plane, namespace, serviceAccount),
       uninstall: () => {
         uninstalled ??= helm(['uninstall', release, ...target], helmEnv)
           .then(() => undefined)
@@ -69,27 +58,6 @@ export async function installChart(
     await rm(scratch, { recursive: true, force: true });
     throw error;
   }
-}
-
-/** The identity the operator Deployment of the release runs as. */
-function serviceAccountOf(manifest: string): string {
-  const objects = loadAll(manifest) as Array<V1Deployment | null>;
-  const name = objects.find((object) => object?.kind === 'Deployment')?.spec?.template.spec
-    ?.serviceAccountName;
-  if (!name) throw new Error('the installed release has no Deployment with a serviceAccountName');
-  return name;
-}
-
-async function serviceAccountToken(plane: ControlPlane, namespace: string, name: string): Promise<string> {
-  const core = plane.kubeConfig.makeApiClient(CoreV1Api);
-  const request = await core.createNamespacedServiceAccountToken({
-    name,
-    namespace,
-    body: { spec: { audiences: [], expirationSeconds: TOKEN_SECONDS } },
-  });
-  const token = request.status?.token;
-  if (!token) throw new Error(`the apiserver issued no token for ServiceAccount ${namespace}/${name}`);
-  return token;
 }
 
 /** Keeps helm's cache, config and data out of the user's home. */
