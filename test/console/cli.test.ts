@@ -315,13 +315,14 @@ describe('the gpucloud CLI as a kubectl plugin', () => {
     assert.equal(printed.code, 0, printed.stderr);
     const lines = printed.stdout.trim().split('\n');
     for (const flag of ['-f', '--follow']) {
+      // Killed after 8 s: long enough for a loaded machine to start the CLI and print the log.
       const followed = await kubectl(
         ['logs', 'gpupod/notebook', '-n', NS, flag, '--poll-ms', '100'],
         {},
         '',
-        3000,
+        8000,
       );
-      assert.ok(followed.killed, `${flag}: still following after 3 s (${followed.stderr})`);
+      assert.ok(followed.killed, `${flag}: still following after 8 s (${followed.stderr})`);
       assert.deepEqual(followed.stdout.trim().split('\n'), lines, flag);
     }
   });
