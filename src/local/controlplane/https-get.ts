@@ -3,7 +3,8 @@ import { request } from 'node:https';
 export interface HttpsGetOptions {
   /** PEM of the CA that must have signed the server's certificate. */
   ca: string;
-  token: string;
+  /** Bearer token; none for an anonymous request. */
+  token?: string;
   timeoutMs: number;
 }
 
@@ -12,12 +13,12 @@ export interface HttpsResponse {
   body: string;
 }
 
-/** A GET with certificate verification against `ca` and a bearer token; rejects on network errors. */
+/** A GET with certificate verification against `ca` (and a bearer token if given); rejects on network errors. */
 export function httpsGet(url: string, options: HttpsGetOptions): Promise<HttpsResponse> {
   return new Promise((resolve, reject) => {
     const req = request(url, {
       ca: options.ca,
-      headers: { authorization: `Bearer ${options.token}` },
+      headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
       signal: AbortSignal.timeout(options.timeoutMs),
     });
     req.on('response', (res) => {
