@@ -3,19 +3,26 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../lib/logger.ts';
 // The whole local stack in one command: a real kube-apiserver + etcd, the simulated GPU cloud, the CRDs,
-// the operator and the examples. Ctrl-C tears everything down.
+// the operator and the examples; with --node (`npm run local --node`, which npm hands over as
+// npm_config_node) also a scheduler and a real node that runs Pods. Ctrl-C tears everything down.
 import { startLocalStack } from '../local/stack.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info', name: 'gpucloud-operator' });
-const stack = await startLocalStack(logger);
+const node = process.argv.includes('--node') || process.env.npm_config_node === 'true';
+const stack = await startLocalStack(logger, { node });
 const kubectl = `kubectl --kubeconfig ${stack.kubeconfigPath}`;
 console.error(`
 gpucloud-operator local stack is up.
   cloud simulator   ${stack.simulatorUrl}
   kubeconfig        ${stack.kubeconfigPath}
   metrics           ${stack.metricsUrl}   (fleet: gpucloud_gpus_running, gpucloud_spend_rate_dollars_per_hour, ...)
-
+${
+  stack.nodeName
+    ? `  node              ${stack.nodeName} Ready: ${kubectl} get nodes -o wide
+`
+    : ''
+}
 Try, in another terminal:
   ${kubectl} get gpucloud                      # every GpuPod, GpuVm, ServerlessEndpoint, ServerlessTask and ProviderConfig
   curl -s ${stack.metricsUrl} | grep '^gpucloud_gpus_running'

@@ -13,6 +13,7 @@ import { type RunningSimulator, startSimulator } from '../sim/index.ts';
 import { freeLoopbackPorts } from './controlplane/ports.ts';
 import { type ControlPlane, startControlPlane } from './controlplane.ts';
 import { apply, installCrds, readManifests } from './manifests.ts';
+import { startNodeCluster } from './node-cluster.ts';
 import { makeServingPair, registerTenantApi } from './tenant-api.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -26,14 +27,23 @@ export interface LocalStack {
   apiKey: string;
   /** The operator's Prometheus metrics, fleet gauges included. */
   metricsUrl: string;
+  /** The Ready node's name, when started with `node: true`. */
+  nodeName?: string;
   stop(): Promise<void>;
+}
+
+export interface LocalStackOptions {
+  /** Also a scheduler, the controllers workloads need and a real node (./node.ts), so that Pods run. */
+  node?: boolean;
+  workDir?: string;
 }
 
 /**
  * Everything a user needs to try the operator with no cluster and no cloud: a real control plane, the
  * simulator (with pod callbacks wired to the operator), the CRDs, the operator, and the examples.
  */
-export async function startLocalStack(logger: Logger, workDir = join(ROOT, '.local')): Promise<LocalStack> {
+export async function startLocalStack(logger: Logger, options: LocalStackOptions = {}): Promise<LocalStack> {
+  const workDir = options.workDir ?? join(ROOT, '.local');
   const started: Array<() => Promise<void>> = [];
   const stop = async () => {
     for (const step of started.reverse()) await step();
@@ -41,6 +51,8 @@ export async function startLocalStack(logger: Logger, workDir = join(ROOT, '.loc
   try {
     const plane = await startControlPlane();
     started.push(() => plane.stop());
+    const cluster = options.node ? await startNodeCluster(plane) : undefined;
+    if (cluster) started.push(() => cluster.stop());
     const client = new KubeClient(plane.connection);
     await installCrds(client, join(ROOT, 'crds'));
     const apiKey = `local-${randomBytes(12).toString('hex')}`;
@@ -74,6 +86,7 @@ export async function startLocalStack(logger: Logger, workDir = join(ROOT, '.loc
       simulatorUrl: sim.url,
       apiKey,
       metricsUrl: `http://127.0.0.1:${healthPort}/metrics`,
+      ...(cluster ? { nodeName: cluster.node.name } : {}),
       stop,
     };
   } catch (error) {
