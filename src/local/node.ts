@@ -292,22 +292,36 @@ class Node implements LocalNode {
     return this.#stopped;
   }
 
-  /** Stops what was started, newest first, and undoes the host changes; keeps the data directory. */
+  /**
+   * Stops what was started, newest first, and undoes the host changes; keeps the data directory. Every
+   * step runs even if one before it failed: a failure is reported after the others have had their turn.
+   */
   async teardown(): Promise<void> {
-    await this.#kubelet?.stop();
-    await this.#containerd?.stop();
-    await this.#forward?.stop();
-    if (this.#network) {
-      await detachNetwork(this.#network);
-      await removeCgroupRoot(this.name);
-      await this.#plane.kubeConfig
-        .makeApiClient(CoreV1Api)
-        .deleteNode({ name: this.name })
-        .catch(() => undefined);
-    }
-    const changed = await restoreSysctls(this.hostSysctls);
-    if (changed.length > 0)
-      throw new Error(`the node had changed host kernel settings (put back): ${changed.join(', ')}`);
+    const network = this.#network;
+    const steps: Array<() => Promise<unknown>> = [
+      async () => this.#kubelet?.stop(),
+      async () => this.#containerd?.stop(),
+      async () => this.#forward?.stop(),
+      async () => network && detachNetwork(network),
+      async () => network && removeCgroupRoot(this.name),
+      // The Node object goes too, when the plane is still there to be told.
+      async () =>
+        network &&
+        this.#plane.kubeConfig
+          .makeApiClient(CoreV1Api)
+          .deleteNode({ name: this.name })
+          .catch(() => undefined),
+      async () => {
+        const changed = await restoreSysctls(this.hostSysctls);
+        if (changed.length > 0) {
+          throw new Error(`the node had changed host kernel settings (put back): ${changed.join(', ')}`);
+        }
+      },
+    ];
+    const failures: unknown[] = [];
+    for (const step of steps) await step().catch((error: unknown) => failures.push(error));
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1) throw new AggregateError(failures, 'the node did not stop cleanly');
   }
 }
 
