@@ -19,8 +19,10 @@ function imageNodeOptions(): string {
 }
 
 const optionsSchema = z.object({
-  /** GpuPod counts, each measured end to end with a fresh operator process. */
-  sizes: sizeList.default([100, 1000, 5000, 10000]),
+  /** GpuPod counts, each measured end to end with a fresh operator process; `none` for none. */
+  sizes: z
+    .union([z.literal('none').transform((): number[] => []), sizeList])
+    .default([100, 1000, 5000, 10000]),
   /** Resources of the mixed run (GpuPods, GpuVms, ServerlessEndpoints and ServerlessTasks); 0 skips it. */
   mixed: z.coerce.number().int().min(0).default(900),
   /** Client concurrency of the benchmark's writers and of the raw apiserver loop; also the operator's workers. */
@@ -62,6 +64,8 @@ const optionsSchema = z.object({
    * process. Needs --idle-check-window.
    */
   idleCheckInProcess: sizeList.optional(),
+  /** Measures the image (`npm run image`, bench/image.ts): its size and its start-up under runc. */
+  image: z.boolean().default(false),
 });
 
 export type BenchOptions = z.output<typeof optionsSchema>;
@@ -87,9 +91,10 @@ const FLAGS: Record<keyof BenchOptions, string> = {
   idleCheckRps: 'idle-check-rps',
   idleCheckInterval: 'idle-check-interval',
   idleCheckInProcess: 'idle-check-in-process',
+  image: 'image',
 };
 
-const BOOLEAN_FLAGS = new Set(['from-source', 'shared-cpus']);
+const BOOLEAN_FLAGS = new Set(['from-source', 'shared-cpus', 'image']);
 
 export const USAGE = `usage: npm run bench -- [flags]\n${Object.values(FLAGS)
   .map((flag) => `  --${flag}`)

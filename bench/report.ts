@@ -2,6 +2,7 @@
 import type { IdleResult } from './idle-budget.ts';
 import type { InProcessIdleResult } from './idle-in-process.ts';
 import type { IdleRunResult } from './idle-run.ts';
+import type { ImageResult } from './image.ts';
 import type { MixedResult } from './mixed-run.ts';
 import type { BenchResults } from './results.ts';
 import type { SizeResult } from './size-run.ts';
@@ -175,6 +176,29 @@ function idleParts(results: BenchResults): string[] {
   return parts;
 }
 
+function imageTable(image: ImageResult): string {
+  const ms = (d: Distribution) => `${Math.round(d.p50)} / ${Math.round(d.p90)} / ${Math.round(d.max)}`;
+  return table(
+    ['image', image.reference],
+    [
+      ['OCI archive (MB)', String(image.archiveMb)],
+      ...image.layers.map((layer, i): [string, string] => [
+        `layer ${i + 1}${i === 0 ? ' (base)' : ''}: compressed / unpacked (MB)`,
+        `${layer.compressedMb} / ${layer.unpackedMb}`,
+      ]),
+      [`--help to exit under runc, p50 / p90 / max (ms, ${image.helpMs.count} starts)`, ms(image.helpMs)],
+      ['`node -e 0` to exit, the same way (ms)', ms(image.bareNodeMs)],
+    ],
+  );
+}
+
+function imageParts(results: BenchResults): string[] {
+  if (!results.image) return [];
+  return [
+    results.image.ok ? imageTable(results.image.result) : `image measurement failed: ${results.image.error}`,
+  ];
+}
+
 function targetsTable(checks: readonly TargetCheck[]): string {
   return table(
     ['', 'scope', 'target', 'measured'],
@@ -197,7 +221,7 @@ export function render(results: BenchResults, checks: readonly TargetCheck[]): s
       `operator: ${settings.operatorBuild} ${settings.operatorFlags.join(' ')}`,
       `NODE_OPTIONS: ${settings.operatorNodeOptions || '(none)'}; simulator: ${JSON.stringify(settings.simulator)}`,
     ].join('\n'),
-    results.sizes.length > 0 || !results.idleRuns ? sizesTable(results) : '',
+    results.sizes.length > 0 ? sizesTable(results) : '',
     ...failed.map((outcome) =>
       outcome.ok ? '' : `size ${outcome.size} failed after ${outcome.seconds} s: ${outcome.error}`,
     ),
@@ -207,8 +231,10 @@ export function render(results: BenchResults, checks: readonly TargetCheck[]): s
         ? `mixed run failed: ${results.mixed.error}`
         : '',
     ...idleParts(results),
-    targetsTable(checks),
-    `${checks.filter((c) => c.met).length} of ${checks.length} targets met`,
+    ...imageParts(results),
+    ...(checks.length > 0
+      ? [targetsTable(checks), `${checks.filter((c) => c.met).length} of ${checks.length} targets met`]
+      : []),
   ];
   return parts.filter(Boolean).join('\n\n');
 }

@@ -1,6 +1,7 @@
 import type { CpuSplit } from './cpu-split.ts';
 import type { InProcessIdleResult } from './idle-in-process.ts';
 import type { IdleRunResult } from './idle-run.ts';
+import type { ImageResult } from './image.ts';
 import type { MixedResult } from './mixed-run.ts';
 import type { SizeResult } from './size-run.ts';
 
@@ -36,6 +37,8 @@ export interface BenchResults {
   idleRuns?: Array<{ size: number } & Outcome<IdleRunResult>>;
   /** --idle-check-in-process: the idle schedule alone, no apiserver, no operator process. */
   idleInProcess?: Array<{ keys: number } & Outcome<InProcessIdleResult>>;
+  /** --image: the operator's image, its size and its start-up (bench/image.ts). */
+  image?: Outcome<ImageResult>;
 }
 
 /** Runs `work`, timing it; a failure is recorded instead of ending the benchmark. */

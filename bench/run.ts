@@ -7,6 +7,7 @@ import { buildOperator, SOURCE_ENTRY } from './build.ts';
 import { applyCpuSplit, planCpuSplit } from './cpu-split.ts';
 import { measureIdleInProcess } from './idle-in-process.ts';
 import { runIdle } from './idle-run.ts';
+import { measureImage } from './image.ts';
 import { runMixed } from './mixed-run.ts';
 import { operatorFlags, stopAllOperators } from './operator.ts';
 import { type BenchOptions, parseOptions, USAGE } from './options.ts';
@@ -78,23 +79,31 @@ async function main(): Promise<number> {
   };
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
+  if (opts.image) {
+    // First, on a machine nothing of the benchmark loads yet.
+    log.info('image: size and start-up');
+    results.image = await attempt(() => measureImage(log));
+  }
   try {
-    const operatorEntry = opts.fromSource ? SOURCE_ENTRY : await buildOperator(log);
-    stack = await startStack();
-    const controlPlanePids = childPids([]);
-    if (cpuSplit) applyCpuSplit(cpuSplit, controlPlanePids);
-    const session: Session = { stack, options: opts, log, controlPlanePids, operatorEntry };
-    for (const size of opts.sizes) {
-      if (opts.idleCheckWindow > 0) {
-        log.info({ size }, 'idle-check run starting');
-        results.idleRuns ??= [];
-        results.idleRuns.push({ size, ...(await attempt(() => runIdle(session, size))) });
-        continue;
+    // --image with --sizes none --mixed 0 measures the image alone: no operator, no control plane.
+    if (opts.sizes.length > 0 || opts.mixed > 0) {
+      const operatorEntry = opts.fromSource ? SOURCE_ENTRY : await buildOperator(log);
+      stack = await startStack();
+      const controlPlanePids = childPids([]);
+      if (cpuSplit) applyCpuSplit(cpuSplit, controlPlanePids);
+      const session: Session = { stack, options: opts, log, controlPlanePids, operatorEntry };
+      for (const size of opts.sizes) {
+        if (opts.idleCheckWindow > 0) {
+          log.info({ size }, 'idle-check run starting');
+          results.idleRuns ??= [];
+          results.idleRuns.push({ size, ...(await attempt(() => runIdle(session, size))) });
+          continue;
+        }
+        log.info({ size }, 'size run starting');
+        results.sizes.push({ size, ...(await attempt(() => runSize(session, size))) });
       }
-      log.info({ size }, 'size run starting');
-      results.sizes.push({ size, ...(await attempt(() => runSize(session, size))) });
+      if (opts.mixed > 0) results.mixed = await attempt(() => runMixed(session, opts.mixed));
     }
-    if (opts.mixed > 0) results.mixed = await attempt(() => runMixed(session, opts.mixed));
   } finally {
     await stopAllOperators();
     await stack?.stop();
@@ -115,7 +124,8 @@ async function main(): Promise<number> {
   await writeFile(opts.out, `${JSON.stringify({ ...results, targets: checks }, null, 2)}\n`);
   console.log(render(results, checks));
   console.log(`\nresults: ${opts.out}`);
-  return checks.every((check) => check.met) && results.mixed?.ok !== false ? 0 : 1;
+  const failed = results.mixed?.ok === false || results.image?.ok === false;
+  return checks.every((check) => check.met) && !failed ? 0 : 1;
 }
 
 process.exitCode = await main();

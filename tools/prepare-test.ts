@@ -1,10 +1,11 @@
 // Installs what the tests need that npm does not bring (the local control plane binary with
 // kube-controller-manager, kube-scheduler and the kubelet; the node's containerd, runc, CNI plugins and
-// sandbox image; helm, promtool and the Argo CD health script runner), so that `npm test` works on a fresh
-// machine. Each step is cached and idempotent.
+// sandbox image; helm, promtool, the Argo CD health script runner and the operator's image), so that
+// `npm test` works on a fresh machine. Each step is cached and idempotent.
 import { ensureHealthRunner } from './argocd-health/ensure.ts';
 import { ensureControlPlaneBinary } from './controlplane/build.ts';
 import { ensureHelm, HELM_VERSION } from './helm/ensure.ts';
+import { ensureImage } from './image/ensure.ts';
 import { ensureNode } from './node/ensure.ts';
 import { ensurePromtool, PROMETHEUS_MODULE_VERSION } from './prometheus/ensure.ts';
 
@@ -31,6 +32,10 @@ const steps: Array<{ name: string; run: () => Promise<void> }> = [
   {
     name: 'Argo CD health script runner (gopher-lua)',
     run: async () => console.log(`  ${await ensureHealthRunner()}`),
+  },
+  {
+    name: 'the operator image (buildah, from the Dockerfile)',
+    run: async () => console.log(`  ${(await ensureImage((line) => console.log(`  ${line}`))).archive}`),
   },
 ];
 

@@ -19,12 +19,12 @@ const INTEGRATION_MODULES = [
   'src/local/scheduler.ts',
   'src/local/node.ts',
   'test/support/operator-process.ts',
-  'test/support/controller-manager.ts',
   'test/support/chart.ts',
   'chaos/run-context.ts',
   'tools/helm/ensure.ts',
   'tools/prometheus/ensure.ts',
   'tools/argocd-health/ensure.ts',
+  'tools/image/ensure.ts',
 ].map((path) => resolve(ROOT, path));
 
 /** Tests that build or pack the project itself (tsc, npm pack): seconds of CPU, not a unit's milliseconds. */

@@ -4,8 +4,9 @@
 // (create; create intent and finalizer; id and late-initialised fields; status: 4 writes). The
 // namespace is watched as the benchmark watches the operator's, so both runs pay the same watch cost.
 import { z } from 'zod';
-import { collectionPath, objectPath } from '../../src/kube/resource-type.ts';
+import { objectPath } from '../../src/kube/resource-type.ts';
 import { CREATE_INTENT, EXTERNAL_ID, FINALIZER } from '../../src/managed/annotations.ts';
+import { deletePaged, paged } from '../cleanup.ts';
 import { gpuPod, names, readyPodStatus } from '../manifests.ts';
 import { forEachConcurrently } from '../parallel.ts';
 import { cpuOf } from '../process-stats.ts';
@@ -36,7 +37,7 @@ export async function measureRaw(
 ): Promise<RawResult> {
   const { kube } = session.stack;
   await ensureNamespace(kube, namespace);
-  const manifests = names('raw', count).map(gpuPod);
+  const manifests = names('raw', count).map((name, index) => paged(gpuPod(name), index));
   const watch = new ResourceWatch(kube, RESOURCES.gpuPod, namespace, session.log);
   await watch.start();
   const cpuBefore = cpuOf(session.controlPlanePids);
@@ -80,12 +81,8 @@ export async function measureRaw(
   const ms = Date.now() - began;
   const controlPlaneCores = round((cpuOf(session.controlPlanePids) - cpuBefore) / (ms / 1000), 2);
   // Out of the way of what follows: the operator never watches this namespace, but the apiserver's
-  // watch cache holds every object of the kind.
-  await kube.request(z.unknown(), {
-    method: 'DELETE',
-    path: collectionPath(RESOURCES.gpuPod, namespace),
-    timeoutMs: 600_000,
-  });
+  // watch cache holds every object of the kind (and the equal loop's carry the operator's finalizer).
+  await deletePaged(kube, RESOURCES.gpuPod, namespace, { count, concurrency: session.options.concurrency });
   return {
     writes,
     writesPerResource: writes === 'equal' ? 4 : 2,

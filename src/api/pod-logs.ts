@@ -1,5 +1,5 @@
 import { sleep } from '../lib/delay.ts';
-import type { PodLogs, PodLogsQuery } from './schemas/pods.ts';
+import { MAX_LOG_LINES_PER_PAGE, type PodLogs, type PodLogsQuery } from './schemas/pods.ts';
 
 export interface ReadLogsOptions {
   /** Lines from this long ago on; the whole log when absent. */
@@ -41,7 +41,10 @@ export async function readLogs(
     const page = await read({
       ...keyword,
       ...(cursor !== undefined ? { cursor } : from !== undefined ? { startTime: from } : {}),
-      ...(options.limit === undefined ? {} : { limit: options.limit - printed + repeated }),
+      // Lines repeated from the last millisecond are asked for again: a page never asks beyond its bound.
+      ...(options.limit === undefined
+        ? {}
+        : { limit: Math.min(MAX_LOG_LINES_PER_PAGE, options.limit - printed + repeated) }),
     });
     let skipped = 0;
     for (const line of page.items) {

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { GpuCloudClient } from '../api/client.ts';
 import {
   cost,
+  countsTable,
   countTasks,
   execSsh,
   getTask,
@@ -21,7 +22,7 @@ import {
   vmTypes,
   watchTask,
 } from '../console/commands.ts';
-import { CommandError, EXIT, explain, usageError } from '../console/errors.ts';
+import { EXIT, explain, usageError } from '../console/errors.ts';
 import { IMPORT_FLAGS, IMPORT_NOTES, runImport } from '../console/import-command.ts';
 import { readManifests } from '../console/manifests.ts';
 import { OUTPUT_FORMATS, type OutputFormat, type Printable, render } from '../console/output.ts';
@@ -39,6 +40,7 @@ import {
 } from '../console/target.ts';
 import {
   type TenantTarget,
+  tenantCountTasks,
   tenantGetTask,
   tenantListTasks,
   tenantLogs,
@@ -263,9 +265,10 @@ const GLOBAL_HELP = `Flags of every command: -n NAMESPACE  -A (all namespaces)  
 Without a key you may use (a tenant of a shared account), logs, metrics and tasks of a named resource go
 through the Kubernetes API as your kubeconfig identity, to the operator's tenant API; -v says which.`;
 
-const EXIT_HELP = `Exit codes: 0 ok, 1 the cloud failed or refused, 2 bad command line, 3 not found (or no status.id
-or no metric samples yet), 4 no key or a refused key, 5 a watched task FAILED, 6 plan: a resource
-would be refused (no offer matches it, or a guardrail or budget of its account).`;
+const EXIT_HELP = `Exit codes: 0 ok, 1 the cloud failed or refused, 2 bad command line (plan: or a manifest that
+admission would refuse), 3 not found (or no status.id or no metric samples yet), 4 no key or a refused key,
+5 a watched task FAILED, 6 plan: a resource would be refused (no offer matches it, or a guardrail or budget
+of its account).`;
 
 function commandLine({ synopsis, summary }: Command): string {
   const column = 52;
@@ -604,16 +607,12 @@ async function tasks(
         async (t) => taskTable(await tenantGetTask(t, id)),
       );
     }
-    case 'count': {
-      const way = await resolved();
-      if (way.via === 'apiserver') {
-        throw new CommandError(
-          'tasks count needs a key you hold (--api-key or GPUCLOUD_API_KEY): the tenant API lists tasks (tasks list --status), it does not count them',
-          EXIT.credentials,
-        );
-      }
-      return withTarget(way.target, async (t) => print(await countTasks(t)));
-    }
+    case 'count':
+      return either(
+        await resolved(),
+        (t) => countTasks(t),
+        async (t) => countsTable(await tenantCountTasks(t)),
+      );
     case 'watch': {
       const [way, id] = await taskRoute();
       const watch = (read: (taskId: string) => Promise<TaskRow>) =>

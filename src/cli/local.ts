@@ -2,9 +2,10 @@
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../lib/logger.ts';
-// The whole local stack in one command: a real kube-apiserver + etcd, the simulated GPU cloud, the CRDs,
-// the operator and the examples; with --node (`npm run local --node`, which npm hands over as
-// npm_config_node) also a scheduler and a real node that runs Pods. Ctrl-C tears everything down.
+// The whole local stack in one command: a real kube-apiserver + etcd + kube-controller-manager, the
+// simulated GPU cloud, the CRDs, the operator and the examples; with --node (`npm run local --node`, which
+// npm hands over as npm_config_node) also a scheduler and a real node that runs Pods. Ctrl-C tears
+// everything down.
 import { startLocalStack } from '../local/stack.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -17,6 +18,8 @@ gpucloud-operator local stack is up.
   cloud simulator   ${stack.simulatorUrl}
   kubeconfig        ${stack.kubeconfigPath}
   metrics           ${stack.metricsUrl}   (fleet: gpucloud_gpus_running, gpucloud_spend_rate_dollars_per_hour, ...)
+  controllers       ${stack.controllers.controllers.map((name) => name.replace(/-controller$/, '')).join(', ')}
+                    (kube-controller-manager, log: ${stack.controllers.logPath})
 ${
   stack.nodeName
     ? `  node              ${stack.nodeName} Ready: ${kubectl} get nodes -o wide

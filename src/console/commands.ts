@@ -243,7 +243,10 @@ export function taskTable(task: TaskRow): Printable {
 }
 
 export async function countTasks(target: Target): Promise<Printable> {
-  const counts = await target.client.serverless.tasks.count(target.id);
+  return countsTable(await target.client.serverless.tasks.count(target.id));
+}
+
+export function countsTable(counts: Readonly<Record<string, number>>): Printable {
   return { value: counts, columns: ['status', 'tasks'], rows: Object.entries(counts) };
 }
 

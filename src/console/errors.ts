@@ -5,7 +5,7 @@ export const EXIT = {
   ok: 0,
   /** The cloud refused or failed the call; its code is in the message. */
   cloud: 1,
-  /** The command line was wrong. */
+  /** The command line was wrong; for `plan`, also a manifest admission would refuse. */
   usage: 2,
   /** The resource, the cloud object or its id does not exist (yet), or the pod has no metric samples yet. */
   notFound: 3,

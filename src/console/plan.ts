@@ -35,9 +35,10 @@ import {
   UNLIMITED,
   type Verdict,
 } from '../resources/provider-config/verdicts.ts';
-import { usageError } from './errors.ts';
+import { CommandError, EXIT, usageError } from './errors.ts';
 import type { ManifestObject } from './manifests.ts';
 import type { Printable } from './output.ts';
+import { type AdmissionVerdict, judgeAdmission } from './plan-admission.ts';
 import { type Connections, cloudClient, explicitCredentials, kubeClient } from './target.ts';
 
 /*
@@ -414,13 +415,16 @@ export interface PlanResult {
     budgets: readonly BudgetVerdict[];
   }>;
   readonly skipped: readonly Skipped[];
+  /** What admission made of each manifest of our kinds (all admitted: a refusal ends the plan). */
+  readonly admission: readonly AdmissionVerdict[];
   readonly outcome: Outcome;
 }
 
 /**
  * Prices every GpuPod, GpuVm and ServerlessEndpoint of `manifests` at today's offers, and judges them against
  * the guardrails and budgets of the accounts they name, as if applied together now. `refused` counts the
- * resources that would not be created now (no offer, or a limit of their account).
+ * resources that would not be created now (no offer, or a limit of their account). A manifest admission
+ * would refuse (plan-admission.ts) ends the plan first, with exit code 2.
  */
 export async function plan(
   manifests: readonly ManifestObject[],
@@ -428,6 +432,13 @@ export async function plan(
 ): Promise<{ result: PlanResult; printable: Printable; refused: number }> {
   const cluster = await ClusterReader.open(connections);
   const defaultNamespace = connections.namespace ?? 'default';
+  const { kube } = cluster;
+  const admission = await judgeAdmission(
+    manifests,
+    kube ? { kube } : { problem: cluster.problem ?? 'no cluster' },
+    defaultNamespace,
+  );
+  refuseInadmissible(admission);
   const { resources, skipped } = plannedResources(manifests, defaultNamespace);
   const accounts = new Map<string, Account>();
   try {
@@ -529,6 +540,7 @@ export async function plan(
       total: totalOf(rows),
       accounts: budgets,
       skipped,
+      admission,
       outcome: worst(rows.map((row) => row.outcome)),
     };
     return {
@@ -539,6 +551,25 @@ export async function plan(
   } finally {
     await Promise.all([...accounts.values()].map((account) => account.client.close()));
   }
+}
+
+/** Every manifest admission would refuse, each with who judged it: a spec that is not valid (exit 2). */
+function refuseInadmissible(admission: readonly AdmissionVerdict[]): void {
+  const refused = admission.filter((verdict) => verdict.refused !== undefined);
+  if (refused.length === 0) return;
+  const lines = refused.map(
+    (verdict) => `  ${verdict.source}: ${verdict.resource}: ${verdict.refused} (${judgedBy(verdict)})`,
+  );
+  throw new CommandError(
+    `plan: ${refused.length} of ${admission.length} resources would be refused by admission:\n${lines.join('\n')}`,
+    EXIT.usage,
+  );
+}
+
+function judgedBy(verdict: AdmissionVerdict): string {
+  return verdict.by === 'cluster'
+    ? 'judged by the cluster, a dry run'
+    : `judged offline by the CRDs' schema and rules: ${verdict.offline}`;
 }
 
 function worst(outcomes: readonly Outcome[]): Outcome {
@@ -612,6 +643,15 @@ function printable(result: PlanResult): Printable {
     }
   }
   for (const skip of result.skipped) notes.push(`${skip.source}: ${skip.kind} left out: ${skip.why}`);
+  const offline = Map.groupBy(
+    result.admission.filter((verdict) => verdict.by === 'crds'),
+    (verdict) => verdict.offline ?? '',
+  );
+  for (const [why, verdicts] of offline) {
+    notes.push(
+      `admission of ${verdicts.length} resources judged offline by the CRDs' schema and rules: ${why}`,
+    );
+  }
   const totalText =
     total.lowestPerHour === total.perHour
       ? money(total.perHour)

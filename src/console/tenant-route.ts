@@ -130,6 +130,17 @@ export async function tenantListTasks(
   }
 }
 
+/** The endpoint's tasks by lower-case status name. */
+export async function tenantCountTasks(target: TenantTarget): Promise<Record<string, number>> {
+  const answer = await target.kube
+    .request(z.looseObject({ counts: z.record(z.string(), z.number()) }), {
+      method: 'GET',
+      path: path(target, 'tasks', 'count'),
+    })
+    .catch(explainStatus);
+  return answer.counts;
+}
+
 export async function tenantGetTask(target: TenantTarget, taskId: string): Promise<TenantTask> {
   return target.kube
     .request(taskRow, { method: 'GET', path: path(target, 'tasks', taskId) })

@@ -30,12 +30,15 @@ export class KubeApiError extends Error {
   readonly reason: string;
   readonly method: KubeMethod;
   readonly path: string;
+  /** The Status message alone, as the apiserver wrote it. */
+  readonly detail: string;
 
   constructor(method: KubeMethod, path: string, status: number, reason: string, detail: string) {
     super(`${method} ${path}: HTTP ${status} ${reason}: ${detail}`);
     this.name = 'KubeApiError';
     this.status = status;
     this.reason = reason;
+    this.detail = detail;
     this.method = method;
     this.path = path;
   }

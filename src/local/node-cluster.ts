@@ -1,23 +1,26 @@
-// What turns a local control plane into a cluster that runs Pods: kube-scheduler, the controllers a
-// workload needs (ServiceAccounts and the kube-root-ca.crt ConfigMap that every Pod's token volume mounts,
-// Deployments, ReplicaSets, garbage collection, namespace deletion) and a node. For `npm run local --node`
+// What turns a local control plane into a cluster that runs Pods: kube-scheduler, kube-controller-manager
+// with the cluster's controllers and those a workload needs (node lifecycle, the kube-root-ca.crt ConfigMap
+// that every Pod's token volume mounts, Deployments, ReplicaSets) and a node. For `npm run local --node`
 // and the tests that run Pods.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { type RunningControllerManager, startControllerManager } from './controller-manager.ts';
+import {
+  CLUSTER_CONTROLLERS,
+  type RunningControllerManager,
+  startControllerManager,
+} from './controller-manager.ts';
 import type { ControlPlane } from './controlplane.ts';
 import { type LocalNode, type NodeOptions, startNode } from './node.ts';
 import { type RunningScheduler, startScheduler } from './scheduler.ts';
 
-export const NODE_CLUSTER_CONTROLLERS = [
+/** What a node needs of kube-controller-manager beyond the cluster's own controllers (CLUSTER_CONTROLLERS). */
+export const NODE_CONTROLLERS = [
   // Lifts the not-ready taint a node registers with once the node is Ready, as in any cluster.
   'node-lifecycle-controller',
-  'serviceaccount-controller',
+  // The kube-root-ca.crt ConfigMap in every namespace, which every Pod's token volume mounts.
   'root-ca-certificate-publisher-controller',
-  'namespace-controller',
-  'garbage-collector-controller',
   'deployment-controller',
   'replicaset-controller',
 ];
@@ -38,7 +41,11 @@ export async function startNodeCluster(plane: ControlPlane, options: NodeOptions
   try {
     const rootCaFile = join(plane.dataDir, 'serving-ca.crt');
     await writeFile(rootCaFile, plane.servingCaPem);
-    const controllerManager = await startControllerManager(plane, NODE_CLUSTER_CONTROLLERS, { rootCaFile });
+    const controllerManager = await startControllerManager(plane, {
+      controllers: [...CLUSTER_CONTROLLERS, ...NODE_CONTROLLERS],
+      // The CA the root-ca-certificate-publisher puts in every namespace's kube-root-ca.crt.
+      flags: [`--root-ca-file=${rootCaFile}`],
+    });
     started.push(() => controllerManager.stop());
     const scheduler = await startScheduler(plane);
     started.push(() => scheduler.stop());

@@ -10,6 +10,7 @@ import { runOperator } from '../operator/operator.ts';
 import { kinds, providerConfigKind, resourceOf } from '../resources/kinds.ts';
 
 import { type RunningSimulator, startSimulator } from '../sim/index.ts';
+import { type RunningControllerManager, startControllerManager } from './controller-manager.ts';
 import { freeLoopbackPorts } from './controlplane/ports.ts';
 import { type ControlPlane, startControlPlane } from './controlplane.ts';
 import { apply, installCrds, readManifests } from './manifests.ts';
@@ -27,6 +28,8 @@ export interface LocalStack {
   apiKey: string;
   /** The operator's Prometheus metrics, fleet gauges included. */
   metricsUrl: string;
+  /** kube-controller-manager's controllers, as a cluster runs them: role aggregation, namespaces, ... */
+  controllers: RunningControllerManager;
   /** The Ready node's name, when started with `node: true`. */
   nodeName?: string;
   stop(): Promise<void>;
@@ -39,8 +42,10 @@ export interface LocalStackOptions {
 }
 
 /**
- * Everything a user needs to try the operator with no cluster and no cloud: a real control plane, the
- * simulator (with pod callbacks wired to the operator), the CRDs, the operator, and the examples.
+ * Everything a user needs to try the operator with no cluster and no cloud: a real control plane with the
+ * controllers of kube-controller-manager a cluster's users rely on (and with `node` a scheduler and a node
+ * that runs Pods), the simulator (with pod callbacks wired to the operator), the CRDs, the operator, and
+ * the examples.
  */
 export async function startLocalStack(logger: Logger, options: LocalStackOptions = {}): Promise<LocalStack> {
   const workDir = options.workDir ?? join(ROOT, '.local');
@@ -51,10 +56,14 @@ export async function startLocalStack(logger: Logger, options: LocalStackOptions
   try {
     const plane = await startControlPlane();
     started.push(() => plane.stop());
-    const cluster = options.node ? await startNodeCluster(plane) : undefined;
-    if (cluster) started.push(() => cluster.stop());
     const client = new KubeClient(plane.connection);
     await installCrds(client, join(ROOT, 'crds'));
+    // After the CRDs, so that its first discovery has them (else the HPA and quota controllers learn of
+    // them only at their next, 30 s later); awaited last, so that it starts (with the scheduler and the
+    // node, if asked) while the rest does.
+    const starting: Promise<Cluster> = options.node ? startNodeCluster(plane) : startControllers(plane);
+    starting.catch(() => undefined); // a failure is thrown where it is awaited, below
+    started.push(async () => (await starting.catch(() => undefined))?.stop());
     const apiKey = `local-${randomBytes(12).toString('hex')}`;
     // The second key is the one examples/providerconfig-team-a.yaml puts in its Secret: team-a's own
     // organisation, so the example account works here as it would with a real key.
@@ -81,18 +90,32 @@ export async function startLocalStack(logger: Logger, options: LocalStackOptions
     await mkdir(workDir, { recursive: true });
     const kubeconfigPath = join(workDir, 'kubeconfig');
     await copyFile(plane.kubeconfigPath, kubeconfigPath);
+    const cluster = await starting;
     return {
       kubeconfigPath,
       simulatorUrl: sim.url,
       apiKey,
       metricsUrl: `http://127.0.0.1:${healthPort}/metrics`,
-      ...(cluster ? { nodeName: cluster.node.name } : {}),
+      controllers: cluster.controllerManager,
+      ...(cluster.node ? { nodeName: cluster.node.name } : {}),
       stop,
     };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** What runs beside the apiserver: kube-controller-manager, and with `node` a scheduler and a node. */
+interface Cluster {
+  controllerManager: RunningControllerManager;
+  node?: { name: string };
+  stop(): Promise<void>;
+}
+
+async function startControllers(plane: ControlPlane): Promise<Cluster> {
+  const controllerManager = await startControllerManager(plane);
+  return { controllerManager, stop: () => controllerManager.stop() };
 }
 
 async function startOperator(

@@ -40,8 +40,15 @@ export const RESUME = 'gpucloud.io/resume';
  */
 export const DELETION_PROTECTION = 'gpucloud.io/deletion-protection';
 
+/**
+ * Written by the operator in the very write that fills spec fields from the cloud object (late
+ * initialisation): which fields it filled, sorted and comma-separated (empty: none). The record that
+ * `status.lateInitialized` shows, kept with the fill itself so that no crash and no stale copy can part them.
+ */
+export const LATE_INITIALIZED = 'gpucloud.io/late-initialized';
+
 /** What the operator writes only for itself: a change to these alone is no news to reconcile. */
-export const BOOKKEEPING = [CREATE_INTENT, CREATE_NAME, CREATE_PLACEMENT] as const;
+export const BOOKKEEPING = [CREATE_INTENT, CREATE_NAME, CREATE_PLACEMENT, LATE_INITIALIZED] as const;
 
 /** Holds deletion of the custom resource until its cloud resource is gone (or orphaned by policy). */
 export const FINALIZER = 'gpucloud.io/finalizer';

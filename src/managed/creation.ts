@@ -1,7 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { GpuCloudError } from '../api/errors.ts';
 import type { Clock } from '../lib/clock.ts';
-import { CREATE_INTENT, CREATE_NAME, CREATE_PLACEMENT, EXTERNAL_ID, FINALIZER } from './annotations.ts';
+import {
+  CREATE_INTENT,
+  CREATE_NAME,
+  CREATE_PLACEMENT,
+  EXTERNAL_ID,
+  FINALIZER,
+  LATE_INITIALIZED,
+} from './annotations.ts';
 import type { CloudCache } from './cloud-cache.ts';
 import { isConflict, isNotFound, ReconcileError } from './errors.ts';
 import type { EventSink } from './event-sink.ts';
@@ -245,7 +252,11 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     let recorded: Recorded | undefined;
     if (spec && Object.keys(spec).length > 0) {
       try {
-        const metadata = await this.#writer.patchObject(mr, { annotations, spec, ifUnchanged: true });
+        const metadata = await this.#writer.patchObject(mr, {
+          annotations: { ...annotations, [LATE_INITIALIZED]: Object.keys(spec).sort().join(',') },
+          spec,
+          ifUnchanged: true,
+        });
         recorded = { metadata, status: mr.status, filled: spec };
       } catch (error) {
         if (!isConflict(error)) throw error;

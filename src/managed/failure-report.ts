@@ -34,8 +34,26 @@ export class FailureReport {
     this.#refused = refused;
   }
 
-  /** Answers what the work queue should do, or throws the failure for it to back off or give up on. */
-  async report(mr: ManagedObject<unknown>, error: unknown, revealed: ReadonlySet<string>): Promise<Result> {
+  /**
+   * Answers what the work queue should do, or throws the failure for it to back off or give up on. A turn
+   * whose signal aborted (a lost lease, a shutdown) reports nothing: the process is stepping down.
+   */
+  async report(
+    mr: ManagedObject<unknown>,
+    error: unknown,
+    revealed: ReadonlySet<string>,
+    signal?: AbortSignal,
+  ): Promise<Result> {
+    if (signal?.aborted) {
+      logResource(
+        this.#o.log,
+        'info',
+        mr,
+        {},
+        'reconcile aborted: the operator is stopping or no longer leads',
+      );
+      return {};
+    }
     // Someone wrote the resource since it was read: look again with the newer copy.
     if (isConflict(error)) return { requeue: true };
     // A deposed leader leaves the resource to its successor: no status, no event, no retry.

@@ -3,8 +3,8 @@ import { beforeStep, type ExternalKind, type Plan } from './external-kind.ts';
 /** A cloud change refused because this process can no longer be sure it is the one to make it. */
 export class NotLeaderError extends Error {
   override readonly name = 'NotLeaderError';
-  constructor(kind: string) {
-    super(`not changing any ${kind} in the cloud: the leader lease is no longer certainly this process's`);
+  constructor(kind: string, where = 'in the cloud') {
+    super(`not changing any ${kind} ${where}: the leader lease is no longer certainly this process's`);
   }
 }
 

@@ -100,7 +100,10 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
       ),
   };
   const wake = new ChannelSource();
-  const turns = new TurnCopies(managedWriter(manager.client, resource));
+  const turns = new TurnCopies(managedWriter(manager.client, resource), {
+    kind: resource.kind,
+    mayAct: () => manager.mayAct(),
+  });
   const { writer } = turns;
   const links = new AccountLinks({
     adapterFor: (client) => kind.adapterFor(client, peers, settings.clock),
@@ -198,7 +201,7 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
       vanishedSource,
       cloudSource,
     ],
-    reconcile: (key) => reconciler.reconcile(key),
+    reconcile: (key, ctx) => reconciler.reconcile(key, ctx.signal),
     maxConcurrentReconciles: settings.concurrency,
   });
   return { hint: (id, phase) => links.hint(id, phase) };

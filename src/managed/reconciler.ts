@@ -100,12 +100,12 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#o = options;
     this.#refused = new TerminalFailures((account) => options.links.accountRevision(account));
     this.#identity = new Identity(options);
-    this.#lateInit = new LateInitialization(options.writer, options.clock);
+    this.#lateInit = new LateInitialization(options.writer);
     this.#pause = new OperatorPause(options);
     this.#recovery = new Recovery(options);
     this.#status = new StatusReport(options);
     this.#failures = new FailureReport(options, this.#refused);
-    this.#memories = [this.#refused, this.#lateInit, this.#status, this.#pause, options.secrets];
+    this.#memories = [this.#refused, this.#status, this.#pause, options.secrets];
     this.#deletion = new Deletion(options, this.#identity, this.#memories, (uid) => {
       this.#released.add(uid);
       if (this.#released.size > MAX_RELEASED)
@@ -149,7 +149,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#o.links.forget(uid, keyOf(obj));
   }
 
-  async reconcile(key: ObjectKey): Promise<Result> {
+  /** One turn for `key`; `signal` aborts it (a lost lease, a shutdown), its apiserver writes in flight too. */
+  async reconcile(key: ObjectKey, signal?: AbortSignal): Promise<Result> {
     const stored = this.#read(key);
     const gone = this.#vanished.get(keyOf({ metadata: key }));
     if (gone && gone.metadata.uid !== stored?.metadata.uid) return this.#finalizeVanished(gone, stored);
@@ -164,7 +165,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (this.#refused.holds(stored)) return {};
     const revealed = new Set<string>();
     const { turns } = this.#o;
-    turns.begin(stored.metadata.uid);
+    turns.begin(stored.metadata.uid, signal);
     try {
       const mr: ManagedObject<Spec> = { ...stored, spec: this.#o.parseSpec(stored.spec) };
       // A finished object is never read again: only its time to live is left to keep.
@@ -178,7 +179,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       const ctx = this.#context(mr, revealed);
       return deleting ? await this.#deletion.finalize(mr, link, ctx) : await this.#converge(mr, link, ctx);
     } catch (error) {
-      return await this.#failures.report(turns.latest(stored), error, revealed);
+      return await this.#failures.report(turns.latest(stored), error, revealed, signal);
     } finally {
       turns.end(stored.metadata.uid);
     }
@@ -314,8 +315,6 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     }
     const reported = await this.#status.report(held, observed, lost, link, pause, { rotated });
     const { finished, secretRefused } = reported;
-    // The status holds it now; a copy older than this write is a matter of milliseconds, not a minute.
-    this.#lateInit.forgetExpired();
     if (finished !== undefined) return expireFinished(this.#o, reported.mr, finished);
     if (plan.kind === 'act') return { requeueAfterMs: this.#o.verifyAfterMs };
     if (secretRefused) return { requeueAfterMs: SECRET_RECHECK_MS };

@@ -25,6 +25,13 @@ export type LostObject = 'Preempted' | 'FailedToStart' | 'AboveCap';
 
 /** The Ready reason of a preempted resource: also how a preemption is known to be counted already. */
 export const PREEMPTED = 'Preempted';
+/** The Ready reasons of an object the operator deleted to replace it, and what befell it. */
+const REPLACED: Record<string, string> = {
+  [PREEMPTED]: 'was preempted',
+  [FAILED_TO_START]: 'failed to start',
+  [ABOVE_CAP]: 'was charged above its cap',
+};
+
 /** Backoff before a preempted resource's replacement: doubling from the first, up to the cap. */
 const RECREATE_BACKOFF_MS = { first: 10_000, max: 300_000 };
 
@@ -126,10 +133,16 @@ export class Recovery<Spec extends CommonSpec, Cloud> {
     // for it, so make a new one.
     await this.#o.writer.patchObject(mr, { annotations: { [EXTERNAL_ID]: null } });
     forgetCloud(id, link);
-    const replaced = readyReason(mr.status);
-    if (replaced === FAILED_TO_START || replaced === ABOVE_CAP) {
-      const why = replaced === ABOVE_CAP ? 'was charged above its cap' : 'failed to start';
-      logResource(this.#o.log, 'info', mr, { id }, `${kind} ${id} ${why} and is deleted; placing again`);
+    // Deleted by the operator itself, to be replaced: said when it was lost, not again as a surprise.
+    const why = REPLACED[readyReason(mr.status) ?? ''];
+    if (why !== undefined) {
+      logResource(
+        this.#o.log,
+        'info',
+        mr,
+        { id },
+        `${kind} ${id} ${why} and is deleted; making its replacement`,
+      );
       return { requeue: true };
     }
     const message = `${kind} ${id} is gone from the cloud; creating a replacement`;

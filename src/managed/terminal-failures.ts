@@ -1,5 +1,5 @@
 import { accountOf } from './accounts.ts';
-import { CREATE_INTENT, CREATE_NAME } from './annotations.ts';
+import { BOOKKEEPING } from './annotations.ts';
 import { keyOf, type ManagedObject } from './external-kind.ts';
 
 /**
@@ -37,7 +37,9 @@ export class TerminalFailures {
   }
 
   #stateOf(mr: ManagedObject<unknown>, account: string): string {
-    const { [CREATE_INTENT]: _intent, [CREATE_NAME]: _name, ...annotations } = mr.metadata.annotations ?? {};
+    const annotations = Object.entries(mr.metadata.annotations ?? {}).filter(
+      ([name]) => !BOOKKEEPING.some((own) => own === name),
+    );
     return JSON.stringify([
       mr.metadata.generation,
       mr.metadata.deletionTimestamp ?? null,

@@ -51,7 +51,11 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
       ownWrites.delete(to);
       return base === from;
     },
-    async patchObject(mr: ManagedObject<unknown>, patch: ObjectPatch): Promise<Metadata> {
+    async patchObject(
+      mr: ManagedObject<unknown>,
+      patch: ObjectPatch,
+      signal?: AbortSignal,
+    ): Promise<Metadata> {
       // A merge patch replaces the whole finalizer list: make it conditional on what was read.
       const { ifUnchanged, spec, ...fields } = patch;
       // The uid always: a write meant for a deleted resource must never land on a new one of that name.
@@ -64,6 +68,7 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
           method: 'PATCH',
           path: path(mr),
           body: { metadata: { ...fields, ...precondition }, ...(spec ? { spec } : {}) },
+          signal,
         })
         .catch((error: unknown) => {
           throw isUidMismatch(error) ? replaced(error) : error;
@@ -72,7 +77,11 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
       if (ownWrites.size > MAX_OWN_WRITES) ownWrites.delete(ownWrites.keys().next().value ?? '');
       return updated.metadata;
     },
-    async patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<string> {
+    async patchStatus(
+      mr: ManagedObject<unknown>,
+      status: Record<string, unknown>,
+      signal?: AbortSignal,
+    ): Promise<string> {
       // Replacing status whole (a JSON patch `add` replaces an existing member) drops fields the cloud
       // no longer reports, which a merge patch would keep. The version read goes with it: a status derived
       // from a copy someone has written since is refused with a conflict, never stored over the newer one.
@@ -85,10 +94,11 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
           { op: 'replace', path: '/metadata/resourceVersion', value: mr.metadata.resourceVersion },
           { op: 'add', path: '/status', value: status },
         ],
+        signal,
       });
       return updated.metadata.resourceVersion;
     },
-    async deleteObject(mr: ManagedObject<unknown>): Promise<void> {
+    async deleteObject(mr: ManagedObject<unknown>, signal?: AbortSignal): Promise<void> {
       // Preconditions: never a newer resource that took the same name.
       await client.request(z.unknown(), {
         method: 'DELETE',
@@ -98,6 +108,7 @@ export function managedWriter(client: KubeClient, resource: ResourceType): Manag
           kind: 'DeleteOptions',
           preconditions: { uid: mr.metadata.uid, resourceVersion: mr.metadata.resourceVersion },
         },
+        signal,
       });
     },
     readSecret: (namespace, name) => readSecret(client, namespace, name),
@@ -156,7 +167,7 @@ export interface ManagedWriter {
    * finalizer change is conditional on the resourceVersion read, so a concurrent change to the list is
    * never overwritten.
    */
-  patchObject(mr: ManagedObject<unknown>, patch: ObjectPatch): Promise<Metadata>;
+  patchObject(mr: ManagedObject<unknown>, patch: ObjectPatch, signal?: AbortSignal): Promise<Metadata>;
   /**
    * Whether an update from version `from` to `to` is exactly one of this writer's metadata patches: news
    * only to the reconcile that made it, which carried on with it. An update that spans more (a relist
@@ -167,9 +178,13 @@ export interface ManagedWriter {
    * Replaces the status whole, only on the version `mr` was read at (a 409 conflict otherwise); answers the
    * resourceVersion it made, which the next write of the same turn must carry.
    */
-  patchStatus(mr: ManagedObject<unknown>, status: Record<string, unknown>): Promise<string>;
+  patchStatus(
+    mr: ManagedObject<unknown>,
+    status: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<string>;
   /** Deletes the resource, only as it was read (a finished task past its TTL). */
-  deleteObject(mr: ManagedObject<unknown>): Promise<void>;
+  deleteObject(mr: ManagedObject<unknown>, signal?: AbortSignal): Promise<void>;
   /** A Secret's decoded data, or `undefined` when the Secret does not exist. */
   readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
   /**

@@ -3,16 +3,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { GpuCloudError } from '../api/errors.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { AccountDirectory } from '../managed/accounts.ts';
 import { type Authorizer, forbiddenMessage } from './authorizer.ts';
+import { discardBody } from './body.ts';
+import { asTenantError, type Ended } from './failures.ts';
 import { authenticate, type RequestHeaderSettings } from './front-proxy.ts';
 import { discoveryDocument } from './group.ts';
 import { handle } from './handlers.ts';
 import type { TenantLimits } from './limits.ts';
 import type { TenantApiMetrics } from './metrics.ts';
+import { openApiDocument } from './openapi.ts';
+import { MAX_REQUEST_TIMEOUT_MS } from './query.ts';
 import { parseRequest } from './request-path.ts';
 import { sendError, sendJson, TenantApiError } from './status.ts';
 import { resolveTarget } from './targets.ts';
@@ -34,7 +37,16 @@ export interface TenantApiServerOptions {
   readonly serving: () => boolean;
   readonly followPollMs: number;
   readonly log: Logger;
+  /** How long a request's headers, and the whole request, may take to arrive (the defaults serve the apiserver). */
+  readonly timeouts?: { readonly headersMs: number; readonly requestMs: number } | undefined;
 }
+
+/**
+ * A client that sends its headers or its body slowly holds its connection no longer than this; Node then
+ * answers 408 and closes it. Only the request's arrival is timed: a followed log streams for as long as
+ * its reader stays.
+ */
+const TIMEOUTS = { headersMs: 10_000, requestMs: 20_000 };
 
 export class TenantApiServer {
   readonly #options: TenantApiServerOptions;
@@ -46,6 +58,7 @@ export class TenantApiServer {
     this.#options = options;
     this.#requestHeader = options.requestHeader;
     this.#tls = options.tls;
+    const timeouts = options.timeouts ?? TIMEOUTS;
     // The client certificate is asked for but checked per request, so that a request without one gets a
     // 401 that says why rather than a failed handshake.
     this.#server = createServer(
@@ -56,11 +69,13 @@ export class TenantApiServer {
         requestCert: true,
         rejectUnauthorized: false,
         minVersion: 'TLSv1.2',
+        headersTimeout: timeouts.headersMs,
+        requestTimeout: timeouts.requestMs,
+        // How often those are checked: at most this late.
+        connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
       },
       (request, response) => void this.#serve(request, response),
     );
-    this.#server.headersTimeout = 10_000;
-    this.#server.requestTimeout = 0; // a followed log lasts as long as its reader
   }
 
   get port(): number {
@@ -106,6 +121,7 @@ export class TenantApiServer {
     const { metrics, log } = this.#options;
     const gone = new AbortController();
     response.on('close', () => gone.abort());
+    let deadline: { signal: AbortSignal; ms: number } | undefined;
     let resource = 'unknown';
     let verb = request.method ?? '';
     try {
@@ -114,10 +130,10 @@ export class TenantApiServer {
         metrics.refused('unauthenticated');
         throw new TenantApiError(401, `Unauthorized: ${identity.refused}`);
       }
+      const path = URL.parse(request.url ?? '/', 'https://x')?.pathname ?? '';
+      // What the aggregator and clients read about the API, open to any user the apiserver sends.
       const discovery =
-        request.method === 'GET'
-          ? discoveryDocument(new URL(request.url ?? '/', 'https://x').pathname)
-          : undefined;
+        request.method === 'GET' ? (discoveryDocument(path) ?? openApiDocument(path)) : undefined;
       if (discovery) {
         resource = 'discovery';
         sendJson(response, 200, discovery);
@@ -127,6 +143,11 @@ export class TenantApiServer {
       const { attributes } = parsed;
       resource = `${attributes.resource}/${attributes.subresource}`;
       verb = attributes.verb;
+      // A log is long-running, as `pods/log` is to the apiserver: no deadline. Anything else has one.
+      if (attributes.subresource !== 'log') {
+        const ms = parsed.standard.timeout ?? MAX_REQUEST_TIMEOUT_MS;
+        deadline = { signal: AbortSignal.timeout(ms), ms };
+      }
       const decision = await this.#options.authorizer.authorize(identity.user, attributes);
       if (!decision.allowed) throw new TenantApiError(403, forbiddenMessage(identity.user, attributes));
       if (!this.#options.serving()) {
@@ -148,14 +169,23 @@ export class TenantApiServer {
         target,
         user: identity.user,
         limits: this.#options.limits,
-        signal: gone.signal,
+        signal: deadline ? AbortSignal.any([gone.signal, deadline.signal]) : gone.signal,
         followPollMs: this.#options.followPollMs,
         incoming: request,
         response,
       });
     } catch (error) {
-      const failure = asTenantError(error, gone.signal);
+      const ended: Ended = gone.signal.aborted
+        ? 'client-gone'
+        : deadline?.signal.aborted
+          ? { deadlineMs: deadline.ms }
+          : undefined;
+      const failure = asTenantError(error, ended);
       if (failure.code >= 500) log.warn({ err: error, resource, verb }, 'tenant API request failed');
+      // The answer waits for the body to be read and thrown away, so the connection serves the next
+      // request; a body past the bound, or one that never arrives, has its connection closed instead.
+      if (!response.headersSent && !request.readableEnded && !(await discardBody(request)))
+        response.setHeader('connection', 'close');
       sendError(response, failure);
     } finally {
       metrics.answered(resource, verb, response.statusCode);
@@ -165,18 +195,4 @@ export class TenantApiServer {
       );
     }
   }
-}
-
-function asTenantError(error: unknown, gone: AbortSignal): TenantApiError {
-  if (error instanceof TenantApiError) return error;
-  if (gone.aborted) return new TenantApiError(499, 'the client went away');
-  if (error instanceof GpuCloudError) {
-    // The client's messages never carry the key, and name the operation: what the caller needs.
-    return new TenantApiError(
-      error.retryable ? 503 : 502,
-      `the GPU cloud refused or failed: ${error.message}`,
-      error.retryable ? 5 : undefined,
-    );
-  }
-  return new TenantApiError(500, `internal error: ${error instanceof Error ? error.message : String(error)}`);
 }

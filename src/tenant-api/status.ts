@@ -7,6 +7,7 @@ const REASONS: Readonly<Record<number, string>> = {
   403: 'Forbidden',
   404: 'NotFound',
   405: 'MethodNotAllowed',
+  408: 'Timeout',
   409: 'AlreadyExists',
   429: 'TooManyRequests',
   500: 'InternalError',
@@ -41,8 +42,9 @@ export function statusBody(code: number, message: string): object {
   };
 }
 
-export function sendJson(response: ServerResponse, code: number, body: unknown): void {
-  const text = JSON.stringify(body);
+/** `body` as JSON; indented when the request asked `?pretty=true`, as Kubernetes' servers do. */
+export function sendJson(response: ServerResponse, code: number, body: unknown, pretty = false): void {
+  const text = pretty ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
   response.writeHead(code, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(text),

@@ -700,9 +700,13 @@ describe('AccountLinks', () => {
     assert.deepEqual(cloudOf(acme).calls[1], { op: 'get', id: '999' });
   });
 
-  test('a hint with no link open does nothing', () => {
-    const { links } = linksWorld();
+  test('a hint with no link open does nothing: no link is opened for it, nobody is woken, no call', async () => {
+    const { links, clouds, woken, wokenKeys } = linksWorld();
+    links.start();
     links.hint('1', 'RUNNING');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(clouds.size, 0, 'no account was connected for a hint');
+    assert.deepEqual([woken, wokenKeys], [[], []]);
   });
 });
 

@@ -14,6 +14,7 @@ import type { ManagedObject } from '../../src/managed/external-kind.ts';
 import type { ManagedStatus } from '../../src/managed/status-schema.ts';
 import { expireFinished, finishedAt } from '../../src/managed/time-to-live.ts';
 import { MovableClock } from '../support/clock.ts';
+import { until } from '../support/until.ts';
 import { conditionOf, FakeApi, reshape, type WidgetSpec, type WidgetWorld, widgetWorld } from './fakes.ts';
 
 // The order of one reconcile of a living resource: what it returns (when to look again), the steps it
@@ -174,14 +175,14 @@ describe('one reconcile of a living resource', () => {
   test('an invalid spec is a terminal InvalidSpec, not retried until it changes', async () => {
     const w = open();
     w.api.create('w', { size: 'big' });
-    const { errors } = await w.settle(KEY);
+    const { errors } = await w.settle(KEY, { expect: ['InvalidSpec'] });
     assert.equal(errors.at(-1)?.name, 'TerminalError');
     assert.equal(synced(w)?.reason, 'InvalidSpec');
     const writes = w.api.writes.length;
     assert.deepEqual(await w.reconciler.reconcile(AT), {});
     assert.equal(w.api.writes.length, writes, 'held: no second report');
     w.api.patchSpec(KEY, { size: 2 });
-    await w.settle(KEY);
+    await w.settle(KEY, { expect: ['InvalidSpec'] });
     assert.equal(synced(w)?.status, 'True');
   });
 
@@ -202,7 +203,7 @@ describe('one reconcile of a living resource', () => {
       },
     }));
     const obj = w.api.create('w', {});
-    await w.settle(KEY);
+    await w.settle(KEY, { expect: ['CloudRejected'] });
     assert.equal(markers[0], `${OWNER_ENV}=${obj.metadata.uid}`);
     assert.equal(synced(w)?.message, 'bad env [redacted]');
     assert.ok(!JSON.stringify(w.recorded.events).includes('hunter2'));
@@ -332,7 +333,14 @@ describe('a finished resource', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     await w.settle(KEY, 3);
     assert.equal(conditionOf(w.api.get(KEY), 'Complete')?.status, 'True');
-    const calls = w.cloud.calls.filter((call) => call.op === 'get').length;
+    // The cloud says otherwise now, and a list has shown it: a finished resource does not look.
+    widget.status = 'RUNNING';
+    const lists = w.cloud.calls.filter((call) => call.op === 'list').length;
+    await until(
+      () => w.cloud.calls.filter((call) => call.op === 'list').length > lists + 1,
+      'a list after it',
+    );
+    const writes = w.api.writes.length;
     const result = await w.reconciler.reconcile(AT);
     assert.ok(
       result.requeueAfterMs !== undefined &&
@@ -340,7 +348,8 @@ describe('a finished resource', () => {
         result.requeueAfterMs <= 3_600_000,
       JSON.stringify(result),
     );
-    assert.equal(w.cloud.calls.filter((call) => call.op === 'get').length, calls);
+    assert.equal(w.api.get(KEY)?.status?.phase, 'PAUSED', 'never read from the cloud again');
+    assert.equal(w.api.writes.length, writes, 'nothing written');
     assert.ok(w.api.get(KEY));
     w.clock.advance(3_590_000);
     await w.reconciler.reconcile(AT);

@@ -9,6 +9,7 @@ import {
   CREATE_PLACEMENT,
   EXTERNAL_ID,
   FINALIZER,
+  LATE_INITIALIZED,
   OWNER_ENV,
 } from '../../src/managed/annotations.ts';
 import { CloudCache } from '../../src/managed/cloud-cache.ts';
@@ -138,6 +139,7 @@ describe('obtain on a new resource', () => {
         [CREATE_INTENT]: null,
         [CREATE_NAME]: null,
         [CREATE_PLACEMENT]: null,
+        [LATE_INITIALIZED]: 'paused,size',
       },
       spec: { size: 3, paused: false },
       ifUnchanged: true,

@@ -132,9 +132,9 @@ describe('a deleted resource', () => {
     const own = await made(w);
     const other = w.cloud.put({ name: 'other' });
     w.api.annotate(KEY, { [EXTERNAL_ID]: other.id });
-    await w.settle(KEY);
+    await w.settle(KEY, { expect: ['ExternalIdChanged'] });
     w.api.delete(KEY);
-    await w.settle(KEY);
+    await w.settle(KEY, { expect: ['ExternalIdChanged'] });
     assert.equal(w.api.get(KEY), undefined);
     assert.equal(w.cloud.objects.get(own)?.status, 'TERMINATED');
     assert.equal(deletes(w)[0]?.id, own);
@@ -365,7 +365,7 @@ describe('a resource of a namespace the account refuses', () => {
   test('that lives is refused, not released', async () => {
     const w = open({ policy: { allowsNamespace: (namespace) => namespace !== 'ns-a' } });
     w.api.create('w', {}, { finalizers: [FINALIZER] });
-    await w.settle(KEY);
+    await w.settle(KEY, { expect: ['ProviderConfigNotAllowed'] });
     assert.equal(conditionOf(w.api.get(KEY), 'Synced')?.reason, 'ProviderConfigNotAllowed');
     assert.deepEqual(w.api.get(KEY)?.metadata.finalizers, [FINALIZER]);
   });

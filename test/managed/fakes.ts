@@ -29,6 +29,7 @@ import type { Claim, ManagedStore } from '../../src/managed/store.ts';
 import { TurnCopies } from '../../src/managed/turn-copies.ts';
 import type { ManagedWriter, Metadata, ObjectPatch } from '../../src/managed/writer.ts';
 import { MovableClock } from '../support/clock.ts';
+import { type SettleOptions, settleKey } from './settle.ts';
 
 /** Account-link settings for worlds on the fakes: quick lists and graces, details on a wide budget. */
 export const FAST_LINKS = {
@@ -536,7 +537,7 @@ export function widgetWorld(
    */
   const startProcess = () => {
     const metering = new AccountMetering();
-    const turns = new TurnCopies(api.writer);
+    const turns = new TurnCopies(api.writer, { kind: 'Widget', mayAct: () => true });
     /** One kind's links over `kindCloud`, metered with every other kind of the world. */
     const linksOf = (kindCloud: FakeCloud, kindName: string) =>
       new AccountLinks<WidgetSpec, Widget>({
@@ -601,21 +602,14 @@ export function widgetWorld(
       process = startProcess();
     },
     /** Reconciles `key` as the work queue would, until it asks for nothing more (or `turns` run out). */
-    async settle(objKey: string, turns = 12): Promise<{ errors: Error[] }> {
-      const errors: Error[] = [];
+    /**
+     * Reconciles `key` as the work queue would, until it asks for nothing more (or `turns` run out); a
+     * failure whose reason is not in `expect` is thrown (see `settleKey`).
+     */
+    settle(objKey: string, options: number | SettleOptions = {}): Promise<{ errors: Error[] }> {
       const [namespace = '', name = ''] = objKey.split('/');
-      for (let turn = 0; turn < turns; turn++) {
-        try {
-          const result = await process.reconciler.reconcile({ namespace, name });
-          if (!result.requeue && result.requeueAfterMs === undefined) return { errors };
-          await new Promise((resolve) => setTimeout(resolve, Math.min(result.requeueAfterMs ?? 0, 40)));
-        } catch (error) {
-          errors.push(error instanceof Error ? error : new Error(String(error)));
-          if (error instanceof Error && error.name === 'TerminalError') return { errors };
-          await new Promise((resolve) => setTimeout(resolve, 15));
-        }
-      }
-      return { errors };
+      const settle = typeof options === 'number' ? { turns: options } : options;
+      return settleKey(() => process.reconciler.reconcile({ namespace, name }), { turns: 12, ...settle });
     },
     reasonsOf(objKey: string): string[] {
       return recorded.events.filter((event) => event.key === objKey).map((event) => event.reason);

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { afterEach, describe, test } from 'node:test';
+import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
 import type { ExternalKind, ManagedObject, Plan } from '../../src/managed/external-kind.ts';
 import { fencedAdapter, NotLeaderError } from '../../src/managed/fence.ts';
+import { conditionOf } from './fakes.ts';
+import { kindWorld } from './kind-world.ts';
 
 interface Cloud {
   id: string;
@@ -69,4 +72,64 @@ test('every cloud change goes through while this process may act, and none once 
   await assert.rejects(async () => remove('c-1'), NotLeaderError);
   assert.deepEqual(changes, ['create', 'step', 'delete']);
   assert.deepEqual(await adapter.list(), [], 'reads are not fenced');
+});
+
+describe('a process that may no longer lead, or whose turn was aborted', () => {
+  const KEY = 'ns-a/w';
+  const worlds: Array<{ close(): Promise<void> }> = [];
+  afterEach(async () => {
+    for (const world of worlds.splice(0)) await world.close();
+  });
+
+  test('writes nothing to the apiserver either, and reports nothing', async () => {
+    const w = kindWorld();
+    worlds.push(w);
+    w.api.create('w', {});
+    await w.settle(KEY);
+    const id = String(w.api.get(KEY)?.status?.id);
+    const writes = w.api.writes.length;
+    // The cloud object changes; a deposed leader reads it and must not write the news.
+    const widget = w.cloud.objects.get(id);
+    assert.ok(widget);
+    widget.size = 2;
+    w.state.leader = false;
+    await w.reconcile(KEY);
+    assert.equal(w.api.writes.length, writes, 'no write of a process that may no longer lead lands');
+    assert.deepEqual(
+      w.eventsOf(KEY).filter((event) => event.type === 'Warning'),
+      [],
+    );
+    w.state.leader = true;
+    await w.settle(KEY);
+    assert.equal(conditionOf(w.api.get(KEY), 'Synced')?.reason, 'Drifted', 'the next leader writes it');
+    assert.deepEqual(
+      w
+        .eventsOf(KEY)
+        .filter((event) => event.type === 'Warning')
+        .map((event) => event.reason),
+      ['Drifted'],
+    );
+  });
+
+  test('a turn whose signal aborts mid-way (a lost lease) writes nothing after, and the next turn makes no second object', async () => {
+    const w = kindWorld();
+    worlds.push(w);
+    w.api.create('w', {});
+    const lease = new AbortController();
+    w.cloud.duringCreate = () => lease.abort();
+    const result = await w.reconciler.reconcile({ namespace: 'ns-a', name: 'w' }, lease.signal);
+    assert.deepEqual(result, {}, 'nothing to retry: the process is stepping down');
+    const stored = w.api.get(KEY);
+    assert.equal(
+      stored?.metadata.annotations?.[EXTERNAL_ID],
+      undefined,
+      'the id is not recorded after the abort',
+    );
+    assert.equal(stored?.status, undefined, 'no status either');
+    w.cloud.duringCreate = undefined;
+    w.clock.advance(60_000);
+    await w.settle(KEY);
+    assert.equal(w.cloud.live().length, 1, 'the successor finds what the aborted turn made');
+    assert.equal(w.api.get(KEY)?.status?.id, w.cloud.live()[0]?.id);
+  });
 });

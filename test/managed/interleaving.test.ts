@@ -1,8 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RESUME } from '../../src/managed/annotations.ts';
-import type { PausedBy } from '../../src/managed/status-schema.ts';
-import { conditionOf, type WidgetSpec, type WidgetWorld, widgetWorld } from './fakes.ts';
+import type { Offer, PlacementSupport } from '../../src/managed/external-kind.ts';
+import type { PausedBy, PlacementStatus } from '../../src/managed/status-schema.ts';
+import {
+  conditionOf,
+  reshape,
+  type Widget,
+  type WidgetSpec,
+  type WidgetWorld,
+  widgetWorld,
+} from './fakes.ts';
 
 // Seeded, replayable interleavings of what the reconciler meets in a cluster: an informer that lags behind
 // the writes (a stale copy), the same key delivered again, users changing and deleting resources, the cloud
@@ -27,8 +35,32 @@ function random(seed: number): () => number {
   };
 }
 
+/** Widgets of size 2 are placed, on offers whose starts may fail; the offers are read again now and then. */
+class Market implements PlacementSupport<WidgetSpec, Widget> {
+  readonly offersNow: Offer[] = ['A', 'B', 'C'].map((gpuType, index) => ({
+    gpuType,
+    region: 'r1',
+    spot: false,
+    pricePerGpuHour: 0.1 * (index + 1),
+  }));
+  asOf = 0;
+  readonly failing = new Set<string>();
+  readonly refreshMs = 30_000;
+  readonly maxAttempts = () => MAX_ATTEMPTS;
+  readonly maxPricePerGpuHour = () => undefined;
+  requested = (spec: WidgetSpec) => spec.size === 2;
+  charged = () => undefined;
+  failedToStart = (widget: Widget, phase: string | undefined) =>
+    widget.status === 'FAILED' && phase !== 'RUNNING';
+  async offers() {
+    return { asOf: this.asOf, offers: this.offersNow, none: 'nothing fits' };
+  }
+}
+const MAX_ATTEMPTS = 2;
+
 const SPECS: WidgetSpec[] = [
   { size: 1 },
+  { size: 2 },
   { size: 1, spot: true, recoveryPolicy: 'Recreate' },
   { size: 1, deadlineSeconds: 5, deadlineAction: 'Delete' },
   { size: 1, deadlineSeconds: 5, deadlineAction: 'Pause' },
@@ -46,6 +78,24 @@ async function run(seed: number): Promise<string[]> {
   const draw = random(seed);
   const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(draw() * items.length)];
   const w: WidgetWorld = widgetWorld();
+  const market = new Market();
+  market.asOf = w.clock.now() - 1_000;
+  for (const gpuType of ['A', 'B', 'C']) if (draw() < 0.5) market.failing.add(gpuType);
+  /** Creates of placed objects for each resource since the offers were last read. */
+  const placedCreates = new Map<string, number>();
+  reshape(w, (kind) => ({
+    ...kind,
+    placement: market,
+    create: async (mr, ctx) => {
+      const placed = mr.status?.placement as PlacementStatus | undefined;
+      const made = await kind.create(mr, ctx);
+      if (!placed) return made;
+      placedCreates.set(mr.metadata.uid, (placedCreates.get(mr.metadata.uid) ?? 0) + 1);
+      const widget = w.cloud.objects.get(made.id);
+      if (widget && market.failing.has(placed.gpuType)) widget.status = 'FAILED';
+      return widget ? { ...widget } : made;
+    },
+  }));
   const steps: string[] = [];
   const violations: string[] = [];
   const seen = new Map<string, Seen>();
@@ -71,6 +121,9 @@ async function run(seed: number): Promise<string[]> {
   };
 
   const check = (held: Set<string>, callsBefore: number) => {
+    for (const [uid, creates] of placedCreates) {
+      if (creates > MAX_ATTEMPTS) violate(`${uid}: ${creates} creates within one read of the offers`);
+    }
     for (const call of w.cloud.calls.slice(callsBefore)) {
       if (call.op === 'resume' && call.id !== undefined && held.has(call.id))
         violate(`widget ${call.id} resumed while the operator's pause held it`);
@@ -144,8 +197,13 @@ async function run(seed: number): Promise<string[]> {
           steps.push(`cloud preempts ${spot.id}`);
           spot.status = 'FAILED';
         }
+      } else if (roll < 0.8) {
+        steps.push('offers read again');
+        market.asOf = w.clock.now();
+        placedCreates.clear();
       } else if (roll < 0.82) {
-        const victim = pick(w.cloud.live().filter((widget) => !widget.spot));
+        // Placed ones are left alone: an object deleted behind the operator's back is no attempt.
+        const victim = pick(w.cloud.live().filter((widget) => !widget.spot && widget.size !== 2));
         if (victim) {
           steps.push(`cloud deletes ${victim.id}`);
           victim.status = 'TERMINATED';

@@ -18,6 +18,7 @@ import { TurnCopies } from '../../src/managed/turn-copies.ts';
 import type { ManagedWriter } from '../../src/managed/writer.ts';
 import { MovableClock } from '../support/clock.ts';
 import { FAST_LINKS, FakeApi, FakeCloud, type Recorded, type Widget, type WidgetSpec } from './fakes.ts';
+import { type SettleOptions, settleKey } from './settle.ts';
 
 const spec = z.looseObject({
   size: z.number().int().optional(),
@@ -86,7 +87,10 @@ export function kindWorld(
   };
   const state = { leader: true, woken: [] as string[] };
   const clock = new MovableClock({ flowing: true });
-  const turns = new TurnCopies(options.writer ? options.writer(api.writer) : api.writer);
+  const turns = new TurnCopies(options.writer ? options.writer(api.writer) : api.writer, {
+    kind: 'Widget',
+    mayAct: () => state.leader,
+  });
   const { writer } = turns;
   const store = options.store ? options.store(api.store) : api.store;
   const adapt = options.adapt ?? ((base: Kind) => base);
@@ -143,21 +147,10 @@ export function kindWorld(
     },
     onAccountChange: (listener: (name: string) => void) => accounts.onChange(listener),
     /** Reconciles `key` until it asks for nothing more soon (or `turns` run out); collects errors. */
-    async settle(objKey: string, turns = 8): Promise<{ errors: Error[] }> {
-      const errors: Error[] = [];
-      for (let turn = 0; turn < turns; turn++) {
-        try {
-          const result = await reconcile(objKey);
-          if (!result.requeue && (result.requeueAfterMs === undefined || result.requeueAfterMs > 1_000))
-            return { errors };
-          await new Promise((resolve) => setTimeout(resolve, Math.min(result.requeueAfterMs ?? 0, 40)));
-        } catch (error) {
-          errors.push(error instanceof Error ? error : new Error(String(error)));
-          if (error instanceof Error && error.name === 'TerminalError') return { errors };
-          await new Promise((resolve) => setTimeout(resolve, 15));
-        }
-      }
-      return { errors };
+    /** Reconciles `key` until it asks for nothing more soon (or `turns` run out); see `settleKey`. */
+    settle(objKey: string, options: number | SettleOptions = {}): Promise<{ errors: Error[] }> {
+      const settle = typeof options === 'number' ? { turns: options } : options;
+      return settleKey(() => reconcile(objKey), { turns: 8, farMs: 1_000, ...settle });
     },
     eventsOf(objKey: string) {
       return recorded.events.filter((event) => event.key === objKey);

@@ -226,7 +226,7 @@ describe('late initialisation when creating', () => {
   });
 });
 
-describe('the memory of what was filled', () => {
+describe('the record of what was filled', () => {
   /** The resource's copy as it was before its first status write: the spec filled, no status yet. */
   async function staleCopyAfterAdoption(w: KindWorld) {
     const outside = w.cloud.put({ name: 'o', status: 'PAUSED', size: 4 });
@@ -237,6 +237,14 @@ describe('the memory of what was filled', () => {
     return { obj, outside };
   }
 
+  test('is written in the same write as the fill', async () => {
+    const w = open();
+    await staleCopyAfterAdoption(w);
+    const [fill] = metadataWrites(w);
+    assert.match(fill?.what ?? '', /"spec":\{/);
+    assert.match(fill?.what ?? '', /"gpucloud\.io\/late-initialized":"paused,size"/);
+  });
+
   test('a copy read before the status write does not take the filled fields for the user’s', async () => {
     const w = open();
     const { obj, outside } = await staleCopyAfterAdoption(w);
@@ -246,54 +254,17 @@ describe('the memory of what was filled', () => {
     assert.deepEqual(w.cloud.mutations(outside.id), []);
   });
 
-  test('once a status records the fill, the memory goes: a later copy without it records none', async () => {
+  test('holds for any later copy and any process: no window, no memory', async () => {
     const w = open();
     const { obj } = await staleCopyAfterAdoption(w);
     await w.reconcile(KEY);
     obj.status = undefined;
+    w.clock.advance(3_600_000);
     await w.reconcile(KEY);
-    assert.deepEqual(statusOf(w).lateInitialized, []);
+    assert.deepEqual(statusOf(w).lateInitialized, ['paused', 'size']);
   });
 
-  test('the memory lasts a minute: another resource filled after it expires it', async () => {
-    const realNow = Date.now;
-    const w = open();
-    try {
-      const { obj } = await staleCopyAfterAdoption(w);
-      const later = w.cloud.put({ name: 'l', size: 2 });
-      w.api.create('v', {}, { annotations: { [EXTERNAL_ID]: later.id } });
-      const start = realNow();
-      Date.now = () => realNow() - start + start + 61_000;
-      await w.reconcile('ns-a/v');
-      Date.now = realNow;
-      obj.status = undefined;
-      await w.reconcile(KEY);
-      assert.deepEqual(statusOf(w).lateInitialized, [], 'forgotten');
-    } finally {
-      Date.now = realNow;
-    }
-  });
-
-  test('within the minute the memory stays, whatever other resources do', async () => {
-    const realNow = Date.now;
-    const w = open();
-    try {
-      const { obj } = await staleCopyAfterAdoption(w);
-      const later = w.cloud.put({ name: 'l', size: 2 });
-      w.api.create('v', {}, { annotations: { [EXTERNAL_ID]: later.id } });
-      const start = realNow();
-      Date.now = () => realNow() - start + start + 59_000;
-      await w.reconcile('ns-a/v');
-      Date.now = realNow;
-      obj.status = undefined;
-      await w.reconcile(KEY);
-      assert.deepEqual(statusOf(w).lateInitialized, ['paused', 'size'], 'remembered');
-    } finally {
-      Date.now = realNow;
-    }
-  });
-
-  test('a fill once LateInitialize is added to the policies is remembered for a copy read before its status', async () => {
+  test('a fill once LateInitialize is added to the policies is recorded for a copy read before its status', async () => {
     const w = open();
     const outside = w.cloud.put({ name: 'o', status: 'PAUSED', size: 4 });
     w.api.create(
@@ -312,69 +283,5 @@ describe('the memory of what was filled', () => {
     obj.status = before;
     await w.reconcile(KEY);
     assert.deepEqual(statusOf(w).lateInitialized, ['paused', 'size']);
-  });
-
-  test('the memory is a minute from the fill, however often a stale copy is read', async () => {
-    const realNow = Date.now;
-    const w = open();
-    try {
-      const { obj } = await staleCopyAfterAdoption(w);
-      const start = realNow();
-      const later = w.cloud.put({ name: 'l', size: 2 });
-      w.api.create('v', {}, { annotations: { [EXTERNAL_ID]: later.id } });
-      // A stale copy read 50 s after the fill does not restart the minute.
-      Date.now = () => realNow() + 50_000;
-      obj.status = undefined;
-      await w.reconcile(KEY);
-      obj.status = undefined;
-      Date.now = () => realNow() + 61_000;
-      await w.reconcile('ns-a/v');
-      Date.now = realNow;
-      await w.reconcile(KEY);
-      assert.ok(realNow() - start < 10_000);
-      assert.deepEqual(statusOf(w).lateInitialized, [], 'forgotten a minute after the fill');
-    } finally {
-      Date.now = realNow;
-    }
-  });
-
-  test('the memory lasts a minute to the millisecond', async () => {
-    const realNow = Date.now;
-    const w = open();
-    try {
-      const at = realNow();
-      Date.now = () => at;
-      const outside = w.cloud.put({ name: 'o', status: 'PAUSED', size: 4 });
-      w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
-      await w.reconcile(KEY);
-      const later = w.cloud.put({ name: 'l', size: 2 });
-      w.api.create('v', {}, { annotations: { [EXTERNAL_ID]: later.id } });
-      Date.now = () => at + 60_000;
-      await w.reconcile('ns-a/v');
-      Date.now = realNow;
-      const obj = w.api.objects.get(KEY);
-      assert.ok(obj);
-      obj.status = undefined;
-      await w.reconcile(KEY);
-      assert.deepEqual(statusOf(w).lateInitialized, ['paused', 'size'], 'still remembered at 60 s');
-    } finally {
-      Date.now = realNow;
-    }
-  });
-
-  test('a deleted resource forgets what was filled for it', async () => {
-    const w = open();
-    const { obj } = await staleCopyAfterAdoption(w);
-    const copy = structuredClone(obj);
-    obj.spec = { ...(obj.spec as Record<string, unknown>), deletionPolicy: 'Orphan' };
-    w.api.delete(KEY);
-    await w.settle(KEY);
-    assert.equal(w.api.get(KEY), undefined);
-    // The same uid read again, from before its status write (a replayed event): nothing remembered.
-    copy.status = undefined;
-    copy.metadata.finalizers = [];
-    w.api.objects.set(KEY, copy);
-    await w.reconcile(KEY);
-    assert.deepEqual(statusOf(w).lateInitialized, []);
   });
 });

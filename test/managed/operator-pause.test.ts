@@ -68,28 +68,67 @@ describe('idle stop', () => {
     assert.equal(mutations(w, 'pause'), 1, 'paused once');
   });
 
-  test('a busy object, or one without samples, is never paused', async () => {
+  test('a busy object, or one without samples, is looked at and never paused', async () => {
     const w = open();
     w.api.create('w', { idleBelowPercent: 5 });
+    w.api.create('quiet', { idleBelowPercent: 5 });
     await w.settle(KEY);
-    const widget = objectOf(w);
-    assert.ok(widget);
+    await w.settle('ns-a/quiet');
+    const busy = objectOf(w);
+    const quiet = w.cloud.objects.get(String(w.api.get('ns-a/quiet')?.status?.id));
+    assert.ok(busy && quiet);
+    // Busy before the window passes, so the check reads 50%; the quiet one has no samples at all.
+    w.cloud.utilization.set(busy.id, 50);
     w.clock.advance(IDLE_WINDOW_MS);
     await untilIdleChecked(w, 1);
-    w.cloud.utilization.set(widget.id, 50);
+    const checked = () => w.cloud.calls.filter((call) => call.op === 'idle').map((call) => call.id);
+    assert.ok(checked().includes(busy.id), 'the busy object was read');
+    await until(
+      async () => {
+        await w.reconciler.reconcile({ namespace: 'ns-a', name: 'quiet' });
+        return checked().includes(quiet.id);
+      },
+      'the quiet object read',
+      5_000,
+    );
     await w.settle(KEY);
-    assert.equal(widget.status, 'RUNNING');
+    await w.settle('ns-a/quiet');
+    assert.equal(busy.status, 'RUNNING');
+    assert.equal(quiet.status, 'RUNNING');
     assert.equal(pausedBy(w), undefined);
+    assert.equal(w.api.get('ns-a/quiet')?.status?.pausedBy, undefined);
     assert.equal(mutations(w, 'pause'), 0);
   });
 
-  test('a resource that does not ask is never checked: no idle call', async () => {
+  test('a resource that does not ask is never checked: no idle call, though it would be idle', async () => {
     const w = open();
     w.api.create('w', {});
+    w.api.create('asks', { idleBelowPercent: 5 });
     await w.settle(KEY);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await w.settle('ns-a/asks');
+    const widget = objectOf(w);
+    const asks = w.cloud.objects.get(String(w.api.get('ns-a/asks')?.status?.id));
+    assert.ok(widget && asks);
+    w.cloud.utilization.set(widget.id, 1);
+    w.cloud.utilization.set(asks.id, 1);
+    w.clock.advance(IDLE_WINDOW_MS);
+    // The one that asks is checked (and paused): the window passed, the schedule had its turns.
+    await until(
+      async () => {
+        await w.reconciler.reconcile({ namespace: 'ns-a', name: 'asks' });
+        await w.reconciler.reconcile(AT);
+        return w.cloud.calls.some((call) => call.op === 'idle' && call.id === asks.id);
+      },
+      'the resource that asks checked',
+      5_000,
+    );
     await w.settle(KEY);
-    assert.equal(mutations(w, 'idle'), 0);
+    assert.deepEqual(
+      w.cloud.calls.filter((call) => call.op === 'idle' && call.id === widget.id),
+      [],
+      'never checked',
+    );
+    assert.equal(widget.status, 'RUNNING');
   });
 
   test('resumes when its user sets the resume annotation, or changes the spec', async () => {

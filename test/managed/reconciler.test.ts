@@ -81,10 +81,10 @@ describe('creation', () => {
     const made = w.cloud.put({ name: 'w', marker: obj.metadata.uid, createdAt: at + 10 });
     // Another namespace names that id by hand (ids are sequential, easy to guess).
     w.api.create('squatter', {}, { annotations: { [EXTERNAL_ID]: made.id } }, 'ns-b');
-    await w.settle(KEY);
+    await w.settle(KEY, { expect: ['AlreadyManaged'] });
     assert.equal(w.api.get(KEY)?.status?.id, made.id);
     assert.equal(w.cloud.mutations().filter((call) => call.op === 'create').length, 0);
-    await w.settle('ns-b/squatter');
+    await w.settle('ns-b/squatter', { expect: ['AlreadyManaged'] });
     assert.equal(synced(w, 'ns-b/squatter')?.reason, 'AlreadyManaged');
   });
 
@@ -96,7 +96,7 @@ describe('creation', () => {
       w.api.delete(KEY);
       w.api.objects.delete(KEY);
     };
-    await w.settle(KEY);
+    await w.settle(KEY, { expect: ['ResourceGone'] });
     assert.equal(w.api.get(KEY), undefined);
     assert.deepEqual(w.cloud.live(), [], 'nothing made for the resource is left running');
   });
@@ -107,7 +107,7 @@ describe('creation', () => {
     const w = open();
     w.api.create('w', {});
     w.cloud.duringCreate = () => w.reconciler.vanished(w.api.vanish(KEY), true);
-    await w.settle(KEY);
+    await w.settle(KEY, { expect: ['ResourceGone'] });
     assert.equal(w.api.get(KEY), undefined);
     assert.deepEqual(w.cloud.live(), []);
   });
@@ -165,13 +165,13 @@ describe('creation', () => {
     const w = open();
     w.api.create('w', {});
     w.cloud.failNextCreate = new ReconcileError('CloudUnavailable', 'try later', { terminal: false });
-    await w.settle(KEY);
+    await w.settle(KEY, { expect: ['CloudRejected', 'CloudUnavailable'] });
     assert.equal(w.cloud.live().length, 1, 'made on a later try');
     assert.equal(synced(w)?.status, 'True');
 
     w.api.create('t', {});
     w.cloud.failNextCreate = new ReconcileError('CloudRejected', 'no such widget type', { terminal: true });
-    const { errors } = await w.settle('ns-a/t');
+    const { errors } = await w.settle('ns-a/t', { expect: ['CloudRejected', 'CloudUnavailable'] });
     assert.equal(errors.at(-1)?.name, 'TerminalError');
     assert.equal(synced(w, 'ns-a/t')?.reason, 'CloudRejected');
     const creates = w.cloud.calls.filter((call) => call.op === 'create').length;
@@ -197,10 +197,10 @@ describe('adoption and claims', () => {
   test('an id another resource proved is refused, naming no other resource', async () => {
     const w = open();
     w.api.create('owner', {}, {}, 'ns-b');
-    await w.settle('ns-b/owner');
+    await w.settle('ns-b/owner', { expect: ['AlreadyManaged'] });
     const id = String(w.api.get('ns-b/owner')?.status?.id);
     w.api.create('w', { paused: true }, { annotations: { [EXTERNAL_ID]: id } });
-    await w.settle(KEY);
+    await w.settle(KEY, { expect: ['AlreadyManaged'] });
     assert.equal(synced(w)?.reason, 'AlreadyManaged');
     assert.ok(!synced(w)?.message.includes('ns-b') && !synced(w)?.message.includes('owner'));
     assert.deepEqual(w.cloud.mutations(id).slice(1), [], 'no pause reached it');
@@ -211,10 +211,10 @@ describe('adoption and claims', () => {
     const w = open();
     const foreign = w.cloud.put({ name: 'theirs', org: 'org-2' });
     w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: foreign.id } });
-    await w.settle(KEY);
+    await w.settle(KEY, { expect: ['ExternalResourceNotFound'] });
     assert.equal(synced(w)?.reason, 'ExternalResourceNotFound');
     w.api.create('v', {}, { annotations: { [EXTERNAL_ID]: '999999' } });
-    await w.settle('ns-a/v');
+    await w.settle('ns-a/v', { expect: ['ExternalResourceNotFound'] });
     assert.equal(synced(w, 'ns-a/v')?.reason, 'ExternalResourceNotFound');
     assert.equal(
       synced(w)?.message.replace(foreign.id, 'ID'),
@@ -226,13 +226,13 @@ describe('adoption and claims', () => {
   test('an id managed in another account on the same API URL is not revealed as managed', async () => {
     const w = open({ others: [{ name: 'team-b', org: 'org-2' }] });
     w.api.create('victim', {}, {}, 'ns-a');
-    await w.settle('ns-a/victim');
+    await w.settle('ns-a/victim', { expect: ['ExternalResourceNotFound'] });
     const id = String(w.api.get('ns-a/victim')?.status?.id);
     const probe = { providerConfigRef: { name: 'team-b' } };
     w.api.create('probe', probe, { annotations: { [EXTERNAL_ID]: id } }, 'ns-b');
     w.api.create('blank', probe, { annotations: { [EXTERNAL_ID]: '999999' } }, 'ns-b');
-    await w.settle('ns-b/probe');
-    await w.settle('ns-b/blank');
+    await w.settle('ns-b/probe', { expect: ['ExternalResourceNotFound'] });
+    await w.settle('ns-b/blank', { expect: ['ExternalResourceNotFound'] });
     assert.equal(synced(w, 'ns-b/probe')?.reason, 'ExternalResourceNotFound');
     assert.equal(synced(w, 'ns-b/blank')?.reason, 'ExternalResourceNotFound');
   });
@@ -240,7 +240,7 @@ describe('adoption and claims', () => {
   test('an empty external-id names nothing: Observe only still refuses to create', async () => {
     const w = open();
     w.api.create('w', { managementPolicies: ['Observe'] }, { annotations: { [EXTERNAL_ID]: '' } });
-    await w.settle(KEY);
+    await w.settle(KEY, { expect: ['ExternalIdRequired'] });
     assert.equal(synced(w)?.reason, 'ExternalIdRequired');
     assert.deepEqual(w.cloud.mutations(), [], 'nothing is created');
   });
@@ -248,11 +248,11 @@ describe('adoption and claims', () => {
   test('re-pointing the id of a live resource is refused, and its object is not orphaned', async () => {
     const w = open();
     w.api.create('w', {});
-    await w.settle(KEY);
+    await w.settle(KEY, { expect: ['ExternalIdChanged'] });
     const own = String(w.api.get(KEY)?.status?.id);
     const other = w.cloud.put({ name: 'other' });
     w.api.annotate(KEY, { [EXTERNAL_ID]: other.id });
-    await w.settle(KEY);
+    await w.settle(KEY, { expect: ['ExternalIdChanged'] });
     assert.equal(synced(w)?.reason, 'ExternalIdChanged');
     assert.equal(w.api.get(KEY)?.status?.id, own);
     assert.deepEqual(w.cloud.mutations(other.id), []);
@@ -334,10 +334,10 @@ describe('deletion', () => {
       { annotations: { [EXTERNAL_ID]: victim.id }, finalizers: [FINALIZER] },
       'team-b',
     );
-    await w.settle('team-b/grab');
+    await w.settle('team-b/grab', { expect: ['ProviderConfigNotAllowed'] });
     assert.equal(synced(w, 'team-b/grab')?.reason, 'ProviderConfigNotAllowed');
     w.api.delete('team-b/grab');
-    await w.settle('team-b/grab');
+    await w.settle('team-b/grab', { expect: ['ProviderConfigNotAllowed'] });
     assert.equal(w.api.get('team-b/grab'), undefined, 'the deletion does not hang');
     assert.deepEqual(
       w.cloud.calls.filter((call) => call.id === victim.id),

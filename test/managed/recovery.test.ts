@@ -125,7 +125,7 @@ describe('an object lost while its resource lives', () => {
     const w = open();
     const id = await adopted(w, { managementPolicies: ['Observe', 'Update', 'Delete'] });
     await gone(w, id);
-    const { errors } = await w.settle(KEY);
+    const { errors } = await w.settle(KEY, { expect: ['ExternalResourceGone'] });
     assert.equal(errors.at(-1)?.name, 'TerminalError');
     assert.equal(synced(w)?.reason, 'ExternalResourceGone');
     assert.equal(
@@ -421,11 +421,11 @@ test('a spot object gone without the Create policy keeps its counted preemption 
     { spot: true, managementPolicies: ['Observe', 'Update', 'Delete'] },
     { annotations: { [EXTERNAL_ID]: outside.id } },
   );
-  await w.settle(KEY);
+  await w.settle(KEY, { expect: ['ExternalResourceGone'] });
   w.cloud.objects.delete(outside.id);
   await new Promise((resolve) => setTimeout(resolve, 40));
-  await w.settle(KEY);
-  await w.settle(KEY);
+  await w.settle(KEY, { expect: ['ExternalResourceGone'] });
+  await w.settle(KEY, { expect: ['ExternalResourceGone'] });
   assert.deepEqual(
     w.recorded.fleet.filter((event) => event === 'preempted'),
     ['preempted'],

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
-import { type RunningControllerManager, startControllerManager } from '../support/controller-manager.ts';
+import { type RunningControllerManager, startControllerManager } from '../../src/local/controller-manager.ts';
 import {
   isReady,
   manifests,
@@ -76,7 +76,10 @@ describe('HPA on a ServerlessEndpoint', () => {
   before(async () => {
     await stack.cluster().ensureNamespace(NS);
     operator = await startOperator(stack.plane(), stack.sim());
-    controllerManager = await startControllerManager(stack.plane());
+    controllerManager = await startControllerManager(stack.plane(), {
+      controllers: ['horizontal-pod-autoscaler-controller'],
+      flags: ['--horizontal-pod-autoscaler-sync-period=1s'],
+    });
   });
   after(async () => {
     await controllerManager?.stop();

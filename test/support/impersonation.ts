@@ -1,10 +1,13 @@
 // Acting as another user through the admin's own connection: the apiserver's impersonation, so a test
 // can run a request with exactly the permissions a namespaced tenant (or a ServiceAccount) has.
+import { readFile, writeFile } from 'node:fs/promises';
+import { dump, load } from 'js-yaml';
 import { z } from 'zod';
 import { KubeClient } from '../../src/kube/client.ts';
-import type { ControlPlane } from '../../src/local/controlplane.ts';
+import type { KubeConnection } from '../../src/kube/connection.ts';
 
-export function clientAs(plane: ControlPlane, user: string): KubeClient {
+/** `user` through the admin connection of a control plane (or of the kubeconfig of `npm run local`). */
+export function clientAs(plane: { readonly connection: KubeConnection }, user: string): KubeClient {
   const admin = plane.connection;
   return new KubeClient({
     server: admin.server,
@@ -14,6 +17,20 @@ export function clientAs(plane: ControlPlane, user: string): KubeClient {
       return { ...auth, headers: { ...auth.headers, 'Impersonate-User': user } };
     },
   });
+}
+
+/** Writes to `path` the admin's kubeconfig with its user impersonating `user` (`as:`), as kubectl --as does. */
+export async function writeKubeconfigAs(
+  plane: { readonly kubeconfigPath: string },
+  user: string,
+  path: string,
+): Promise<string> {
+  const config = z
+    .looseObject({ users: z.array(z.looseObject({ user: z.record(z.string(), z.unknown()) })) })
+    .parse(load(await readFile(plane.kubeconfigPath, 'utf8')));
+  for (const entry of config.users) entry.user.as = user;
+  await writeFile(path, dump(config), { mode: 0o600 });
+  return path;
 }
 
 /** A Role in `namespace` allowing `verbs` on the gpucloud kinds, bound to `user`. */

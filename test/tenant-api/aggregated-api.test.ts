@@ -1,16 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { request } from 'node:https';
 import { delimiter, dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { isStatus, type KubeClient } from '../../src/kube/client.ts';
-import { LOCAL_TENANT_SERVICE } from '../../src/local/tenant-api.ts';
+import { type RunningControllerManager, startControllerManager } from '../../src/local/controller-manager.ts';
 import { TENANT_GROUP_VERSION } from '../../src/tenant-api/group.ts';
-import { type RunningControllerManager, startControllerManager } from '../support/controller-manager.ts';
 import { clientAs } from '../support/impersonation.ts';
 import {
   API_KEY,
@@ -22,7 +19,14 @@ import {
   useStack,
 } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
-import { bindRole, serviceAccountKubeconfig, type TenantApiSetup, tenantApiSetup } from './support.ts';
+import {
+  bindRole,
+  direct,
+  openFollows,
+  serviceAccountKubeconfig,
+  type TenantApiSetup,
+  tenantApiSetup,
+} from './support.ts';
 
 // The tenant API through the real apiserver: the aggregator authenticates the user, proxies with its
 // front-proxy certificate, and the operator authorises each request with a SubjectAccessReview. Tenants
@@ -61,41 +65,18 @@ async function statusOf(promise: Promise<unknown>): Promise<number> {
   }
 }
 
-/** Straight to the operator's port, as the apiserver would dial it, with or without its client pair. */
-function direct(
-  path: string,
-  identity?: { user: string; groups?: string[] },
-): Promise<{ code: number; body: string }> {
-  const proxy = stack.plane().frontProxy;
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: setup.port,
-        path,
-        servername: `${LOCAL_TENANT_SERVICE.name}.${LOCAL_TENANT_SERVICE.namespace}.svc`,
-        ca: setup.caPem,
-        ...(identity ? { cert: proxy.certPem, key: proxy.keyPem } : {}),
-        headers: identity
-          ? { 'X-Remote-User': identity.user, 'X-Remote-Group': identity.groups ?? ['system:authenticated'] }
-          : { 'X-Remote-User': 'system:admin', 'X-Remote-Group': 'system:masters' },
-      },
-      (res) => {
-        let body = '';
-        res.on('data', (chunk) => (body += chunk));
-        res.on('end', () => resolve({ code: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
+/** Straight to the operator's port, with or without the front proxy's pair. */
+function straight(path: string, identity?: { user: string }) {
+  return direct(stack.plane(), setup, { path, ...(identity ? { identity } : {}) });
 }
 
 describe('the tenant API through the apiserver', () => {
   before(async () => {
     const plane = stack.plane();
     const cluster = stack.cluster();
-    controllers = await startControllerManager(plane, ['clusterrole-aggregation-controller']);
+    controllers = await startControllerManager(plane, {
+      controllers: ['clusterrole-aggregation-controller'],
+    });
     for (const namespace of [TEAM, OTHER]) await cluster.ensureNamespace(namespace);
     setup = await tenantApiSetup(plane, ['--tenant-api-streams-per-user', '2']);
     operator = await startOperator(plane, stack.sim(), { flags: setup.flags });
@@ -241,14 +222,14 @@ describe('the tenant API through the apiserver', () => {
 
   test('straight to the operator: 401 without the front-proxy certificate, 403 from its own review', async () => {
     const path = api(TEAM, 'gpupods', 'trainer', 'metrics');
-    const anonymous = await direct(path);
+    const anonymous = await straight(path);
     assert.equal(anonymous.code, 401, anonymous.body);
     assert.match(anonymous.body, /request-header CA/);
     // The certificate alone is not a grant: the operator asks the apiserver about the user it names.
-    const stranger = await direct(path, { user: 'stranger' });
+    const stranger = await straight(path, { user: 'stranger' });
     assert.equal(stranger.code, 403, stranger.body);
     assert.match(stranger.body, /User \\"stranger\\" cannot get resource \\"gpupods\/metrics\\"/);
-    const viewer = await direct(path, { user: 'viewer' });
+    const viewer = await straight(path, { user: 'viewer' });
     assert.equal(viewer.code, 200, viewer.body);
   });
 
@@ -358,9 +339,4 @@ describe('the tenant API through the apiserver', () => {
   });
 });
 
-async function streamsOpen(): Promise<number> {
-  const { body } = await operator.fetchHealth('/metrics');
-  const line = body.split('\n').find((l) => l.startsWith('gpucloud_tenant_api_log_streams{'));
-  await sleep(0);
-  return line ? Number(line.split(' ').at(-1)) : 0;
-}
+const streamsOpen = () => openFollows(operator);

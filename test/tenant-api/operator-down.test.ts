@@ -5,8 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { z } from 'zod';
 import { isStatus } from '../../src/kube/client.ts';
+import { type RunningControllerManager, startControllerManager } from '../../src/local/controller-manager.ts';
 import { API_SERVICE_NAME, TENANT_GROUP_VERSION } from '../../src/tenant-api/group.ts';
-import { type RunningControllerManager, startControllerManager } from '../support/controller-manager.ts';
 import { type RunningOperator, startOperator, useStack } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
 import { apiServiceAvailable, tenantApiSetup } from './support.ts';
@@ -60,7 +60,7 @@ const namespaceSchema = z.looseObject({
 
 describe('the tenant API when the operator is down', () => {
   before(async () => {
-    controllers = await startControllerManager(stack.plane(), ['namespace-controller']);
+    controllers = await startControllerManager(stack.plane(), { controllers: ['namespace-controller'] });
     const setup = await tenantApiSetup(stack.plane());
     operator = await startOperator(stack.plane(), stack.sim(), { flags: setup.flags });
     await setup.register(stack.cluster().client);

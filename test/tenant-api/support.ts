@@ -1,12 +1,15 @@
 // The tenant API as the tests see it: the operator serving it on loopback, registered with the real
 // apiserver as an APIService (an ExternalName Service of localhost), tenants bound to the built-in roles.
+import type { IncomingHttpHeaders } from 'node:http';
+import { type Agent, request } from 'node:https';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { freeLoopbackPorts } from '../../src/local/controlplane/ports.ts';
 import type { ControlPlane } from '../../src/local/controlplane.ts';
-import { makeServingPair, registerTenantApi } from '../../src/local/tenant-api.ts';
+import { LOCAL_TENANT_SERVICE, makeServingPair, registerTenantApi } from '../../src/local/tenant-api.ts';
 import { API_SERVICE_NAME } from '../../src/tenant-api/group.ts';
+import type { RunningOperator } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
 
 export interface TenantApiSetup {
@@ -107,4 +110,73 @@ export async function serviceAccountKubeconfig(
     body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
   });
   return plane.kubeconfigForToken(answer.status.token, `${namespace}.${who}`);
+}
+
+export interface DirectRequest {
+  readonly path: string;
+  readonly method?: string;
+  /** The user the front proxy names; without it the request carries no client certificate at all. */
+  readonly identity?: { readonly user: string; readonly groups?: readonly string[] };
+  readonly body?: string | Buffer;
+  /** A keep-alive agent, to send several requests over one connection. */
+  readonly agent?: Agent;
+}
+
+export interface DirectAnswer {
+  readonly code: number;
+  readonly body: string;
+  readonly headers: IncomingHttpHeaders;
+  /** Whether the request went over a connection an earlier one had used. */
+  readonly reusedSocket: boolean;
+}
+
+/** Straight to the operator's port, as the apiserver dials it: TLS to the Service's name, the front proxy's pair. */
+export function direct(
+  plane: ControlPlane,
+  setup: TenantApiSetup,
+  options: DirectRequest,
+): Promise<DirectAnswer> {
+  const proxy = plane.frontProxy;
+  const { identity } = options;
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: setup.port,
+        path: options.path,
+        method: options.method ?? 'GET',
+        servername: `${LOCAL_TENANT_SERVICE.name}.${LOCAL_TENANT_SERVICE.namespace}.svc`,
+        ca: setup.caPem,
+        ...(options.agent ? { agent: options.agent } : {}),
+        ...(identity ? { cert: proxy.certPem, key: proxy.keyPem } : {}),
+        headers: {
+          ...(identity
+            ? {
+                'X-Remote-User': identity.user,
+                'X-Remote-Group': [...(identity.groups ?? ['system:authenticated'])],
+              }
+            : { 'X-Remote-User': 'system:admin', 'X-Remote-Group': 'system:masters' }),
+          ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (chunk) => (body += chunk));
+        res.on('end', () =>
+          resolve({ code: res.statusCode ?? 0, body, headers: res.headers, reusedSocket: req.reusedSocket }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** The open-follows gauge, summed over accounts, as the operator's `/metrics` reports it. */
+export async function openFollows(operator: RunningOperator): Promise<number> {
+  const { body } = await operator.fetchHealth('/metrics');
+  return body
+    .split('\n')
+    .filter((line) => line.startsWith('gpucloud_tenant_api_log_streams{'))
+    .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
 }

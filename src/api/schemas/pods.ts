@@ -185,6 +185,9 @@ export const podParams = z.object({ id: cloudId });
 /** Log sources. The spec shows CONTAINER only; SYSTEM (platform events) is our decision (docs/design.md §4.3). */
 export const LOG_TYPES = ['CONTAINER', 'SYSTEM'] as const;
 
+/** The most lines one page of a log may ask for (the simulator's bound; the spec shows none). */
+export const MAX_LOG_LINES_PER_PAGE = 1000;
+
 export const podLogsQuery = z
   .object({
     type: z.enum(LOG_TYPES).optional(),

@@ -3,7 +3,10 @@ import { request } from 'node:https';
 export interface HttpsGetOptions {
   /** PEM of the CA that must have signed the server's certificate. */
   ca: string;
-  /** Bearer token; none for an anonymous request. */
+  /**
+   * A bearer token; none for a path the server lets anyone read (kube-controller-manager's /healthz,
+   * kube-scheduler's /readyz).
+   */
   token?: string;
   timeoutMs: number;
 }
@@ -13,12 +16,12 @@ export interface HttpsResponse {
   body: string;
 }
 
-/** A GET with certificate verification against `ca` (and a bearer token if given); rejects on network errors. */
+/** A GET with certificate verification against `ca` (and a bearer token); rejects on network errors. */
 export function httpsGet(url: string, options: HttpsGetOptions): Promise<HttpsResponse> {
   return new Promise((resolve, reject) => {
     const req = request(url, {
       ca: options.ca,
-      headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
+      headers: options.token === undefined ? {} : { authorization: `Bearer ${options.token}` },
       signal: AbortSignal.timeout(options.timeoutMs),
     });
     req.on('response', (res) => {

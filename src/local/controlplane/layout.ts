@@ -25,6 +25,9 @@ export interface ControlPlaneLayout {
   kubeletClientKey: string;
   etcdLog: string;
   apiserverLog: string;
+  /** kube-controller-manager writes its self-signed serving certificate here (it serves /healthz only). */
+  controllerManagerCertDir: string;
+  controllerManagerLog: string;
   adminKubeconfig: string;
   kubeconfigsDir: string;
 }
@@ -47,6 +50,8 @@ export function controlPlaneLayout(dataDir: string): ControlPlaneLayout {
     kubeletClientKey: join(pki, 'apiserver-kubelet-client.key'),
     etcdLog: join(dataDir, 'etcd.log'),
     apiserverLog: join(dataDir, 'apiserver.log'),
+    controllerManagerCertDir: join(pki, 'controller-manager'),
+    controllerManagerLog: join(dataDir, 'controller-manager.log'),
     adminKubeconfig: join(dataDir, 'admin.kubeconfig'),
     kubeconfigsDir: join(dataDir, 'kubeconfigs'),
   };

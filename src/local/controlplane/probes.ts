@@ -29,3 +29,18 @@ export function apiserverReady(server: string, certDir: string, adminToken: stri
     return status === 200 || `GET /readyz answered ${status}: ${body}`;
   };
 }
+
+/**
+ * kube-controller-manager's controllers each add a check to /healthz once started, so its verbose answer
+ * lists them: ready means every one of `controllers` is listed, and passes.
+ */
+export function controllersStarted(server: string, certDir: string, controllers: readonly string[]): Probe {
+  return async () => {
+    const ca = await readServingCa(certDir, 'kube-controller-manager');
+    if (!ca) return `no serving certificate in ${certDir} yet`;
+    const { status, body } = await httpsGet(`${server}/healthz?verbose`, { ca, timeoutMs: PROBE_TIMEOUT_MS });
+    const missing = controllers.filter((name) => !body.includes(`[+]${name} ok`));
+    if (status === 200 && missing.length === 0) return true;
+    return `GET /healthz answered ${status}${missing.length ? `, not yet started: ${missing.join(', ')}` : ''}: ${body}`;
+  };
+}

@@ -1,4 +1,5 @@
 import type { PodLogLine, PodLogs, PodLogsQuery } from '../../api/schemas/index.ts';
+import { MAX_LOG_LINES_PER_PAGE } from '../../api/schemas/pods.ts';
 import { invalid } from '../errors.ts';
 
 export type LogType = 'CONTAINER' | 'SYSTEM';
@@ -11,9 +12,8 @@ interface Entry {
   readonly content: string;
 }
 
-/** Lines one page returns when the caller sets no limit, and the most it may ask for. */
+/** Lines one page returns when the caller sets no limit (the most it may ask for: MAX_LOG_LINES_PER_PAGE). */
 export const DEFAULT_LOG_LIMIT = 100;
-export const MAX_LOG_LIMIT = 1000;
 
 /**
  * A pod's log: platform events (SYSTEM) and what its container prints (CONTAINER), in order. The
@@ -28,7 +28,8 @@ export class PodLog {
 
   read(query: PodLogsQuery): PodLogs {
     const { type = 'CONTAINER', limit = DEFAULT_LOG_LIMIT, startTime, endTime, keyword } = query;
-    if (limit > MAX_LOG_LIMIT) throw invalid(`query.limit: at most ${MAX_LOG_LIMIT} lines per page`);
+    if (limit > MAX_LOG_LINES_PER_PAGE)
+      throw invalid(`query.limit: at most ${MAX_LOG_LINES_PER_PAGE} lines per page`);
     const items: PodLogLine[] = [];
     let position = this.#start(query.cursor);
     for (; position < this.#entries.length && items.length < limit; position++) {
