@@ -1,7 +1,7 @@
 // Runs the tests in two tiers, the unit tier first so that a broken core fails in seconds:
 //   unit         no process of ours beyond the test itself: no apiserver, no operator process, no build
-//   integration  the real parts: the local apiserver (and controller-manager), operator processes,
-//                helm, promtool, the chaos suite
+//   integration  the real parts: the local apiserver (and controller-manager, scheduler, node), operator
+//                processes, helm, promtool, the chaos suite
 // A file's tier follows from what it imports, transitively within the repository: reaching one of
 // INTEGRATION_MODULES makes it an integration test. Usage: node tools/run-tests.ts [unit|integration|all]
 // [-- node --test options]; `all` (the default) runs the unit tier and, if it passes, the integration tier.
@@ -15,8 +15,10 @@ const ROOT = resolve(import.meta.dirname, '..');
 const INTEGRATION_MODULES = [
   'src/local/controlplane.ts',
   'src/local/stack.ts',
-  'test/support/operator-process.ts',
   'src/local/controller-manager.ts',
+  'src/local/scheduler.ts',
+  'src/local/node.ts',
+  'test/support/operator-process.ts',
   'test/support/chart.ts',
   'chaos/run-context.ts',
   'tools/helm/ensure.ts',
@@ -30,10 +32,15 @@ const BUILDS = ['test/api/package.test.ts'];
 
 /**
  * Integration tests that run alone, after the others: they load both cores themselves (the chaos suite
- * runs several operator processes and a control plane), or measure time closely enough that a
+ * runs several operator processes and a control plane, the node test a kubelet and containerd), or measure time closely enough that a
  * neighbour's load would turn them into a test of the machine.
  */
-const ALONE = ['test/chaos/short.test.ts', 'test/controller/leader-election.test.ts'];
+const ALONE = [
+  'test/chaos/short.test.ts',
+  'test/controller/leader-election.test.ts',
+  // A kubelet and containerd beside the control plane: the heaviest start of all.
+  'test/node/node.test.ts',
+];
 
 const IMPORT =
   /(?:import|export)\s[^'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;

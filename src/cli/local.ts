@@ -3,12 +3,15 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../lib/logger.ts';
 // The whole local stack in one command: a real kube-apiserver + etcd + kube-controller-manager, the
-// simulated GPU cloud, the CRDs, the operator and the examples. Ctrl-C tears everything down.
+// simulated GPU cloud, the CRDs, the operator and the examples; with --node (`npm run local --node`, which
+// npm hands over as npm_config_node) also a scheduler and a real node that runs Pods. Ctrl-C tears
+// everything down.
 import { startLocalStack } from '../local/stack.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info', name: 'gpucloud-operator' });
-const stack = await startLocalStack(logger);
+const node = process.argv.includes('--node') || process.env.npm_config_node === 'true';
+const stack = await startLocalStack(logger, { node });
 const kubectl = `kubectl --kubeconfig ${stack.kubeconfigPath}`;
 console.error(`
 gpucloud-operator local stack is up.
@@ -17,7 +20,12 @@ gpucloud-operator local stack is up.
   metrics           ${stack.metricsUrl}   (fleet: gpucloud_gpus_running, gpucloud_spend_rate_dollars_per_hour, ...)
   controllers       ${stack.controllers.controllers.map((name) => name.replace(/-controller$/, '')).join(', ')}
                     (kube-controller-manager, log: ${stack.controllers.logPath})
-
+${
+  stack.nodeName
+    ? `  node              ${stack.nodeName} Ready: ${kubectl} get nodes -o wide
+`
+    : ''
+}
 Try, in another terminal:
   ${kubectl} get gpucloud                      # every GpuPod, GpuVm, ServerlessEndpoint, ServerlessTask and ProviderConfig
   curl -s ${stack.metricsUrl} | grep '^gpucloud_gpus_running'

@@ -1,5 +1,5 @@
 // A real Kubernetes control plane (etcd + kube-apiserver, no nodes, no controllers) on loopback, for
-// integration tests and local runs. See tools/controlplane for how the binary is built and cached.
+// integration tests and local runs; ./node.ts adds a node to it. See tools/controlplane for how the binary is built and cached.
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,6 +55,10 @@ export interface ControlPlane {
    * proxies with (a test holding it can pose as the apiserver).
    */
   frontProxy: FrontProxy;
+  /** The CA of the apiserver's serving certificate (for `server`, `127.0.0.1` and `10.96.0.1`). */
+  servingCaPem: string;
+  /** The layout of `dataDir`: where the cluster CA a node's certificates come from is kept. */
+  layout: ControlPlaneLayout;
   /** A kubeconfig for another identity: a bearer token (e.g. a service account's), for RBAC tests. */
   kubeconfigForToken(token: string, name: string): Promise<string>;
   /** Stops kube-apiserver only; etcd keeps the data (for restart and chaos tests). */
@@ -144,6 +148,15 @@ class LocalControlPlane implements ControlPlane {
   get kubeConfig(): KubeConfig {
     if (!this.#kubeConfig) throw new Error('the control plane has not finished starting');
     return this.#kubeConfig;
+  }
+
+  get servingCaPem(): string {
+    if (!this.#caPem) throw new Error('the control plane has not finished starting');
+    return this.#caPem;
+  }
+
+  get layout(): ControlPlaneLayout {
+    return this.#settings.layout;
   }
 
   get frontProxy(): FrontProxy {

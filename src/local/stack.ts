@@ -14,6 +14,7 @@ import { type RunningControllerManager, startControllerManager } from './control
 import { freeLoopbackPorts } from './controlplane/ports.ts';
 import { type ControlPlane, startControlPlane } from './controlplane.ts';
 import { apply, installCrds, readManifests } from './manifests.ts';
+import { startNodeCluster } from './node-cluster.ts';
 import { makeServingPair, registerTenantApi } from './tenant-api.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -29,14 +30,25 @@ export interface LocalStack {
   metricsUrl: string;
   /** kube-controller-manager's controllers, as a cluster runs them: role aggregation, namespaces, ... */
   controllers: RunningControllerManager;
+  /** The Ready node's name, when started with `node: true`. */
+  nodeName?: string;
   stop(): Promise<void>;
+}
+
+export interface LocalStackOptions {
+  /** Also a scheduler, the controllers workloads need and a real node (./node.ts), so that Pods run. */
+  node?: boolean;
+  workDir?: string;
 }
 
 /**
  * Everything a user needs to try the operator with no cluster and no cloud: a real control plane with the
- * controllers of kube-controller-manager a cluster's users rely on, the simulator (with pod callbacks wired to the operator), the CRDs, the operator, and the examples.
+ * controllers of kube-controller-manager a cluster's users rely on (and with `node` a scheduler and a node
+ * that runs Pods), the simulator (with pod callbacks wired to the operator), the CRDs, the operator, and
+ * the examples.
  */
-export async function startLocalStack(logger: Logger, workDir = join(ROOT, '.local')): Promise<LocalStack> {
+export async function startLocalStack(logger: Logger, options: LocalStackOptions = {}): Promise<LocalStack> {
+  const workDir = options.workDir ?? join(ROOT, '.local');
   const started: Array<() => Promise<void>> = [];
   const stop = async () => {
     for (const step of started.reverse()) await step();
@@ -47,8 +59,9 @@ export async function startLocalStack(logger: Logger, workDir = join(ROOT, '.loc
     const client = new KubeClient(plane.connection);
     await installCrds(client, join(ROOT, 'crds'));
     // After the CRDs, so that its first discovery has them (else the HPA and quota controllers learn of
-    // them only at their next, 30 s later); awaited last, so that it starts while the rest does.
-    const starting = startControllerManager(plane);
+    // them only at their next, 30 s later); awaited last, so that it starts (with the scheduler and the
+    // node, if asked) while the rest does.
+    const starting: Promise<Cluster> = options.node ? startNodeCluster(plane) : startControllers(plane);
     starting.catch(() => undefined); // a failure is thrown where it is awaited, below
     started.push(async () => (await starting.catch(() => undefined))?.stop());
     const apiKey = `local-${randomBytes(12).toString('hex')}`;
@@ -77,19 +90,32 @@ export async function startLocalStack(logger: Logger, workDir = join(ROOT, '.loc
     await mkdir(workDir, { recursive: true });
     const kubeconfigPath = join(workDir, 'kubeconfig');
     await copyFile(plane.kubeconfigPath, kubeconfigPath);
-    const controllers = await starting;
+    const cluster = await starting;
     return {
       kubeconfigPath,
       simulatorUrl: sim.url,
       apiKey,
       metricsUrl: `http://127.0.0.1:${healthPort}/metrics`,
-      controllers,
+      controllers: cluster.controllerManager,
+      ...(cluster.node ? { nodeName: cluster.node.name } : {}),
       stop,
     };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** What runs beside the apiserver: kube-controller-manager, and with `node` a scheduler and a node. */
+interface Cluster {
+  controllerManager: RunningControllerManager;
+  node?: { name: string };
+  stop(): Promise<void>;
+}
+
+async function startControllers(plane: ControlPlane): Promise<Cluster> {
+  const controllerManager = await startControllerManager(plane);
+  return { controllerManager, stop: () => controllerManager.stop() };
 }
 
 async function startOperator(

@@ -70,7 +70,7 @@ const logPath = (namespace: string, name: string) =>
 describe('the local stack as `npm run local` starts it', () => {
   before(async () => {
     workDir = await mkdtemp(join(tmpdir(), 'gpucloud-local-stack-'));
-    stack = await startLocalStack(captureLogs('warn').logger, workDir);
+    stack = await startLocalStack(captureLogs('warn').logger, { workDir });
     admin = new KubeClient(kubeconfigConnection(stack.kubeconfigPath));
   });
   after(async () => {

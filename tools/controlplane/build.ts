@@ -1,6 +1,6 @@
-// Builds the control plane binary (etcd, kube-apiserver and kube-controller-manager from their Go modules,
-// see main.go) into the cache outside the repository, unless the cache already holds a build of these
-// exact sources.
+// Builds the control plane binary (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and the
+// kubelet from their Go modules, see main.go) into the cache outside the repository, unless the cache
+// already holds a build of these exact sources.
 import { spawn } from 'node:child_process';
 import { access, constants, mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -28,8 +28,8 @@ export async function ensureControlPlaneBinary(progress: (line: string) => void)
 async function build(binary: string, progress: (line: string) => void): Promise<void> {
   const version = await kubernetesVersion();
   progress(
-    `building etcd + kube-apiserver + kube-controller-manager ${version} from Go modules into ${binary}; ` +
-      'a first build takes about 5 minutes on 2 cores (more on a busy machine), later runs reuse it',
+    `building etcd, kube-apiserver, kube-controller-manager, kube-scheduler and the kubelet ${version} from Go ` +
+      `modules into ${binary}; a first build takes about 7 minutes on 2 cores (more on a busy machine), later runs reuse it`,
   );
   await mkdir(dirname(binary), { recursive: true });
   // Build beside the target and rename, so that an interrupted or concurrent build never leaves half a binary.

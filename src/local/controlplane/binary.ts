@@ -66,7 +66,7 @@ export async function resolveControlPlaneBinary(): Promise<string> {
   return path;
 }
 
-async function goVersion(): Promise<string> {
+export async function goVersion(): Promise<string> {
   try {
     const { stdout } = await execFileAsync('go', ['env', 'GOVERSION']);
     return stdout.trim();

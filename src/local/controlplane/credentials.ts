@@ -10,6 +10,8 @@ import type { ControlPlaneLayout } from './layout.ts';
 export const ADMIN_USER = 'admin';
 /** The common name of the apiserver's front-proxy client certificate: `--requestheader-allowed-names`. */
 export const FRONT_PROXY_CLIENT = 'front-proxy-client';
+/** The apiserver's identity towards kubelets, as kubeadm names it; its group may do anything there. */
+const KUBELET_CLIENT = 'kube-apiserver-kubelet-client';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
@@ -22,6 +24,7 @@ export async function ensureCredentials(layout: ControlPlaneLayout): Promise<Cre
   await mkdir(dirname(layout.tokenFile), { recursive: true, mode: 0o700 });
   await ensureServiceAccountKeys(layout);
   await ensureFrontProxy(layout);
+  await ensureClusterCa(layout);
   return { adminToken: await ensureAdminToken(layout.tokenFile) };
 }
 
@@ -47,6 +50,22 @@ async function ensureFrontProxy(layout: ControlPlaneLayout): Promise<void> {
   await writeFile(layout.frontProxyCa, ca.certPem, { mode: 0o600 });
   await writeFile(layout.frontProxyCert, client.certPem, { mode: 0o600 });
   await writeFile(layout.frontProxyKey, client.keyPem, { mode: 0o600 });
+}
+
+/** The cluster CA and the apiserver's client certificate for kubelets, signed by it. */
+async function ensureClusterCa(layout: ControlPlaneLayout): Promise<void> {
+  if (await exists(layout.kubeletClientKey)) return;
+  const ca = createCertificateAuthority('gpucloud-local-ca', 3650);
+  const client = issueCertificate(ca, {
+    commonName: KUBELET_CLIENT,
+    organization: ['system:masters'],
+    usage: 'client',
+    days: 3650,
+  });
+  await writeFile(layout.clusterCa, ca.certPem, { mode: 0o600 });
+  await writeFile(layout.clusterCaKey, ca.keyPem, { mode: 0o600 });
+  await writeFile(layout.kubeletClientCert, client.certPem, { mode: 0o600 });
+  await writeFile(layout.kubeletClientKey, client.keyPem, { mode: 0o600 });
 }
 
 /** The static token file: `token,user,uid,"groups"`, one line, the admin's. */

@@ -1,4 +1,11 @@
-export type ControlPlaneComponent = 'etcd' | 'apiserver' | 'controller-manager';
+export type ControlPlaneComponent =
+  | 'etcd'
+  | 'apiserver'
+  | 'controller-manager'
+  | 'scheduler'
+  | 'containerd'
+  | 'kubelet'
+  | 'forward';
 
 /** The control plane binary is not where it should be; `hint` says how to get it. */
 export class ControlPlaneBinaryMissingError extends Error {

@@ -4,6 +4,9 @@ import type { ControlPlaneLayout } from './layout.ts';
 const LOOPBACK = '127.0.0.1';
 const MEMBER_NAME = 'controlplane';
 export const SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
+const SERVICE_CLUSTER_IP_RANGE = '10.96.0.0/16';
+/** The `kubernetes` Service's ClusterIP (the range's first address), in the apiserver's serving certificate. */
+export const KUBERNETES_SERVICE_IP = '10.96.0.1';
 
 export interface EtcdPorts {
   client: number;
@@ -47,6 +50,10 @@ export function apiserverUrl(port: number): string {
  * in kube-system/extension-apiserver-authentication. Routing stays on the Service (no
  * --enable-aggregator-routing): an Endpoints or EndpointSlice may not name a loopback address, but an
  * `ExternalName` Service of `localhost` may, and the apiserver resolves it when it routes to Services.
+ *
+ * Kubelets (the local node's, see ../node.ts) authenticate with client certificates of the cluster CA and
+ * are authorized as nodes; the apiserver reaches them with its own client certificate of that CA and
+ * verifies theirs against it.
  */
 export function apiserverArgs(
   layout: ControlPlaneLayout,
@@ -61,11 +68,13 @@ export function apiserverArgs(
     `--secure-port=${port}`,
     `--cert-dir=${layout.certDir}`,
     `--token-auth-file=${layout.tokenFile}`,
-    '--authorization-mode=RBAC',
+    // Node before RBAC, as kubeadm sets it: a kubelet may read and write what its own pods need only.
+    '--authorization-mode=Node,RBAC',
+    '--enable-admission-plugins=NodeRestriction',
     `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
     `--service-account-key-file=${layout.serviceAccountPublicKey}`,
     `--service-account-signing-key-file=${layout.serviceAccountKey}`,
-    '--service-cluster-ip-range=10.96.0.0/16',
+    `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
     '--profiling=false',
     `--requestheader-client-ca-file=${layout.frontProxyCa}`,
     `--requestheader-allowed-names=${FRONT_PROXY_CLIENT}`,
@@ -74,6 +83,12 @@ export function apiserverArgs(
     '--requestheader-extra-headers-prefix=X-Remote-Extra-',
     `--proxy-client-cert-file=${layout.frontProxyCert}`,
     `--proxy-client-key-file=${layout.frontProxyKey}`,
+    `--client-ca-file=${layout.clusterCa}`,
+    `--kubelet-client-certificate=${layout.kubeletClientCert}`,
+    `--kubelet-client-key=${layout.kubeletClientKey}`,
+    `--kubelet-certificate-authority=${layout.clusterCa}`,
+    // The local node's InternalIP is the one address of it the apiserver can reach; its name resolves nowhere.
+    '--kubelet-preferred-address-types=InternalIP',
     ...extraFlags,
   ];
 }

@@ -3,7 +3,10 @@ import { request } from 'node:https';
 export interface HttpsGetOptions {
   /** PEM of the CA that must have signed the server's certificate. */
   ca: string;
-  /** A bearer token; none for a path the server lets anyone read (kube-controller-manager's /healthz). */
+  /**
+   * A bearer token; none for a path the server lets anyone read (kube-controller-manager's /healthz,
+   * kube-scheduler's /readyz).
+   */
   token?: string;
   timeoutMs: number;
 }

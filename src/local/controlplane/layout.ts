@@ -13,6 +13,16 @@ export interface ControlPlaneLayout {
   frontProxyCa: string;
   frontProxyCert: string;
   frontProxyKey: string;
+  /**
+   * The cluster CA: the apiserver trusts client certificates it signed (the kubelet's), the kubelet trusts
+   * the apiserver's client certificate it signed, and the apiserver checks the kubelet's serving certificate
+   * against it.
+   */
+  clusterCa: string;
+  clusterCaKey: string;
+  /** What the apiserver presents to a kubelet (logs, exec). */
+  kubeletClientCert: string;
+  kubeletClientKey: string;
   etcdLog: string;
   apiserverLog: string;
   /** kube-controller-manager writes its self-signed serving certificate here (it serves /healthz only). */
@@ -34,6 +44,10 @@ export function controlPlaneLayout(dataDir: string): ControlPlaneLayout {
     frontProxyCa: join(pki, 'front-proxy-ca.crt'),
     frontProxyCert: join(pki, 'front-proxy-client.crt'),
     frontProxyKey: join(pki, 'front-proxy-client.key'),
+    clusterCa: join(pki, 'ca.crt'),
+    clusterCaKey: join(pki, 'ca.key'),
+    kubeletClientCert: join(pki, 'apiserver-kubelet-client.crt'),
+    kubeletClientKey: join(pki, 'apiserver-kubelet-client.key'),
     etcdLog: join(dataDir, 'etcd.log'),
     apiserverLog: join(dataDir, 'apiserver.log'),
     controllerManagerCertDir: join(pki, 'controller-manager'),

@@ -1,4 +1,5 @@
-// One server of the control plane (etcd or kube-apiserver) as a child process that cannot outlive us.
+// One server of the control plane or the node (etcd, kube-apiserver, the kubelet, ...) as a child process
+// that cannot outlive us.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -11,8 +12,14 @@ const LOG_TAIL_BYTES = 8192;
 export interface ServerSpec {
   binary: string;
   component: ControlPlaneComponent;
+  /** The binary's first argument; default: the component. */
+  mode?: string;
   args: string[];
   logPath: string;
+  /** A command that runs the binary in namespaces of its own (`nsenter ...`, `unshare ...`); it must exec it. */
+  wrapper?: readonly string[];
+  /** How long SIGTERM may take before SIGKILL; default 10 s. */
+  stopGraceMs?: number;
 }
 
 export class ServerProcess {
@@ -22,15 +29,19 @@ export class ServerProcess {
   /** Settles when the process has gone, with how it went. */
   readonly exited: Promise<string>;
   readonly #child: ChildProcess;
+  readonly #stopGraceMs: number;
   #running = true;
 
   constructor(spec: ServerSpec) {
     this.component = spec.component;
     this.logPath = spec.logPath;
+    this.#stopGraceMs = spec.stopGraceMs ?? STOP_GRACE_MS;
     const log = openSync(spec.logPath, 'a');
     try {
       // The binary's watchdog exits when its stdin reaches EOF, which happens when we die, however we die.
-      this.#child = spawn(spec.binary, [spec.component, ...spec.args], {
+      const [command = spec.binary, ...wrapperArgs] = spec.wrapper ?? [];
+      const argv = [spec.mode ?? spec.component, ...spec.args];
+      this.#child = spawn(command, spec.wrapper ? [...wrapperArgs, spec.binary, ...argv] : argv, {
         stdio: ['pipe', log, log],
         env: { ...process.env, CONTROLPLANE_EXIT_ON_STDIN_EOF: '1' },
       });
@@ -62,7 +73,7 @@ export class ServerProcess {
     if (!this.#running) return;
     this.#child.kill('SIGTERM');
     // This timer also keeps the event loop alive until the (unref'd) child has exited.
-    const killer = setTimeout(() => this.#child.kill('SIGKILL'), STOP_GRACE_MS);
+    const killer = setTimeout(() => this.#child.kill('SIGKILL'), this.#stopGraceMs);
     await this.exited;
     clearTimeout(killer);
   }

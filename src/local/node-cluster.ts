@@ -1,0 +1,80 @@
+// What turns a local control plane into a cluster that runs Pods: kube-scheduler, kube-controller-manager
+// with the cluster's controllers and those a workload needs (node lifecycle, the kube-root-ca.crt ConfigMap
+// that every Pod's token volume mounts, Deployments, ReplicaSets) and a node. For `npm run local --node`
+// and the tests that run Pods.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { CoreV1Api } from '@kubernetes/client-node';
+import {
+  CLUSTER_CONTROLLERS,
+  type RunningControllerManager,
+  startControllerManager,
+} from './controller-manager.ts';
+import type { ControlPlane } from './controlplane.ts';
+import { type LocalNode, type NodeOptions, startNode } from './node.ts';
+import { type RunningScheduler, startScheduler } from './scheduler.ts';
+
+/** What a node needs of kube-controller-manager beyond the cluster's own controllers (CLUSTER_CONTROLLERS). */
+export const NODE_CONTROLLERS = [
+  // Lifts the not-ready taint a node registers with once the node is Ready, as in any cluster.
+  'node-lifecycle-controller',
+  // The kube-root-ca.crt ConfigMap in every namespace, which every Pod's token volume mounts.
+  'root-ca-certificate-publisher-controller',
+  'deployment-controller',
+  'replicaset-controller',
+];
+
+export interface NodeCluster {
+  node: LocalNode;
+  scheduler: RunningScheduler;
+  controllerManager: RunningControllerManager;
+  /** Stops the node, then the scheduler and the controllers. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export async function startNodeCluster(plane: ControlPlane, options: NodeOptions = {}): Promise<NodeCluster> {
+  const started: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of started.reverse()) await stop();
+  };
+  try {
+    const rootCaFile = join(plane.dataDir, 'serving-ca.crt');
+    await writeFile(rootCaFile, plane.servingCaPem);
+    const controllerManager = await startControllerManager(plane, {
+      controllers: [...CLUSTER_CONTROLLERS, ...NODE_CONTROLLERS],
+      // The CA the root-ca-certificate-publisher puts in every namespace's kube-root-ca.crt.
+      flags: [`--root-ca-file=${rootCaFile}`],
+    });
+    started.push(() => controllerManager.stop());
+    const scheduler = await startScheduler(plane);
+    started.push(() => scheduler.stop());
+    const node = await startNode(plane, options);
+    started.push(() => node.stop());
+    await untainted(plane, node.name);
+    let stopped: Promise<void> | undefined;
+    return { node, scheduler, controllerManager, stop: () => (stopped ??= stopAll()) };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+const UNTAINT_TIMEOUT_MS = 60_000;
+
+/** Waits until the node has no NoSchedule taint left: until the scheduler may place Pods on it. */
+async function untainted(plane: ControlPlane, name: string): Promise<void> {
+  const api = plane.kubeConfig.makeApiClient(CoreV1Api);
+  const deadline = Date.now() + UNTAINT_TIMEOUT_MS;
+  for (;;) {
+    const taints = (await api.readNode({ name })).spec?.taints ?? [];
+    const blocking = taints.filter((taint) => taint.effect === 'NoSchedule');
+    if (blocking.length === 0) return;
+    if (Date.now() >= deadline) {
+      throw new Error(
+        `Node ${name} kept its taints ${blocking.map((t) => t.key).join(', ')} for ${UNTAINT_TIMEOUT_MS / 1000}s`,
+      );
+    }
+    await delay(200);
+  }
+}
