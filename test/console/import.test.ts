@@ -21,6 +21,7 @@ import {
   useOperator,
   useStack,
 } from '../support/operator.ts';
+import { reconciledAfter } from '../support/reconciled.ts';
 import { poll } from '../support/until.ts';
 
 // `kubectl gpucloud import` against the simulator over HTTP and the local apiserver: a fleet made outside
@@ -76,7 +77,7 @@ const manifestSchema = z.object({
 });
 
 describe('gpucloud import', () => {
-  useOperator(stack, [NS]);
+  const operator = useOperator(stack, [NS]);
   let cloud: GpuCloudClient;
   const ids: Record<string, string> = {};
   let dir: string;
@@ -239,7 +240,14 @@ describe('gpucloud import', () => {
       assert.ok(isReady()(managed), `${kind} ${name}: ${JSON.stringify(managed?.status?.conditions)}`);
     }
     // Reconciled once more after Synced=True: still nothing to change, so what import wrote is the cloud's.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    let touches = 0;
+    for (const { kind, name } of applied) {
+      await reconciledAfter(operator(), { controller: kind.toLowerCase(), namespace: NS, name }, () =>
+        stack.cluster().patch(KINDS[kind], NS, name, {
+          metadata: { annotations: { 'import.test/touch': String(++touches) } },
+        }),
+      );
+    }
     assert.deepEqual(mutations(mark), [], 'full management of what import wrote changes nothing');
     const pod = await cloud.pods.get(ids.train2 ?? '');
     assert.equal(pod.status, 'PAUSED');

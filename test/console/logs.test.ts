@@ -29,6 +29,9 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
 }
 
 const status = async (id: string) => (await client.pods.get(id)).status;
+/** Reads of pod `id`'s log the cloud answered so far. */
+const logReads = (id: string) =>
+  sim.calls.log().filter((call) => call.operation === 'pods.logs' && call.params.id === id).length;
 
 test('logs -f prints each line once, then the lines the container prints later', async () => {
   const pod = await client.pods.create({
@@ -47,7 +50,9 @@ test('logs -f prints each line once, then the lines the container prints later',
   );
   const started = ['pulling image ubuntu:24.04', 'image pulled', 'container started'];
   await until('the container log', () => printed.length >= started.length);
-  await sleep(300); // ten more reads of a log that has nothing new
+  // Ten more reads of a log that has nothing new.
+  let reads = logReads(pod.id);
+  await until('ten more reads of the log', () => logReads(pod.id) >= reads + 10);
   assert.deepEqual(printed, started);
 
   // A pause and a resume start the container again: its lines come once more, once.
@@ -55,7 +60,8 @@ test('logs -f prints each line once, then the lines the container prints later',
   await until('PAUSED', async () => (await status(pod.id)) === 'PAUSED');
   await client.pods.resume(pod.id);
   await until('the restarted container log', () => printed.length >= 2 * started.length);
-  await sleep(300);
+  reads = logReads(pod.id);
+  await until('ten more reads of the log', () => logReads(pod.id) >= reads + 10);
   stop.abort();
   await following;
   assert.deepEqual(printed, [...started, ...started]);

@@ -71,7 +71,19 @@ describe('GpuVm and ServerlessEndpoint lifecycles', () => {
         .find(({ region, type }) => region === 'us-east-1' && type.vmTypeId === 401);
       assert.equal(priced?.status?.pricePerHour, listed?.type.pricePerHour);
       assert.equal(priced?.status?.currency, listed?.type.currency);
-      assert.ok(Number(priced?.status?.estimatedCost) >= 0);
+      // The cost so far: above nothing once it has run a few seconds, and no more than the hourly price
+      // over the time since the resource was made (its VM is younger).
+      const costed = await cluster.waitFor(
+        resources.gpuVm,
+        NS,
+        'priced',
+        (obj) => Number(obj?.status?.estimatedCost) > 0,
+        'a cost above 0',
+      );
+      const made = Date.parse(String(costed?.metadata.creationTimestamp));
+      const most = ((Date.now() - made) / 3_600_000) * Number(listed?.type.pricePerHour);
+      const cost = Number(costed?.status?.estimatedCost);
+      assert.ok(cost <= most + 0.00005, `${cost} USD within ${most} USD`);
     } finally {
       await client.close();
     }

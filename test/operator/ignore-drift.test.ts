@@ -12,6 +12,7 @@ import {
   useOperator,
   useStack,
 } from '../support/operator.ts';
+import { reconciledAfter } from '../support/reconciled.ts';
 
 // spec.ignoreDrift against the simulator over HTTP: a field the cloud may own, changed there by someone
 // else, is neither corrected nor reported; admission refuses a field the kind does not allow.
@@ -30,7 +31,7 @@ const status = (obj: TestObject | undefined) => (obj?.status ?? {}) as Record<st
 const synced = (obj: TestObject | undefined) => condition(obj, 'Synced');
 
 describe('spec.ignoreDrift', () => {
-  useOperator(stack, [NS]);
+  const operator = useOperator(stack, [NS]);
   let cloud: GpuCloudClient;
   before(() => {
     cloud = new GpuCloudClient({ baseUrl: stack.sim().url, apiKey: API_KEY });
@@ -39,15 +40,25 @@ describe('spec.ignoreDrift', () => {
     await cloud.close();
   });
 
-  /** Waits past a few reconciles of the resource after the cloud change its status shows. */
+  /**
+   * Waits until the resource's status shows the cloud change, then for a reconcile of it that began
+   * after: one that had the change in its status when it looked, and left it be.
+   */
+  let touches = 0;
   async function settledAfter(
     resource: (typeof resources)[keyof typeof resources],
     name: string,
     seen: (obj: TestObject | undefined) => boolean,
   ) {
-    await stack.cluster().waitFor(resource, NS, name, seen, 'the cloud change seen');
-    await new Promise((resolve) => setTimeout(resolve, 2500));
-    return stack.cluster().get(resource, NS, name);
+    const cluster = stack.cluster();
+    await cluster.waitFor(resource, NS, name, seen, 'the cloud change seen');
+    const key = { controller: resource.kind.toLowerCase(), namespace: NS, name };
+    await reconciledAfter(operator(), key, () =>
+      cluster.patch(resource, NS, name, {
+        metadata: { annotations: { 'ignore-drift.test/touch': String(++touches) } },
+      }),
+    );
+    return cluster.get(resource, NS, name);
   }
 
   test('a VM renamed in the cloud keeps its new name when the name is the cloud’s', async () => {

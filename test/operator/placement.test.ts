@@ -13,6 +13,7 @@ import {
   useOperator,
   useStack,
 } from '../support/operator.ts';
+import { reconciledAfter } from '../support/reconciled.ts';
 
 // Placement against the simulator over HTTP and the real apiserver: the operator picks the cheapest offer
 // a GpuPod accepts from the GPU search, moves to the next when the cloud refuses one for lack of room, says
@@ -57,7 +58,7 @@ describe('placement', () => {
   // Before the operator first reads the offers: A6000 is offered in eu-west-1 only, and never as spot in
   // the catalogue; here it gets a spot price.
   before(() => void stack.sim().market.set(A6000, { spot: 0.45 }));
-  useOperator(stack, [NS, KEY_NS]);
+  const operator = useOperator(stack, [NS, KEY_NS]);
 
   test('the cheapest of three acceptable types is chosen; with it full, the next, with an Event', async () => {
     // us-east-1 has all three: H100 2.99, A100 1.89, L40S 0.99 per GPU-hour on demand.
@@ -135,7 +136,14 @@ describe('placement', () => {
       condition(refused, 'Synced')?.message ?? '',
       /no offer of 1 × \(NVIDIA H100 80GB HBM3\), spot Never in eu-west-1 is within maxPricePerGpuHour 2 USD \(the cheapest with room is 2\.99\)/,
     );
-    await sleep(1_500);
+    // Looked at again, after the refusal, by a reconcile that began after it.
+    const key = { controller: 'gpupod', namespace: NS, name: 'too-dear' };
+    let touches = 0;
+    await reconciledAfter(operator(), key, () =>
+      stack.cluster().patch(resources.gpuPod, NS, 'too-dear', {
+        metadata: { annotations: { 'placement.test/touch': String(++touches) } },
+      }),
+    );
     assert.equal(cloudPodsNamed('too-dear').length, 0, 'nothing is created');
     await stack.cluster().patch(resources.gpuPod, NS, 'too-dear', {
       spec: { placement: { gpuTypes: [H100], maxPricePerGpuHour: 3 } },

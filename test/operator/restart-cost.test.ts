@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   isReady,
   manifests,
@@ -9,6 +8,7 @@ import {
   startOperator,
   useStack,
 } from '../support/operator.ts';
+import { reconciledAfter } from '../support/reconciled.ts';
 
 // A restart rebuilds its view from the status it wrote and from the cloud's lists: a recorded id whose
 // status was written from the same watched fields is trusted, not read again pod by pod.
@@ -16,6 +16,7 @@ const NS = 'restart-cost';
 const PODS = 6;
 const stack = useStack();
 let operator: RunningOperator | undefined;
+let touches = 0;
 
 describe('an operator restart', () => {
   before(async () => {
@@ -46,8 +47,14 @@ describe('an operator restart', () => {
     await stack
       .cluster()
       .waitFor(resources.gpuPod, NS, 'pod-0', (obj) => obj?.status?.phase === 'FAILED', 'FAILED');
-    // Several poll intervals and reconciles of every pod after the restart.
-    await sleep(3000);
+    // Every pod reconciled by the new process, the last time in a reconcile that began after this point.
+    for (const name of names) {
+      await reconciledAfter(operator, { controller: 'gpupod', namespace: NS, name }, () =>
+        stack.cluster().patch(resources.gpuPod, NS, name, {
+          metadata: { annotations: { 'restart-cost.test/touch': String(++touches) } },
+        }),
+      );
+    }
     const calls = stack.sim().calls.log().slice(mark);
     const gets = calls.filter((call) => call.operation === 'pods.get').map((call) => call.params.id);
     assert.deepEqual(gets, [changed], 'one get, of the pod that changed');
