@@ -75,6 +75,9 @@ export interface KubeClientOptions {
  * objects are kept in caches without conversion, and `Lease` micro-timestamps must keep their wire
  * format.
  */
+/** The one call a part needs when it only sends requests: what a fake of the apiserver implements. */
+export type KubeRequests = Pick<KubeClient, 'request'>;
+
 export class KubeClient {
   readonly #connection: KubeConnection;
   readonly #requestTimeoutMs: number;

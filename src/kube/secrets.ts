@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isStatus, type KubeClient } from './client.ts';
+import { isStatus, type KubeRequests } from './client.ts';
 import { objectPath, secrets } from './resource-type.ts';
 
 const secretSchema = z.looseObject({
@@ -16,7 +16,7 @@ export type SecretObject = z.output<typeof secretSchema>;
 
 /** A Secret as stored (data base64-encoded), or `undefined` when it does not exist. */
 export async function readSecretObject(
-  client: KubeClient,
+  client: KubeRequests,
   namespace: string,
   name: string,
 ): Promise<SecretObject | undefined> {
@@ -33,7 +33,7 @@ export async function readSecretObject(
 
 /** A Secret's data, decoded; `undefined` when the Secret does not exist. One get, never a list or watch. */
 export async function readSecret(
-  client: KubeClient,
+  client: KubeRequests,
   namespace: string,
   name: string,
 ): Promise<Record<string, string> | undefined> {

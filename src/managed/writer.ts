@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { KubeApiError, type KubeClient } from '../kube/client.ts';
+import { KubeApiError, type KubeRequests } from '../kube/client.ts';
 import { collectionPath, objectPath, type ResourceType, secrets } from '../kube/resource-type.ts';
 import { readSecret, readSecretObject } from '../kube/secrets.ts';
 import type { ManagedObject } from './external-kind.ts';
@@ -40,7 +40,7 @@ function controllerReference(mr: ManagedObject<unknown>) {
 }
 
 /** The generic reconciler's writes, as apiserver calls on one custom-resource kind. */
-export function managedWriter(client: KubeClient, resource: ResourceType): ManagedWriter {
+export function managedWriter(client: KubeRequests, resource: ResourceType): ManagedWriter {
   const path = (mr: ManagedObject<unknown>) => objectPath(resource, mr.metadata);
   // The version each metadata patch produced, keyed to the version it was made from, until its watch
   // event comes. Bounded: the event of a resource deleted meanwhile never comes.

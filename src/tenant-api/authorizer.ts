@@ -2,7 +2,7 @@
 // operator's ServiceAccount may create them through `system:auth-delegator`), for the user the front
 // proxy named. A decision is kept a few seconds at most, so a revoked grant stops working at once.
 import { z } from 'zod';
-import type { KubeClient } from '../kube/client.ts';
+import type { KubeRequests } from '../kube/client.ts';
 import type { User } from './front-proxy.ts';
 import { TENANT_GROUP } from './group.ts';
 
@@ -42,11 +42,11 @@ export interface SubjectAccessReviewerOptions {
 }
 
 export class SubjectAccessReviewer implements Authorizer {
-  readonly #kube: Pick<KubeClient, 'request'>;
+  readonly #kube: KubeRequests;
   readonly #options: SubjectAccessReviewerOptions;
   readonly #cache = new Map<string, { decision: Decision; until: number }>();
 
-  constructor(kube: Pick<KubeClient, 'request'>, options: SubjectAccessReviewerOptions) {
+  constructor(kube: KubeRequests, options: SubjectAccessReviewerOptions) {
     this.#kube = kube;
     this.#options = options;
   }
