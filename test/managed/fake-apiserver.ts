@@ -51,6 +51,8 @@ export class FakeApiserver implements KubeRequests {
   readonly requests: KubeRequest[] = [];
   /** Runs before the next request is answered: another writer's change, landing in between. */
   beforeNext: (() => void) | undefined;
+  /** Runs once the next request is answered: a change that lands between a read and the write after it. */
+  afterNext: (() => void) | undefined;
 
   /** Stores an object as a create would, and answers it as stored. */
   put(path: string, object: Json): Stored {
@@ -76,7 +78,11 @@ export class FakeApiserver implements KubeRequests {
     if (request.signal?.aborted) {
       throw new KubeTransportError(request.method, request.path, 'aborted', request.signal.reason);
     }
-    return schema.parse(this.#answer(request));
+    const answer = schema.parse(this.#answer(request));
+    const after = this.afterNext;
+    this.afterNext = undefined;
+    after?.();
+    return answer;
   }
 
   #next(): string {

@@ -272,15 +272,9 @@ describe('the managed writer on a fake that answers as the apiserver does', () =
       await writer.writeOwnedSecret(mr, 'conn', { host: '10.0.0.1' });
       const requests = api.requests.length;
       // Another writer's change lands between the writer's read of the Secret and its patch.
-      let reads = 0;
-      const original = api.request.bind(api);
-      api.request = async (schema, request) => {
-        const answer = await original(schema, request);
-        if (request.method === 'GET' && (reads += 1) === 1) {
-          const current = api.get(secretPath('conn'));
-          api.put(secretPath('conn'), { ...current, data: { ...current?.data, extra: 'eA==' } });
-        }
-        return answer;
+      api.afterNext = () => {
+        const current = api.get(secretPath('conn'));
+        api.put(secretPath('conn'), { ...current, data: { host: 'MTAuMC4wLjE=', extra: 'eA==' } });
       };
       await assert.rejects(
         writer.writeOwnedSecret(mr, 'conn', { host: '10.0.0.2' }),
