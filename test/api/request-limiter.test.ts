@@ -41,25 +41,39 @@ test('a waiter whose signal aborts leaves the line without taking a token', asyn
   assert.equal(bucket.waiting, 0);
 });
 
-test('the server never sees more than burst + rate × window requests from one client', async (t) => {
+test('never grants more than burst + rate × window, whatever the window', async (t) => {
+  // On the mocked clock the grants are exactly the limiter's: no loaded machine can bunch them up.
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
   const rate = 20;
   const burst = 3;
-  const { server, client } = await startHarness(t, { rateLimit: { requestsPerSecond: rate, burst } });
-  server.script(reply.envelope(10000, wireThing));
-
-  await Promise.all(Array.from({ length: 12 }, () => client.invoke(getThing, getInput)));
-
-  const arrivals = server.requests.map((request) => request.receivedAt).sort((a, b) => a - b);
-  assert.equal(arrivals.length, 12);
-  for (let first = 0; first < arrivals.length; first++) {
-    for (let last = first; last < arrivals.length; last++) {
-      const windowSeconds = ((arrivals[last] ?? 0) - (arrivals[first] ?? 0)) / 1000;
+  const limiter = new RequestLimiter({ requestsPerSecond: rate, burst }, () => Date.now());
+  const grants: number[] = [];
+  const all = Promise.all(
+    Array.from({ length: 12 }, () => limiter.acquire().then(() => grants.push(Date.now()))),
+  );
+  for (let ms = 0; ms < 1000 && grants.length < 12; ms++) {
+    await Promise.resolve();
+    t.mock.timers.tick(1);
+  }
+  await all;
+  assert.equal(grants.length, 12);
+  assert.deepEqual(
+    grants.slice(0, burst),
+    [0, 0, 0].map((offset) => grants[0] ?? offset),
+  );
+  for (let first = 0; first < grants.length; first++) {
+    for (let last = first; last < grants.length; last++) {
+      const windowSeconds = ((grants[last] ?? 0) - (grants[first] ?? 0)) / 1000;
       const seen = last - first + 1;
-      // One token of slack absorbs loopback jitter between the limiter's grant and the arrival.
-      const allowed = burst + rate * windowSeconds + 1;
-      assert.ok(seen <= allowed, `${seen} requests within ${windowSeconds}s, at most ${allowed} allowed`);
+      const allowed = burst + rate * windowSeconds;
+      assert.ok(
+        seen <= allowed + 1e-9,
+        `${seen} grants within ${windowSeconds}s, at most ${allowed} allowed`,
+      );
     }
   }
+  // And no slower than the rate: the 12th grant is due (12 - burst) / rate seconds after the first.
+  assert.equal((grants[11] ?? 0) - (grants[0] ?? 0), ((12 - burst) / rate) * 1000);
 });
 
 test('retries take tokens too', async (t) => {
