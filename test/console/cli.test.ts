@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { chmod, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -37,36 +37,80 @@ interface Ran {
   code: number;
   stdout: string;
   stderr: string;
-  /** Still running after `timeoutMs`, and stopped. */
-  killed: boolean;
 }
 
-function kubectl(
-  args: string[],
-  env: Record<string, string | undefined> = {},
-  stdin?: string,
-  timeoutMs = 0,
-): Promise<Ran> {
-  const base = {
+/** kubectl finds the plugin on the PATH, with the pinned Node first on it. */
+function cliEnv() {
+  return {
     PATH: [join(ROOT, 'bin'), dirname(process.execPath), dir, process.env.PATH].join(delimiter),
     HOME: dir,
     KUBECONFIG: stack.plane().kubeconfigPath,
     GPUCLOUD_API_URL: stack.sim().url,
     GPUCLOUD_API_KEY: API_KEY,
   };
+}
+
+function kubectl(args: string[], env: Record<string, string | undefined> = {}, stdin?: string): Promise<Ran> {
   return new Promise((resolve) => {
     const child = execFile(
       '/usr/bin/kubectl',
       ['gpucloud', ...args],
-      { env: { ...base, ...env } as NodeJS.ProcessEnv, timeout: timeoutMs },
+      { env: { ...cliEnv(), ...env } as NodeJS.ProcessEnv },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr, killed: error?.killed === true });
+        resolve({ code, stdout, stderr });
       },
     );
     if (stdin !== undefined) child.stdin?.end(stdin);
     else child.stdin?.end();
   });
+}
+
+/** Reads of pod `id`'s log the simulator answered so far. */
+const logReads = (id: string) =>
+  stack
+    .sim()
+    .calls.log()
+    .filter((call) => call.operation === 'pods.logs' && call.params.id === id).length;
+
+/**
+ * Runs a following command until it has printed `lines` lines and the cloud has answered five more reads
+ * of the log after that, then stops it: `exited` says whether it had stopped on its own before.
+ */
+async function follow(
+  args: string[],
+  lines: number,
+): Promise<{ stdout: string; stderr: string; exited?: number }> {
+  const child = spawn('/usr/bin/kubectl', ['gpucloud', ...args], { env: cliEnv() as NodeJS.ProcessEnv });
+  let stdout = '';
+  let stderr = '';
+  let exited: number | undefined;
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const closed = new Promise<void>((resolve) =>
+    child.on('close', (code) => {
+      exited ??= code ?? -1;
+      resolve();
+    }),
+  );
+  child.stdin.end();
+  await poll(
+    async () => exited !== undefined || stdout.trim().split('\n').length >= lines,
+    (done) => done,
+    `${lines} lines of ${args.join(' ')}`,
+    60_000,
+  );
+  const reads = logReads(podId);
+  await poll(
+    async () => exited !== undefined || logReads(podId) >= reads + 5,
+    (done) => done,
+    'five more reads of the log',
+    60_000,
+  );
+  const result = { stdout, stderr, ...(exited === undefined ? {} : { exited }) };
+  child.kill();
+  await closed;
+  return result;
 }
 
 const json = (ran: Ran) => {
@@ -315,14 +359,11 @@ describe('the gpucloud CLI as a kubectl plugin', () => {
     assert.equal(printed.code, 0, printed.stderr);
     const lines = printed.stdout.trim().split('\n');
     for (const flag of ['-f', '--follow']) {
-      // Killed after 8 s: long enough for a loaded machine to start the CLI and print the log.
-      const followed = await kubectl(
+      const followed = await follow(
         ['logs', 'gpupod/notebook', '-n', NS, flag, '--poll-ms', '100'],
-        {},
-        '',
-        8000,
+        lines.length,
       );
-      assert.ok(followed.killed, `${flag}: still following after 8 s (${followed.stderr})`);
+      assert.equal(followed.exited, undefined, `${flag}: stopped following (${followed.stderr})`);
       assert.deepEqual(followed.stdout.trim().split('\n'), lines, flag);
     }
   });

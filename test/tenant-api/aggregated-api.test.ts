@@ -1,31 +1,21 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { delimiter, dirname, join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { isStatus, type KubeClient } from '../../src/kube/client.ts';
-import { type RunningControllerManager, startControllerManager } from '../../src/local/controller-manager.ts';
 import { TENANT_GROUP_VERSION } from '../../src/tenant-api/group.ts';
 import { clientAs } from '../support/impersonation.ts';
-import {
-  API_KEY,
-  isReady,
-  manifests,
-  type RunningOperator,
-  resources,
-  startOperator,
-  useStack,
-} from '../support/operator.ts';
+import { API_KEY, manifests, resources, useStack } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
 import {
-  bindRole,
   direct,
   openFollows,
   serviceAccountKubeconfig,
-  type TenantApiSetup,
-  tenantApiSetup,
+  type TenantWorld,
+  useTenantWorld,
 } from './support.ts';
 
 // The tenant API through the real apiserver: the aggregator authenticates the user, proxies with its
@@ -36,11 +26,9 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TEAM = 'team-a';
 const OTHER = 'team-b';
 const stack = useStack({ transitionMs: 50 });
-let operator: RunningOperator;
-let controllers: RunningControllerManager;
-let setup: TenantApiSetup;
-let podId: string;
-let endpointId: string;
+let world: TenantWorld;
+/** The cloud id of the world's `index`th resource. */
+const idOf = (index: number) => String(world.ready()[index]?.status?.id);
 
 const api = (namespace: string, plural: string, name: string, sub: string) =>
   `/apis/${TENANT_GROUP_VERSION}/namespaces/${namespace}/${plural}/${name}/${sub}`;
@@ -67,49 +55,32 @@ async function statusOf(promise: Promise<unknown>): Promise<number> {
 
 /** Straight to the operator's port, with or without the front proxy's pair. */
 function straight(path: string, identity?: { user: string }) {
-  return direct(stack.plane(), setup, { path, ...(identity ? { identity } : {}) });
+  return direct(stack.plane(), world.setup(), { path, ...(identity ? { identity } : {}) });
 }
 
 describe('the tenant API through the apiserver', () => {
-  before(async () => {
-    const plane = stack.plane();
-    const cluster = stack.cluster();
-    controllers = await startControllerManager(plane, {
-      controllers: ['clusterrole-aggregation-controller'],
-    });
-    for (const namespace of [TEAM, OTHER]) await cluster.ensureNamespace(namespace);
-    setup = await tenantApiSetup(plane, ['--tenant-api-streams-per-user', '2']);
-    operator = await startOperator(plane, stack.sim(), { flags: setup.flags });
-    await setup.register(cluster.client);
-    await bindRole(cluster.client, TEAM, 'view', 'viewer');
-    await bindRole(cluster.client, TEAM, 'edit', 'editor');
-    await cluster.create(resources.gpuPod, TEAM, manifests.gpuPod('trainer'));
-    await cluster.create(resources.gpuPod, OTHER, manifests.gpuPod('theirs'));
-    await cluster.create(resources.serverlessEndpoint, TEAM, manifests.serverlessEndpoint('queue'));
-    const [pod, endpoint] = await Promise.all([
-      cluster.waitFor(resources.gpuPod, TEAM, 'trainer', isReady(), 'Ready'),
-      cluster.waitFor(resources.serverlessEndpoint, TEAM, 'queue', isReady(), 'Ready'),
-      cluster.waitFor(resources.gpuPod, OTHER, 'theirs', isReady(), 'Ready'),
-    ]);
-    podId = String(pod?.status?.id);
-    endpointId = String(endpoint?.status?.id);
-    // The aggregation controller has put the tenant rules into view and edit.
-    await poll(
-      () =>
-        statusOf(
-          clientAs(plane, 'viewer').request(z.unknown(), {
-            method: 'GET',
-            path: api(TEAM, 'gpupods', 'trainer', 'metrics'),
-          }),
-        ),
-      (code) => code === 200,
-      'view to include gpupods/metrics',
-      30_000,
-    );
-  });
-  after(async () => {
-    await operator?.stop();
-    await controllers?.stop();
+  world = useTenantWorld(stack, {
+    flags: ['--tenant-api-streams-per-user', '2'],
+    bindings: [
+      [TEAM, 'view', 'viewer'],
+      [TEAM, 'edit', 'editor'],
+    ],
+    objects: [
+      { resource: resources.gpuPod, namespace: TEAM, manifest: manifests.gpuPod('trainer') },
+      {
+        resource: resources.serverlessEndpoint,
+        namespace: TEAM,
+        manifest: manifests.serverlessEndpoint('queue'),
+      },
+      { resource: resources.gpuPod, namespace: OTHER, manifest: manifests.gpuPod('theirs') },
+    ],
+    served: async (plane) =>
+      (await statusOf(
+        clientAs(plane, 'viewer').request(z.unknown(), {
+          method: 'GET',
+          path: api(TEAM, 'gpupods', 'trainer', 'metrics'),
+        }),
+      )) === 200,
   });
 
   test('discovery: the aggregator serves the group, so kubectl get --raw works', async () => {
@@ -184,7 +155,7 @@ describe('the tenant API through the apiserver', () => {
     const cloud = new GpuCloudClient({ baseUrl: stack.sim().url, apiKey: API_KEY });
     try {
       const all = [];
-      for await (const task of cloud.serverless.tasks.listAll(endpointId)) all.push(task.taskId);
+      for await (const task of cloud.serverless.tasks.listAll(idOf(1))) all.push(task.taskId);
       assert.deepEqual(
         all.filter((id) => id === 'render_once'),
         ['render_once'],
@@ -269,13 +240,13 @@ describe('the tenant API through the apiserver', () => {
     // The container restarts: the simulator writes its start lines again, and they arrive.
     const cloud = new GpuCloudClient({ baseUrl: stack.sim().url, apiKey: API_KEY });
     try {
-      await cloud.pods.pause(podId);
+      await cloud.pods.pause(idOf(0));
       await poll(
-        async () => (await cloud.pods.get(podId)).status,
+        async () => (await cloud.pods.get(idOf(0))).status,
         (s) => s === 'PAUSED',
         'PAUSED',
       );
-      await cloud.pods.resume(podId).catch(() => undefined);
+      await cloud.pods.resume(idOf(0)).catch(() => undefined);
     } finally {
       await cloud.close();
     }
@@ -339,4 +310,4 @@ describe('the tenant API through the apiserver', () => {
   });
 });
 
-const streamsOpen = () => openFollows(operator);
+const streamsOpen = () => openFollows(world.operator());

@@ -1,20 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { freshSeed } from '../../chaos/random.ts';
-import { type RunningControllerManager, startControllerManager } from '../../src/local/controller-manager.ts';
 import { clientAs } from '../support/impersonation.ts';
-import {
-  API_KEY,
-  isReady,
-  manifests,
-  type RunningOperator,
-  resources,
-  startOperator,
-  useStack,
-} from '../support/operator.ts';
-import { poll } from '../support/until.ts';
+import { API_KEY, manifests, resources, useStack } from '../support/operator.ts';
 import { FUZZ_PROFILES, fuzzEdge } from './edge-fuzz.ts';
-import { bindRole, openFollows, type TenantApiSetup, tenantApiSetup } from './support.ts';
+import { openFollows, type TenantWorld, useTenantWorld } from './support.ts';
 
 // The edge fuzz (edge-fuzz.ts): the short profile runs with the tests, in seconds, on loopback;
 // `EDGE_FUZZ_PROFILE=long` runs the long one, `EDGE_FUZZ_SEED=<n>` replays a run.
@@ -23,53 +13,42 @@ const OTHER = 'team-b';
 const profile = FUZZ_PROFILES[process.env.EDGE_FUZZ_PROFILE === 'long' ? 'long' : 'short'];
 const seed = process.env.EDGE_FUZZ_SEED ? Number(process.env.EDGE_FUZZ_SEED) : freshSeed();
 const stack = useStack({ transitionMs: 50 });
-let operator: RunningOperator;
-let controllers: RunningControllerManager;
-let setup: TenantApiSetup;
+let world: TenantWorld;
 
 describe('a fuzz of the tenant API edge', () => {
-  before(async () => {
-    const plane = stack.plane();
-    const cluster = stack.cluster();
-    controllers = await startControllerManager(plane, {
-      controllers: ['clusterrole-aggregation-controller'],
-    });
-    for (const namespace of [TEAM, OTHER]) await cluster.ensureNamespace(namespace);
-    // A tenant share large enough that the fuzz is not simply told 429 (it is, now and then).
-    setup = await tenantApiSetup(plane, ['--tenant-api-rps', '40']);
-    operator = await startOperator(plane, stack.sim(), { flags: setup.flags });
-    await setup.register(cluster.client);
-    await bindRole(cluster.client, TEAM, 'view', 'viewer');
-    await bindRole(cluster.client, TEAM, 'edit', 'editor');
-    await bindRole(cluster.client, OTHER, 'view', 'neighbour');
-    await cluster.create(resources.gpuPod, TEAM, manifests.gpuPod('trainer'));
-    for (const namespace of [TEAM, OTHER])
-      await cluster.create(resources.serverlessEndpoint, namespace, manifests.serverlessEndpoint('queue'));
-    await Promise.all([
-      cluster.waitFor(resources.gpuPod, TEAM, 'trainer', isReady(), 'Ready'),
-      cluster.waitFor(resources.serverlessEndpoint, TEAM, 'queue', isReady(), 'Ready'),
-      cluster.waitFor(resources.serverlessEndpoint, OTHER, 'queue', isReady(), 'Ready'),
-    ]);
-    await poll(
-      async () => {
-        const lines = clientAs(plane, 'neighbour').lines(
+  // A tenant share large enough that the fuzz is not simply told 429 (it is, now and then).
+  world = useTenantWorld(stack, {
+    flags: ['--tenant-api-rps', '40'],
+    bindings: [
+      [TEAM, 'view', 'viewer'],
+      [TEAM, 'edit', 'editor'],
+      [OTHER, 'view', 'neighbour'],
+    ],
+    objects: [
+      { resource: resources.gpuPod, namespace: TEAM, manifest: manifests.gpuPod('trainer') },
+      {
+        resource: resources.serverlessEndpoint,
+        namespace: TEAM,
+        manifest: manifests.serverlessEndpoint('queue'),
+      },
+      {
+        resource: resources.serverlessEndpoint,
+        namespace: OTHER,
+        manifest: manifests.serverlessEndpoint('queue'),
+      },
+    ],
+    served: (plane) =>
+      clientAs(plane, 'neighbour')
+        .lines(
           `/apis/tenant.gpucloud.io/v1alpha1/namespaces/${OTHER}/serverlessendpoints/queue/tasks`,
           {},
           AbortSignal.timeout(10_000),
-        );
-        return lines.next().then(
+        )
+        .next()
+        .then(
           () => true,
           () => false,
-        );
-      },
-      (served) => served,
-      'view to include serverlessendpoints/tasks',
-      30_000,
-    );
-  });
-  after(async () => {
-    await operator?.stop();
-    await controllers?.stop();
+        ),
   });
 
   test(`${profile.name} profile: no 5xx of the operator's, no secret or cloud text, every follow released, the neighbour served`, async () => {
@@ -78,11 +57,11 @@ describe('a fuzz of the tenant API edge', () => {
       {
         plane,
         sim: stack.sim(),
-        setup,
+        setup: world.setup(),
         namespace: TEAM,
         other: OTHER,
         client: (user) => clientAs(plane, user),
-        openFollows: () => openFollows(operator),
+        openFollows: () => openFollows(world.operator()),
         forbidden: [API_KEY, /injected fault|SystemError|the service answered|query\.[a-z]|lines per page/],
       },
       profile,

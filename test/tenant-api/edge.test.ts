@@ -1,21 +1,13 @@
 import assert from 'node:assert/strict';
 import { Agent } from 'node:https';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { z } from 'zod';
 import { KubeApiError, type KubeClient } from '../../src/kube/client.ts';
-import { type RunningControllerManager, startControllerManager } from '../../src/local/controller-manager.ts';
 import { TENANT_GROUP_VERSION } from '../../src/tenant-api/group.ts';
 import { clientAs } from '../support/impersonation.ts';
-import {
-  isReady,
-  manifests,
-  type RunningOperator,
-  resources,
-  startOperator,
-  useStack,
-} from '../support/operator.ts';
+import { manifests, resources, useStack } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
-import { bindRole, direct, openFollows, type TenantApiSetup, tenantApiSetup } from './support.ts';
+import { direct, openFollows, type TenantWorld, useTenantWorld } from './support.ts';
 
 // The tenant API's edge, as a tenant meets it through the apiserver (and straight to the port where the
 // apiserver would hide what the operator answers): every bad parameter is a 400 that names it, the cloud's
@@ -24,9 +16,7 @@ import { bindRole, direct, openFollows, type TenantApiSetup, tenantApiSetup } fr
 const TEAM = 'team-a';
 const OTHER = 'team-b';
 const stack = useStack({ transitionMs: 50 });
-let operator: RunningOperator;
-let controllers: RunningControllerManager;
-let setup: TenantApiSetup;
+let world: TenantWorld;
 
 const api = (namespace: string, plural: string, name: string, sub: string) =>
   `/apis/${TENANT_GROUP_VERSION}/namespaces/${namespace}/${plural}/${name}/${sub}`;
@@ -63,38 +53,27 @@ function assertRefused(got: Answer, parameter: RegExp, range: RegExp): void {
 }
 
 describe('the edge of the tenant API', () => {
-  before(async () => {
-    const plane = stack.plane();
-    const cluster = stack.cluster();
-    controllers = await startControllerManager(plane, {
-      controllers: ['clusterrole-aggregation-controller'],
-    });
-    for (const namespace of [TEAM, OTHER]) await cluster.ensureNamespace(namespace);
-    setup = await tenantApiSetup(plane, ['--tenant-api-streams-per-user', '2']);
-    operator = await startOperator(plane, stack.sim(), { flags: setup.flags });
-    await setup.register(cluster.client);
-    await bindRole(cluster.client, TEAM, 'view', 'viewer');
-    await bindRole(cluster.client, TEAM, 'edit', 'editor');
-    await bindRole(cluster.client, OTHER, 'edit', 'neighbour');
-    await cluster.create(resources.gpuPod, TEAM, manifests.gpuPod('trainer'));
-    for (const namespace of [TEAM, OTHER])
-      await cluster.create(resources.serverlessEndpoint, namespace, manifests.serverlessEndpoint('queue'));
-    await Promise.all([
-      cluster.waitFor(resources.gpuPod, TEAM, 'trainer', isReady(), 'Ready'),
-      cluster.waitFor(resources.serverlessEndpoint, TEAM, 'queue', isReady(), 'Ready'),
-      cluster.waitFor(resources.serverlessEndpoint, OTHER, 'queue', isReady(), 'Ready'),
-    ]);
-    // The aggregation controller has put the tenant rules into view and edit.
-    await poll(
-      () => answer(clientAs(plane, 'viewer'), METRICS),
-      (got) => got.code === 200,
-      'view to include gpupods/metrics',
-      30_000,
-    );
-  });
-  after(async () => {
-    await operator?.stop();
-    await controllers?.stop();
+  world = useTenantWorld(stack, {
+    flags: ['--tenant-api-streams-per-user', '2'],
+    bindings: [
+      [TEAM, 'view', 'viewer'],
+      [TEAM, 'edit', 'editor'],
+      [OTHER, 'edit', 'neighbour'],
+    ],
+    objects: [
+      { resource: resources.gpuPod, namespace: TEAM, manifest: manifests.gpuPod('trainer') },
+      {
+        resource: resources.serverlessEndpoint,
+        namespace: TEAM,
+        manifest: manifests.serverlessEndpoint('queue'),
+      },
+      {
+        resource: resources.serverlessEndpoint,
+        namespace: OTHER,
+        manifest: manifests.serverlessEndpoint('queue'),
+      },
+    ],
+    served: async (plane) => (await answer(clientAs(plane, 'viewer'), METRICS)).code === 200,
   });
 
   test('a malformed percent-encoding in the path is a 400 that names it (1)', async () => {
@@ -161,7 +140,7 @@ describe('the edge of the tenant API', () => {
         const readers = [new AbortController(), new AbortController()];
         const opened = readers.map((reader) => viewer.lines(LOG, { follow: true }, reader.signal).next());
         await poll(
-          () => openFollows(operator),
+          () => openFollows(world.operator()),
           (open) => open === 2,
           'two follows open',
           20_000,
@@ -169,7 +148,7 @@ describe('the edge of the tenant API', () => {
         for (const reader of readers) reader.abort();
         await Promise.allSettled(opened);
         await poll(
-          () => openFollows(operator),
+          () => openFollows(world.operator()),
           (open) => open === 0,
           'every follow slot freed',
           10_000,
@@ -184,7 +163,7 @@ describe('the edge of the tenant API', () => {
     assert.equal(first.done, false);
     again.abort();
     await poll(
-      () => openFollows(operator),
+      () => openFollows(world.operator()),
       (open) => open === 0,
       'the last follow freed',
       10_000,
@@ -217,7 +196,7 @@ describe('the edge of the tenant API', () => {
       const path = api(TEAM, 'serverlessendpoints', 'queue', 'tasks');
       const identity = { user: 'editor' };
       const huge = JSON.stringify({ input: { blob: 'x'.repeat(3 * 1024 * 1024) } });
-      const refused = await direct(stack.plane(), setup, {
+      const refused = await direct(stack.plane(), world.setup(), {
         path,
         method: 'POST',
         identity,
@@ -225,7 +204,7 @@ describe('the edge of the tenant API', () => {
         agent,
       });
       assert.equal(refused.code, 400, refused.body);
-      const next = await direct(stack.plane(), setup, { path, identity, agent });
+      const next = await direct(stack.plane(), world.setup(), { path, identity, agent });
       assert.equal(next.code, 200, next.body);
       assert.equal(next.reusedSocket, true, 'the second request went over the same connection');
     } finally {
@@ -250,13 +229,13 @@ describe('the edge of the tenant API', () => {
 
   test('straight to the port: a bad timeout is a 400 naming it; a request past its timeout is a 504 while the cloud is slow (7)', async () => {
     const identity = { user: 'viewer' };
-    const bad = await direct(stack.plane(), setup, { path: `${METRICS}?timeout=soon`, identity });
+    const bad = await direct(stack.plane(), world.setup(), { path: `${METRICS}?timeout=soon`, identity });
     assert.equal(bad.code, 400, bad.body);
     assert.match(bad.body, /timeout: must be a duration such as 30s, 1m or 500ms/);
     stack.sim().faults.set({ latencyMs: 3_000, operations: ['metrics.cpu'] });
     try {
       const started = performance.now();
-      const late = await direct(stack.plane(), setup, {
+      const late = await direct(stack.plane(), world.setup(), {
         path: `${METRICS}?series=cpu&timeout=500ms`,
         identity,
       });

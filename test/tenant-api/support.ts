@@ -3,13 +3,22 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Agent, request } from 'node:https';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { z } from 'zod';
 import type { KubeClient } from '../../src/kube/client.ts';
+import type { ResourceType } from '../../src/kube/resource-type.ts';
+import { type RunningControllerManager, startControllerManager } from '../../src/local/controller-manager.ts';
 import { freeLoopbackPorts } from '../../src/local/controlplane/ports.ts';
 import type { ControlPlane } from '../../src/local/controlplane.ts';
 import { LOCAL_TENANT_SERVICE, makeServingPair, registerTenantApi } from '../../src/local/tenant-api.ts';
 import { API_SERVICE_NAME } from '../../src/tenant-api/group.ts';
-import type { RunningOperator } from '../support/operator.ts';
+import {
+  isReady,
+  type RunningOperator,
+  type Stack,
+  startOperator,
+  type TestObject,
+} from '../support/operator.ts';
 import { poll } from '../support/until.ts';
 
 export interface TenantApiSetup {
@@ -179,4 +188,87 @@ export async function openFollows(operator: RunningOperator): Promise<number> {
     .split('\n')
     .filter((line) => line.startsWith('gpucloud_tenant_api_log_streams{'))
     .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+}
+
+export interface TenantWorldOptions {
+  /** Operator flags beyond the tenant API's own. */
+  readonly flags: readonly string[];
+  /** Who holds which built-in role where: `[namespace, role, who]`. */
+  readonly bindings: ReadonlyArray<readonly [string, string, string]>;
+  /** Resources made before the tests and waited for until Ready, in this order. */
+  readonly objects: ReadonlyArray<{
+    resource: ResourceType;
+    namespace: string;
+    manifest: Record<string, unknown>;
+  }>;
+  /** True once the aggregated roles serve what the tests need (the controller-manager takes a moment). */
+  readonly served: (plane: ControlPlane) => Promise<boolean>;
+}
+
+export interface TenantWorld {
+  operator(): RunningOperator;
+  setup(): TenantApiSetup;
+  /** The `objects` as they were once Ready, in their order. */
+  ready(): ReadonlyArray<TestObject | undefined>;
+}
+
+/**
+ * The tenant API as a tenant meets it: the operator serving it, registered with the apiserver, the
+ * aggregation controller folding its rules into `view` and `edit`, tenants bound, their resources Ready.
+ * Call it inside the `describe` whose tests use it: the stack's own hook must have run first.
+ */
+export function useTenantWorld(stack: Stack, options: TenantWorldOptions): TenantWorld {
+  let operator: RunningOperator | undefined;
+  let controllers: RunningControllerManager | undefined;
+  let setup: TenantApiSetup | undefined;
+  let ready: ReadonlyArray<TestObject | undefined> = [];
+  before(async () => {
+    const plane = stack.plane();
+    const cluster = stack.cluster();
+    controllers = await startControllerManager(plane, {
+      controllers: ['clusterrole-aggregation-controller'],
+    });
+    const namespaces = new Set([
+      ...options.bindings.map(([namespace]) => namespace),
+      ...options.objects.map((o) => o.namespace),
+    ]);
+    for (const namespace of namespaces) await cluster.ensureNamespace(namespace);
+    setup = await tenantApiSetup(plane, [...options.flags]);
+    operator = await startOperator(plane, stack.sim(), { flags: setup.flags });
+    await setup.register(cluster.client);
+    for (const [namespace, role, who] of options.bindings)
+      await bindRole(cluster.client, namespace, role, who);
+    for (const { resource, namespace, manifest } of options.objects)
+      await cluster.create(resource, namespace, manifest);
+    ready = await Promise.all(
+      options.objects.map(({ resource, namespace, manifest }) =>
+        cluster.waitFor(
+          resource,
+          namespace,
+          String((manifest.metadata as { name: string }).name),
+          isReady(),
+          'Ready',
+        ),
+      ),
+    );
+    await poll(
+      () => options.served(plane),
+      (served) => served,
+      'the aggregated roles to serve the tenant API',
+      30_000,
+    );
+  });
+  after(async () => {
+    await operator?.stop();
+    await controllers?.stop();
+  });
+  const required = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`the ${what} is available only inside tests`);
+    return value;
+  };
+  return {
+    operator: () => required(operator, 'operator'),
+    setup: () => required(setup, 'tenant API setup'),
+    ready: () => ready,
+  };
 }
