@@ -25,6 +25,8 @@ export interface OperatorCounters {
   cloudRequests: number;
   /** Seconds requests spent waiting for the client-side rate limiter, all together. */
   rateLimitedSeconds: number;
+  /** Per memory of the reconcilers (summed over kinds), the resources it holds something for. */
+  remembered: Record<string, number>;
 }
 
 export interface OperatorSettings {
@@ -124,5 +126,6 @@ function countersFrom(samples: readonly Sample[]): OperatorCounters {
     reconcileErrors: total('controller_runtime_reconcile_errors_total'),
     cloudRequests: total('gpucloud_api_requests_total'),
     rateLimitedSeconds: Math.round(total('gpucloud_api_rate_limiter_wait_seconds_sum') * 100) / 100,
+    remembered: sumBy(samples, 'gpucloud_remembered_resources', (labels) => labels.memory),
   };
 }

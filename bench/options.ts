@@ -66,6 +66,8 @@ const optionsSchema = z.object({
   idleCheckInProcess: sizeList.optional(),
   /** Measures the image (`npm run image`, bench/image.ts): its size and its start-up under runc. */
   image: z.boolean().default(false),
+  /** Create/delete cycles of the churn run (bench/churn-run.ts): memory given back after; 0 skips it. */
+  churn: z.coerce.number().int().min(0).default(0),
 });
 
 export type BenchOptions = z.output<typeof optionsSchema>;
@@ -92,6 +94,7 @@ const FLAGS: Record<keyof BenchOptions, string> = {
   idleCheckInterval: 'idle-check-interval',
   idleCheckInProcess: 'idle-check-in-process',
   image: 'image',
+  churn: 'churn',
 };
 
 const BOOLEAN_FLAGS = new Set(['from-source', 'shared-cpus', 'image']);

@@ -199,6 +199,25 @@ function imageParts(results: BenchResults): string[] {
   ];
 }
 
+function churnParts(results: BenchResults): string[] {
+  const outcome = results.churn;
+  if (!outcome) return [];
+  if (!outcome.ok) return [`churn run failed: ${outcome.error}`];
+  const r = outcome.result;
+  return [
+    table(
+      ['churn', 'measured'],
+      [
+        ['cycles (created, Ready, deleted, gone)', `${r.cycles} in ${r.seconds} s (${r.cyclesPerSecond}/s)`],
+        ['live resources through it', String(r.live)],
+        ['remembered per memory, before', JSON.stringify(r.rememberedBefore)],
+        ['remembered per memory, after', JSON.stringify(r.rememberedAfter)],
+        ['RSS before / after (MB)', `${r.rssBeforeMb} / ${r.rssAfterMb} (${r.rssGrowthPercent}%)`],
+      ],
+    ),
+  ];
+}
+
 function targetsTable(checks: readonly TargetCheck[]): string {
   return table(
     ['', 'scope', 'target', 'measured'],
@@ -232,6 +251,7 @@ export function render(results: BenchResults, checks: readonly TargetCheck[]): s
         : '',
     ...idleParts(results),
     ...imageParts(results),
+    ...churnParts(results),
     ...(checks.length > 0
       ? [targetsTable(checks), `${checks.filter((c) => c.met).length} of ${checks.length} targets met`]
       : []),

@@ -1,3 +1,4 @@
+import type { ChurnResult } from './churn-run.ts';
 import type { CpuSplit } from './cpu-split.ts';
 import type { InProcessIdleResult } from './idle-in-process.ts';
 import type { IdleRunResult } from './idle-run.ts';
@@ -39,6 +40,8 @@ export interface BenchResults {
   idleInProcess?: Array<{ keys: number } & Outcome<InProcessIdleResult>>;
   /** --image: the operator's image, its size and its start-up (bench/image.ts). */
   image?: Outcome<ImageResult>;
+  /** --churn: create/delete cycles, and what the operator kept of them after (bench/churn-run.ts). */
+  churn?: Outcome<ChurnResult>;
 }
 
 /** Runs `work`, timing it; a failure is recorded instead of ending the benchmark. */

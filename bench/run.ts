@@ -4,6 +4,7 @@ import { cpus, loadavg, release, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import { createLogger } from '../src/lib/logger.ts';
 import { buildOperator, SOURCE_ENTRY } from './build.ts';
+import { runChurn } from './churn-run.ts';
 import { applyCpuSplit, planCpuSplit } from './cpu-split.ts';
 import { measureIdleInProcess } from './idle-in-process.ts';
 import { runIdle } from './idle-run.ts';
@@ -86,7 +87,7 @@ async function main(): Promise<number> {
   }
   try {
     // --image with --sizes none --mixed 0 measures the image alone: no operator, no control plane.
-    if (opts.sizes.length > 0 || opts.mixed > 0) {
+    if (opts.sizes.length > 0 || opts.mixed > 0 || opts.churn > 0) {
       const operatorEntry = opts.fromSource ? SOURCE_ENTRY : await buildOperator(log);
       stack = await startStack();
       const controlPlanePids = childPids([]);
@@ -103,6 +104,10 @@ async function main(): Promise<number> {
         results.sizes.push({ size, ...(await attempt(() => runSize(session, size))) });
       }
       if (opts.mixed > 0) results.mixed = await attempt(() => runMixed(session, opts.mixed));
+      if (opts.churn > 0) {
+        log.info({ cycles: opts.churn }, 'churn run starting');
+        results.churn = await attempt(() => runChurn(session, opts.churn));
+      }
     }
   } finally {
     await stopAllOperators();

@@ -135,5 +135,32 @@ export function checkTargets(results: BenchResults): TargetCheck[] {
       },
     ].map((check) => ({ scope, ...check }));
   });
-  return [...sizes, ...idleRuns, ...inProcess];
+  return [...sizes, ...idleRuns, ...inProcess, ...churnChecks(results)];
+}
+
+/** After the churn, every per-resource memory is back to the live count and the RSS within 10%. */
+function churnChecks(results: BenchResults): TargetCheck[] {
+  const outcome = results.churn;
+  if (!outcome) return [];
+  const scope = outcome.ok ? `${outcome.result.cycles} create/delete cycles` : 'churn';
+  if (!outcome.ok) return [{ scope, target: 'run completes', value: outcome.error, met: false }];
+  const { live, rememberedAfter, rssBeforeMb, rssAfterMb, rssGrowthPercent } = outcome.result;
+  const over = Object.entries(rememberedAfter).filter(([, count]) => count > live);
+  return [
+    {
+      scope,
+      target: `every per-resource memory back to the live count (${live})`,
+      value:
+        over.length === 0
+          ? `max ${Math.max(0, ...Object.values(rememberedAfter))}`
+          : JSON.stringify(Object.fromEntries(over)),
+      met: over.length === 0 && Object.keys(rememberedAfter).length > 0,
+    },
+    {
+      scope,
+      target: 'RSS within 10% of before',
+      value: `${rssBeforeMb} → ${rssAfterMb} MB (${rssGrowthPercent}%)`,
+      met: rssAfterMb <= rssBeforeMb * 1.1,
+    },
+  ];
 }
