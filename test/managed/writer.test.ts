@@ -242,7 +242,8 @@ describe('the managed writer on a fake that answers as the apiserver does', () =
       const mr = create('w');
       assert.equal(await writer.writeOwnedSecret(mr, 'conn', { host: '10.0.0.1', port: '22' }), 'written');
       const secret = api.get(secretPath('conn'));
-      assert.equal(secret?.type, CONNECTION_SECRET_TYPE);
+      assert.equal(secret?.type, 'connection.gpucloud.io/v1');
+      assert.equal(CONNECTION_SECRET_TYPE, secret?.type);
       assert.deepEqual(decoded(secret?.data), { host: '10.0.0.1', port: '22' });
       assert.deepEqual(secret?.metadata.ownerReferences, [
         {
@@ -291,7 +292,8 @@ describe('the managed writer on a fake that answers as the apiserver does', () =
         metadata: {
           name: 'theirs',
           namespace: NAMESPACE,
-          ownerReferences: [{ uid: 'someone-else', controller: true }, { uid: mr.metadata.uid }],
+          // The resource is an owner, but not the controller: only the controller's Secret is its own.
+          ownerReferences: [{ uid: mr.metadata.uid }, { uid: 'someone-else', controller: true }],
         },
         data: { mine: 'eA==' },
       });
