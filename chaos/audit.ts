@@ -1,12 +1,14 @@
 import type { CloudHistory } from './cloud-objects.ts';
 import type { Ledger } from './ledger.ts';
 import { liveOwned, type Observation, resourceOfTracked } from './observation.ts';
+import type { Spec } from './workload.ts';
 
 /** The invariants every scenario must keep; any non-zero count fails the run. */
 export interface Findings {
   /**
-   * Cloud objects made beyond the first for one resource, over the whole scenario; for a resource that
-   * replaces what the cloud preempts (recoveryPolicy Recreate), objects live at the same time as another.
+   * Cloud objects made beyond the first for one resource, over the whole scenario; for a resource whose
+   * object may be replaced by design (recoveryPolicy Recreate after a preemption, a placed pod after a
+   * failed start), objects live at the same time as another.
    */
   duplicates: number;
   /** Live cloud objects of deleted resources, or of no resource at all. */
@@ -21,6 +23,11 @@ export interface Findings {
  * Checks the simulator's own state against what the suite did: one cloud object per resource ever,
  * none live for a deleted resource, none live without an owner, no deleted resource left behind.
  */
+/** Specs whose object the operator replaces by design: only one live at a time is an invariant, not one ever. */
+function replaceable(spec: Spec): boolean {
+  return spec.recoveryPolicy === 'Recreate' || spec.placement !== undefined;
+}
+
 export function audit(ledger: Ledger, observation: Observation, history: CloudHistory): Findings {
   const findings: Findings = { duplicates: 0, leaks: 0, stuckFinalizers: 0, notes: [] };
   const made = history.madePerResource();
@@ -29,7 +36,7 @@ export function audit(ledger: Ledger, observation: Observation, history: CloudHi
     const label = `${tracked.kind}/${tracked.name}`;
     const count = made.get(tracked.uid) ?? 0;
     const overlapping = overlaps.get(tracked.uid) ?? 0;
-    if (tracked.spec.recoveryPolicy === 'Recreate') {
+    if (replaceable(tracked.spec)) {
       if (overlapping > 0) {
         findings.duplicates += overlapping;
         findings.notes.push(`duplicate: ${label} had ${overlapping + 1} cloud objects live at once`);

@@ -60,6 +60,25 @@ describe('the chaos audit', () => {
     assert.equal(findings.stuckFinalizers, 1);
   });
 
+  test('a placed pod replaced after a failed start is no duplicate; two live at once are', async () => {
+    const ledger = new Ledger();
+    const placement = { gpuTypes: ['NVIDIA L40S'] };
+    ledger.created('GpuPod', 'placed', { metadata: { uid: 'uid-placed' }, spec: { placement } });
+    const history = new CloudHistory(sim, ledger);
+    const first = await createPod('placed', 'uid-placed');
+    history.sample();
+    await client.pods.delete(first.id);
+    history.sample();
+    await createPod('placed', 'uid-placed');
+    history.sample();
+    const look = () => audit(ledger, observationOf(new Map(), sim.state.snapshot(), ledger), history);
+    assert.equal(look().duplicates, 0, look().notes.join('\n'));
+    await createPod('placed', 'uid-placed');
+    history.sample();
+    assert.equal(look().duplicates, 1);
+    assert.match(look().notes.join('\n'), /GpuPod\/placed had 2 cloud objects live at once/);
+  });
+
   test('calls a resource converged only with one live cloud object in the state its spec asks for', async () => {
     const ledger = new Ledger();
     const tracked = ledger.created('GpuPod', 'web', { metadata: { uid: 'uid-web' } });
