@@ -68,7 +68,7 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
   const wantedSpec = (key: ObjectKey): ProviderConfigSpec | undefined => {
     const config = configs.store.get(key);
     if (!config || config.metadata.deletionTimestamp) return undefined;
-    const parsed = ProviderConfigSpecSchema.safeParse((config as { spec?: unknown }).spec);
+    const parsed = ProviderConfigSpecSchema.safeParse(config.spec);
     return parsed.success && parsed.data.virtualNode?.enabled ? parsed.data : undefined;
   };
 

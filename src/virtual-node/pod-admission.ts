@@ -21,7 +21,8 @@ export const NAMESPACE_NOT_ALLOWED = 'NamespaceNotAllowed';
 
 /**
  * The refusal of `pod` on node `node` of ProviderConfig `config`, or undefined when there is none to write:
- * its namespace is allowed, or the Pod is already finished or going.
+ * its namespace is allowed, or the node is past admitting it (started, finished, or going), as a kubelet
+ * judges a Pod only before it starts it.
  */
 export function refusalOf(
   pod: NodePod,
@@ -29,9 +30,8 @@ export function refusalOf(
   config: string,
   namespaceAllowed: boolean,
 ): Refusal | undefined {
-  const phase = pod.status?.phase;
-  if (namespaceAllowed || pod.metadata.deletionTimestamp) return undefined;
-  if (phase === 'Failed' || phase === 'Succeeded') return undefined;
+  const phase = pod.status?.phase ?? 'Pending';
+  if (namespaceAllowed || pod.metadata.deletionTimestamp || phase !== 'Pending') return undefined;
   return {
     phase: 'Failed',
     reason: NAMESPACE_NOT_ALLOWED,

@@ -5,12 +5,14 @@ import { z } from 'zod';
 import type { ChannelSource } from '../controller/channel-source.ts';
 import type { Result } from '../controller/controller.ts';
 import type { Manager } from '../controller/manager.ts';
+import { mappedFrom } from '../controller/source.ts';
 import type { ObjectKey } from '../kube/object.ts';
 import { namespaces, objectPath, pods } from '../kube/resource-type.ts';
 import type { Logger } from '../lib/logger.ts';
 import { resourceOf } from '../resources/common/kind.ts';
 import { allowsNamespace } from '../resources/provider-config/namespaces.ts';
 import { ProviderConfigSpecSchema, providerConfigKind } from '../resources/provider-config/schema.ts';
+import { nodeNameOf } from './names.ts';
 import { podSchema, refusalOf } from './pod-admission.ts';
 import type { PodWatches } from './pod-watches.ts';
 
@@ -34,7 +36,7 @@ export function addPodController(manager: Manager, options: PodControllerOptions
     if (!found) return {};
     const pod = podSchema.parse(found.pod);
     const config = configs.store.get({ namespace: '', name: found.config });
-    const spec = ProviderConfigSpecSchema.safeParse((config as { spec?: unknown } | undefined)?.spec);
+    const spec = ProviderConfigSpecSchema.safeParse(config?.spec);
     // Without its ProviderConfig the node is being deregistered: its Pods are the node-lifecycle's then.
     if (!spec.success) return {};
     const namespace = namespaceInformer.store.get({ namespace: '', name: key.namespace });
@@ -52,5 +54,14 @@ export function addPodController(manager: Manager, options: PodControllerOptions
     return {};
   };
 
-  manager.addController({ name: 'virtual-node-pods', sources: [options.changed], reconcile });
+  manager.addController({
+    name: 'virtual-node-pods',
+    sources: [
+      options.changed,
+      // What decides a refusal changed: the namespaces a ProviderConfig lists, or a namespace's labels.
+      mappedFrom(configs, (config) => watches.keys({ node: nodeNameOf(config.metadata.name) })),
+      mappedFrom(namespaceInformer, (namespace) => watches.keys({ namespace: namespace.metadata.name })),
+    ],
+    reconcile,
+  });
 }

@@ -56,6 +56,19 @@ export class PodWatches {
     return undefined;
   }
 
+  /** The keys of the watched Pods of `node`, or of every node's in `namespace`. */
+  keys(where: { node: string } | { namespace: string }): ObjectKey[] {
+    const watches =
+      'node' in where
+        ? [this.#watches.get(where.node)].filter((w) => w !== undefined)
+        : [...this.#watches.values()];
+    return watches.flatMap(({ informer }) =>
+      [...informer.store.values()]
+        .filter((pod) => !('namespace' in where) || pod.metadata.namespace === where.namespace)
+        .map((pod) => keyOf(pod)),
+    );
+  }
+
   async stopAll(): Promise<void> {
     await Promise.all([...this.#watches.keys()].map((node) => this.drop(node)));
   }

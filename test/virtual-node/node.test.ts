@@ -332,6 +332,30 @@ describe('the virtual node of a ProviderConfig', () => {
         }),
         (error: unknown) => isStatus(error, 403),
       );
+      await poll(
+        () => stack.cluster().occurrences(OTHER_NS, 'sneaky', 'NamespaceNotAllowed'),
+        (count) => count === 1,
+        'one NamespaceNotAllowed event on the Pod',
+      );
+    });
+  });
+
+  test('a Pod not started yet is refused once its namespace is no longer listed', async () => {
+    await stack.cluster().patch(resources.providerConfig, '', CONFIG, {
+      spec: { namespaces: { names: ['someone-else'] } },
+    });
+    const refused = await poll(
+      () =>
+        admin.request(podSchema, {
+          method: 'GET',
+          path: objectPath(pods, { namespace: ALLOWED_NS, name: 'allowed' }),
+        }),
+      (pod) => pod.status.phase === 'Failed',
+      'the Pod refused',
+    );
+    assert.equal(refused.status.reason, 'NamespaceNotAllowed');
+    await stack.cluster().patch(resources.providerConfig, '', CONFIG, {
+      spec: { namespaces: { names: [ALLOWED_NS] } },
     });
   });
 

@@ -29,7 +29,8 @@ describe('virtual node admission', () => {
     assert.equal(refusalOf(pod('Pending'), 'gpucloud-team-a', 'team-a', true), undefined);
   });
 
-  test('a finished or departing Pod is left alone: its status is written once', () => {
+  test('a started, finished or departing Pod is left alone: only a Pod not yet started is judged', () => {
+    assert.equal(refusalOf(pod('Running'), 'n', 'c', false), undefined);
     assert.equal(refusalOf(pod('Failed'), 'n', 'c', false), undefined);
     assert.equal(refusalOf(pod('Succeeded'), 'n', 'c', false), undefined);
     assert.equal(refusalOf(pod('Pending', true), 'n', 'c', false), undefined);
