@@ -18,6 +18,8 @@ export class PodWatches {
   readonly #changed: ChannelSource;
   readonly #log: Logger;
   readonly #watches = new Map<string, Watch>();
+  /** Set by `stopAll`: a reconcile still in flight then must not start a watch nobody would stop. */
+  #closed = false;
 
   /** Each change to a watched Pod emits its key on `changed`. */
   constructor(client: KubeClient, changed: ChannelSource, log: Logger) {
@@ -28,7 +30,7 @@ export class PodWatches {
 
   /** Watches the Pods of `node`, which is of ProviderConfig `config`, from now on. */
   ensure(node: string, config: string): void {
-    if (this.#watches.has(node)) return;
+    if (this.#closed || this.#watches.has(node)) return;
     const informer = new Informer(
       this.#client,
       { resource: pods, fieldSelector: `spec.nodeName=${node}` },
@@ -69,7 +71,9 @@ export class PodWatches {
     );
   }
 
+  /** Stops every watch, for good: leadership ended, and a process leads at most once. */
   async stopAll(): Promise<void> {
+    this.#closed = true;
     await Promise.all([...this.#watches.keys()].map((node) => this.drop(node)));
   }
 }
