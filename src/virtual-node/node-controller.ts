@@ -79,11 +79,15 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
       gpuTypes: spec.guardrails?.gpuTypes && new Set(spec.guardrails.gpuTypes),
       maxPods: spec.virtualNode?.maxPods ?? DEFAULT_MAX_PODS,
     };
-    const base = { name: nodeNameOf(config), config: { name: config, uid }, address: options.address };
-    const rest = { port: options.port, version: `v0.0.0-gpucloud-operator-${OPERATOR_VERSION}` };
-    const notReady = (reason: string, message: string) => ({
-      ...base,
-      ...rest,
+    const node = {
+      name: nodeNameOf(config),
+      config: { name: config, uid },
+      address: options.address,
+      port: options.port,
+      version: `v0.0.0-gpucloud-operator-${OPERATOR_VERSION}`,
+    };
+    const notReady = (reason: string, message: string): NodeFacts => ({
+      ...node,
       capacity: nodeCapacity(limits, []),
       ready: { ok: false, reason, message },
     });
@@ -98,8 +102,7 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
     try {
       const offers = await priceBookOf(entry.account.client, clock).offers(() => true);
       return {
-        ...base,
-        ...rest,
+        ...node,
         capacity: nodeCapacity(limits, offers.items),
         ready: { ok: true, reason: 'KubeletReady', message: 'gpucloud virtual node is posting ready status' },
       };
