@@ -2,8 +2,9 @@
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../lib/logger.ts';
-// The whole local stack in one command: a real kube-apiserver + etcd + kube-controller-manager, the
-// simulated GPU cloud, the CRDs, the operator and the examples; with --node (`npm run local --node`, which
+// The whole local stack in one command: a real kube-apiserver + etcd + kube-controller-manager +
+// kube-scheduler, the simulated GPU cloud, the CRDs, the operator and the examples (whose ProviderConfig
+// registers a virtual node); with --node (`npm run local --node`, which
 // npm hands over as npm_config_node) also a scheduler and a real node that runs Pods. Ctrl-C tears
 // everything down.
 import { startLocalStack } from '../local/stack.ts';
@@ -19,7 +20,8 @@ gpucloud-operator local stack is up.
   kubeconfig        ${stack.kubeconfigPath}
   metrics           ${stack.metricsUrl}   (fleet: gpucloud_gpus_running, gpucloud_spend_rate_dollars_per_hour, ...)
   controllers       ${stack.controllers.controllers.map((name) => name.replace(/-controller$/, '')).join(', ')}
-                    (kube-controller-manager, log: ${stack.controllers.logPath})
+                    (kube-controller-manager, log: ${stack.controllers.logPath}), and kube-scheduler
+  virtual node      gpucloud-team-a (examples/providerconfig-team-a.yaml): ${kubectl} get nodes -l gpucloud.io/virtual-node=true
 ${
   stack.nodeName
     ? `  node              ${stack.nodeName} Ready: ${kubectl} get nodes -o wide

@@ -79,3 +79,17 @@ export const leases: ResourceType = {
   kind: 'Lease',
   namespaced: true,
 };
+export const nodes: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'nodes',
+  kind: 'Node',
+  namespaced: false,
+};
+export const pods: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'pods',
+  kind: 'Pod',
+  namespaced: true,
+};

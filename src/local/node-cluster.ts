@@ -1,7 +1,7 @@
 // What turns a local control plane into a cluster that runs Pods: kube-scheduler, kube-controller-manager
 // with the cluster's controllers and those a workload needs (node lifecycle, the kube-root-ca.crt ConfigMap
-// that every Pod's token volume mounts, Deployments, ReplicaSets) and a node. For `npm run local --node`
-// and the tests that run Pods.
+// that every Pod's token volume mounts, Deployments, ReplicaSets), and, for `npm run local --node` and the
+// tests that run Pods on this machine, a real node. Without it, Pods are placed on the virtual nodes.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -25,35 +25,61 @@ export const NODE_CONTROLLERS = [
   'replicaset-controller',
 ];
 
-export interface NodeCluster {
-  node: LocalNode;
+/** kube-controller-manager (the cluster's controllers and a workload's) and kube-scheduler, both running. */
+export interface SchedulingCluster {
   scheduler: RunningScheduler;
   controllerManager: RunningControllerManager;
+  /** Stops the scheduler and the controllers. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface NodeCluster extends SchedulingCluster {
+  node: LocalNode;
   /** Stops the node, then the scheduler and the controllers. Idempotent. */
   stop(): Promise<void>;
 }
 
-export async function startNodeCluster(plane: ControlPlane, options: NodeOptions = {}): Promise<NodeCluster> {
-  const started: Array<() => Promise<void>> = [];
-  const stopAll = async () => {
-    for (const stop of started.reverse()) await stop();
-  };
-  try {
-    const rootCaFile = join(plane.dataDir, 'serving-ca.crt');
-    await writeFile(rootCaFile, plane.servingCaPem);
-    const controllerManager = await startControllerManager(plane, {
+/**
+ * What places Pods on nodes, a virtual node's included: kube-controller-manager with CLUSTER_CONTROLLERS and
+ * NODE_CONTROLLERS, and kube-scheduler, started side by side (each waits for its own readiness).
+ */
+export async function startSchedulingCluster(plane: ControlPlane): Promise<SchedulingCluster> {
+  const rootCaFile = join(plane.dataDir, 'serving-ca.crt');
+  await writeFile(rootCaFile, plane.servingCaPem);
+  const [controllers, scheduling] = await Promise.allSettled([
+    startControllerManager(plane, {
       controllers: [...CLUSTER_CONTROLLERS, ...NODE_CONTROLLERS],
       // The CA the root-ca-certificate-publisher puts in every namespace's kube-root-ca.crt.
       flags: [`--root-ca-file=${rootCaFile}`],
-    });
-    started.push(() => controllerManager.stop());
-    const scheduler = await startScheduler(plane);
-    started.push(() => scheduler.stop());
-    const node = await startNode(plane, options);
-    started.push(() => node.stop());
+    }),
+    startScheduler(plane),
+  ]);
+  if (controllers.status === 'rejected' || scheduling.status === 'rejected') {
+    if (controllers.status === 'fulfilled') await controllers.value.stop();
+    if (scheduling.status === 'fulfilled') await scheduling.value.stop();
+    throw controllers.status === 'rejected'
+      ? controllers.reason
+      : (scheduling as PromiseRejectedResult).reason;
+  }
+  const controllerManager = controllers.value;
+  const scheduler = scheduling.value;
+  let stopped: Promise<void> | undefined;
+  const stop = () => (stopped ??= scheduler.stop().then(() => controllerManager.stop()));
+  return { scheduler, controllerManager, stop };
+}
+
+export async function startNodeCluster(plane: ControlPlane, options: NodeOptions = {}): Promise<NodeCluster> {
+  const scheduling = await startSchedulingCluster(plane);
+  let node: LocalNode | undefined;
+  const stopAll = async () => {
+    await node?.stop();
+    await scheduling.stop();
+  };
+  try {
+    node = await startNode(plane, options);
     await untainted(plane, node.name);
     let stopped: Promise<void> | undefined;
-    return { node, scheduler, controllerManager, stop: () => (stopped ??= stopAll()) };
+    return { ...scheduling, node, stop: () => (stopped ??= stopAll()) };
   } catch (error) {
     await stopAll();
     throw error;

@@ -10,11 +10,11 @@ import { runOperator } from '../operator/operator.ts';
 import { kinds, providerConfigKind, resourceOf } from '../resources/kinds.ts';
 
 import { type RunningSimulator, startSimulator } from '../sim/index.ts';
-import { type RunningControllerManager, startControllerManager } from './controller-manager.ts';
+import type { RunningControllerManager } from './controller-manager.ts';
 import { freeLoopbackPorts } from './controlplane/ports.ts';
 import { type ControlPlane, startControlPlane } from './controlplane.ts';
 import { apply, installCrds, readManifests } from './manifests.ts';
-import { startNodeCluster } from './node-cluster.ts';
+import { startNodeCluster, startSchedulingCluster } from './node-cluster.ts';
 import { makeServingPair, registerTenantApi } from './tenant-api.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -36,16 +36,16 @@ export interface LocalStack {
 }
 
 export interface LocalStackOptions {
-  /** Also a scheduler, the controllers workloads need and a real node (./node.ts), so that Pods run. */
+  /** Also a real node (./node.ts), so that Pods run on this machine as well as on the virtual node. */
   node?: boolean;
   workDir?: string;
 }
 
 /**
  * Everything a user needs to try the operator with no cluster and no cloud: a real control plane with the
- * controllers of kube-controller-manager a cluster's users rely on (and with `node` a scheduler and a node
- * that runs Pods), the simulator (with pod callbacks wired to the operator), the CRDs, the operator, and
- * the examples.
+ * controllers of kube-controller-manager a cluster's users and workloads rely on and kube-scheduler (and with
+ * `node` a node that runs Pods), the simulator (with pod callbacks wired to the operator), the CRDs, the
+ * operator, and the examples, whose ProviderConfig registers its virtual node.
  */
 export async function startLocalStack(logger: Logger, options: LocalStackOptions = {}): Promise<LocalStack> {
   const workDir = options.workDir ?? join(ROOT, '.local');
@@ -59,9 +59,9 @@ export async function startLocalStack(logger: Logger, options: LocalStackOptions
     const client = new KubeClient(plane.connection);
     await installCrds(client, join(ROOT, 'crds'));
     // After the CRDs, so that its first discovery has them (else the HPA and quota controllers learn of
-    // them only at their next, 30 s later); awaited last, so that it starts (with the scheduler and the
-    // node, if asked) while the rest does.
-    const starting: Promise<Cluster> = options.node ? startNodeCluster(plane) : startControllers(plane);
+    // them only at their next, 30 s later); awaited last, so that it starts (with the scheduler, and the
+    // node if asked) while the rest does.
+    const starting: Promise<Cluster> = options.node ? startNodeCluster(plane) : startSchedulingCluster(plane);
     starting.catch(() => undefined); // a failure is thrown where it is awaited, below
     started.push(async () => (await starting.catch(() => undefined))?.stop());
     const apiKey = `local-${randomBytes(12).toString('hex')}`;
@@ -106,16 +106,11 @@ export async function startLocalStack(logger: Logger, options: LocalStackOptions
   }
 }
 
-/** What runs beside the apiserver: kube-controller-manager, and with `node` a scheduler and a node. */
+/** What runs beside the apiserver: kube-controller-manager, kube-scheduler and with `node` a node. */
 interface Cluster {
   controllerManager: RunningControllerManager;
   node?: { name: string };
   stop(): Promise<void>;
-}
-
-async function startControllers(plane: ControlPlane): Promise<Cluster> {
-  const controllerManager = await startControllerManager(plane);
-  return { controllerManager, stop: () => controllerManager.stop() };
 }
 
 async function startOperator(

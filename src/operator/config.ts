@@ -79,6 +79,8 @@ const configSchema = z.object({
   tenantApiRequestsPerSecond: positive().default(5),
   tenantApiStreamsPerUser: z.coerce.number().int('must be a whole number').min(1).default(2),
   tenantApiStreamsPerAccount: z.coerce.number().int('must be a whole number').min(1).default(10),
+  virtualNodeAddress: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
+  virtualNodePort: port().default(10250),
 });
 
 type Setting = keyof z.input<typeof configSchema>;
@@ -130,6 +132,8 @@ const sources: Readonly<Record<Setting, { flag: string; env: string }>> = {
     flag: 'tenant-api-streams-per-account',
     env: 'TENANT_API_STREAMS_PER_ACCOUNT',
   },
+  virtualNodeAddress: { flag: 'virtual-node-address', env: 'POD_IP' },
+  virtualNodePort: { flag: 'virtual-node-port', env: 'VIRTUAL_NODE_PORT' },
 };
 
 export type OperatorConfig = z.output<typeof configSchema> & {

@@ -18,6 +18,7 @@ import type { ManagedControllerSettings } from '../managed/kind-controller.ts';
 import { gpuPodKind, registrations, resourceOf } from '../resources/kinds.ts';
 import { addProviderConfigController } from '../resources/provider-config/controller.ts';
 import { type RunningTenantApi, startTenantApi } from '../tenant-api/tenant-api.ts';
+import { addVirtualNodes } from '../virtual-node/virtual-nodes.ts';
 import { callbackUrl, startCallbackServer } from './callback-server.ts';
 import { insecureApiUrl, type OperatorConfig } from './config.ts';
 
@@ -96,6 +97,14 @@ export async function runOperator(
     namespaces: config.namespace,
     clock,
     log: logger.child({ controller: 'providerconfig' }),
+  });
+
+  addVirtualNodes(manager, {
+    accounts,
+    address: config.virtualNodeAddress,
+    port: config.virtualNodePort,
+    clock,
+    log: logger.child({ controller: 'virtual-node' }),
   });
 
   const callbacks =

@@ -15,7 +15,9 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   resources: ['managed', 'controller', 'kube', 'api', 'lib'],
   sim: ['api', 'lib', 'undici.ts'],
   'tenant-api': ['resources', 'managed', 'controller', 'kube', 'api', 'lib'],
+  'virtual-node': ['resources', 'managed', 'controller', 'kube', 'api', 'lib', 'version.ts'],
   operator: [
+    'virtual-node',
     'tenant-api',
     'resources',
     'managed',

@@ -31,6 +31,14 @@ const accountRules: V1PolicyRule[] = [
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
 ];
 
+/** Virtual nodes: the Nodes themselves, and the Pods bound to them in any namespace. */
+const virtualNodeRules: V1PolicyRule[] = [
+  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+  { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
+];
+
 /** Account keys are Secrets in the release namespace, read by name. */
 const accountKeyRules: V1PolicyRule[] = [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }];
 
@@ -73,14 +81,18 @@ describe('the chart with its default values', async () => {
     assert.deepEqual(kinds, [
       `ClusterRole/${RELEASE}`,
       `ClusterRole/${RELEASE}-accounts`,
+      `ClusterRole/${RELEASE}-virtual-nodes`,
       `ClusterRoleBinding/${RELEASE}`,
       `ClusterRoleBinding/${RELEASE}-accounts`,
+      `ClusterRoleBinding/${RELEASE}-virtual-nodes`,
       `Deployment/${RELEASE}`,
       `NetworkPolicy/${RELEASE}`,
       `Role/${RELEASE}-account-keys`,
       `Role/${RELEASE}-leader-election`,
+      `Role/${RELEASE}-node-leases`,
       `RoleBinding/${RELEASE}-account-keys`,
       `RoleBinding/${RELEASE}-leader-election`,
+      `RoleBinding/${RELEASE}-node-leases`,
       `Service/${RELEASE}-metrics`,
       `ServiceAccount/${RELEASE}`,
       `ValidatingAdmissionPolicy/${RELEASE}-annotations`,
@@ -96,6 +108,15 @@ describe('the chart with its default values', async () => {
       rendered.one<V1Role & Manifest>('ClusterRole', `${RELEASE}-accounts`).rules,
       accountRules,
     );
+    assert.deepEqual(
+      rendered.one<V1Role & Manifest>('ClusterRole', `${RELEASE}-virtual-nodes`).rules,
+      virtualNodeRules,
+    );
+    const leases = rendered.one<V1Role & Manifest>('Role', `${RELEASE}-node-leases`);
+    assert.equal(leases.metadata?.namespace, 'kube-node-lease');
+    assert.deepEqual(leases.rules, [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'patch'] },
+    ]);
     const keys = rendered.one<V1Role & Manifest>('Role', `${RELEASE}-account-keys`);
     assert.equal(keys.metadata?.namespace, NAMESPACE);
     assert.deepEqual(keys.rules, accountKeyRules);
@@ -173,6 +194,8 @@ describe('the chart with its default values', async () => {
         name: 'GPUCLOUD_API_URL',
         valueFrom: { secretKeyRef: { name: `${RELEASE}-credentials`, key: 'api-url' } },
       },
+      // The virtual nodes' InternalIP (and the tenant API's endpoint, when it is on).
+      { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
     ]);
   });
 
@@ -295,12 +318,14 @@ describe('the chart with every option on', async () => {
     );
   });
 
-  test('with watchNamespaces, the operator rules are a Role in that namespace; only the accounts ClusterRole stays', () => {
+  test('with watchNamespaces, the operator rules are a Role in that namespace; only the accounts and virtual nodes ClusterRoles stay', () => {
     const names = (kind: string) => rendered.all(kind).map((manifest) => manifest.metadata?.name);
     // Besides the tenant API's, which are cluster-wide by nature (test/deploy/tenant-api-chart.test.ts).
     const operator = (kind: string) => names(kind).filter((name) => !name?.startsWith(`${RELEASE}-tenant-`));
-    assert.deepEqual(operator('ClusterRole'), [`${RELEASE}-accounts`]);
-    assert.deepEqual(operator('ClusterRoleBinding'), [`${RELEASE}-accounts`]);
+    // Nodes are the cluster's, and a Pod of any namespace may be bound to a virtual node.
+    const clusterWide = [`${RELEASE}-accounts`, `${RELEASE}-virtual-nodes`];
+    assert.deepEqual(operator('ClusterRole'), clusterWide);
+    assert.deepEqual(operator('ClusterRoleBinding'), clusterWide);
     const role = rendered.one<V1Role & Manifest>('Role', RELEASE);
     assert.equal(role.metadata?.namespace, allOn.watchNamespaces[0]);
     assert.deepEqual(role.rules, operatorRules);
@@ -387,12 +412,12 @@ describe('the chart refuses contradictory values', () => {
 describe('without leader election', async () => {
   const rendered = await renderChart({ values: { leaderElection: { enabled: false } } });
 
-  test('the old pod stops before the new one starts, and no Lease permission is granted', () => {
+  test('the old pod stops before the new one starts, and no leader-election Lease permission is granted', () => {
     assert.equal(rendered.deployment().spec?.strategy?.type, 'Recreate');
     assert.ok(rendered.container().args?.includes('--leader-elect=false'));
     assert.deepEqual(
       rendered.all('Role').map((manifest) => manifest.metadata?.name),
-      [`${RELEASE}-account-keys`],
+      [`${RELEASE}-node-leases`, `${RELEASE}-account-keys`],
     );
   });
 });

@@ -22,6 +22,7 @@ import { type ConditionInput, mergeConditions } from '../../managed/conditions.t
 import { ReconcileError } from '../../managed/errors.ts';
 import type { Condition } from '../../managed/status-schema.ts';
 import { resourceOf } from '../common/kind.ts';
+import { allowsNamespace } from './namespaces.ts';
 import { type ProviderConfigSpec, ProviderConfigSpecSchema, providerConfigKind } from './schema.ts';
 import { registerSpendMetrics } from './spend-metrics.ts';
 import { advance, limitPerHour, type SpendRecord, spendRecordSchema, worthWriting } from './spend-record.ts';
@@ -94,17 +95,18 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
     spendRecords.get(config)?.budgets?.find((entry) => entry.name === budget)?.monthToDate ?? 0;
 
   const policyOf = (name: string, spec: ProviderConfigSpec): AccountPolicy => {
-    const names = new Set(spec.namespaces.names ?? []);
-    const selector = spec.namespaces.selector;
+    const names = spec.namespaces.names ?? [];
     const ids = (values: readonly number[] | undefined) => values && new Set(values.map(String));
     return {
-      allowsNamespace: (namespace) => {
-        if (names.has(namespace)) return true;
-        if (selector === undefined) return false;
-        const labels = namespaceInformer.store.get({ namespace: '', name: namespace })?.metadata.labels ?? {};
-        return Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value);
-      },
-      adoption: spec.adoption ? spec.adoption === 'Allowed' : names.size === 1 && selector === undefined,
+      allowsNamespace: (namespace) =>
+        allowsNamespace(
+          spec.namespaces,
+          namespace,
+          namespaceInformer.store.get({ namespace: '', name: namespace })?.metadata.labels ?? {},
+        ),
+      adoption: spec.adoption
+        ? spec.adoption === 'Allowed'
+        : new Set(names).size === 1 && spec.namespaces.selector === undefined,
       registryAuthIds: ids(spec.allowedContainerRegistryAuthIds),
       credentialIds: ids(spec.allowedCredentialIds),
       gpuTypes: spec.guardrails?.gpuTypes && new Set(spec.guardrails.gpuTypes),

@@ -92,6 +92,24 @@ const budgetSchema = withRules(
 
 export type Budget = z.output<typeof budgetSchema>;
 
+const virtualNodeSchema = z
+  .object({
+    enabled: z
+      .boolean()
+      .describe(
+        'Register the node (gpucloud-<name>) and keep it alive while true; false deregisters it (deletes it).',
+      ),
+    maxPods: z
+      .int()
+      .min(1)
+      .max(10_000)
+      .optional()
+      .describe('Most Pods the node takes at once (its pods capacity); 110, as a kubelet, when unset.'),
+  })
+  .describe('The virtual node of this account.');
+
+export type VirtualNodeSpec = z.output<typeof virtualNodeSchema>;
+
 export const ProviderConfigSpecSchema = withRules(
   z
     .object({
@@ -175,6 +193,12 @@ export const ProviderConfigSpecSchema = withRules(
         })
         .optional()
         .describe('Limits on spend: a create or scale beyond one is refused and not sent.'),
+      virtualNode: virtualNodeSchema
+        .optional()
+        .describe(
+          'A virtual Node backed by this account, so that plain Pods that tolerate its taint run on the GPU ' +
+            'cloud; off when unset. docs/virtual-node.md says what it is and how to target it.',
+        ),
     })
     .describe('A GPU cloud account: where its API is, its key, and what the namespaces that use it may do.'),
   [
