@@ -53,6 +53,21 @@ export class IndexedMinHeap<K> {
     return top.key;
   }
 
+  /** Removes `key`, if present, in O(log n). */
+  delete(key: K): boolean {
+    const position = this.#positions.get(key);
+    if (position === undefined) return false;
+    const last = this.#entries.pop() as Entry<K>;
+    this.#positions.delete(key);
+    if (position < this.#entries.length) {
+      this.#entries[position] = last;
+      this.#positions.set(last.key, position);
+      this.#up(position);
+      this.#down(this.#positions.get(last.key) as number);
+    }
+    return true;
+  }
+
   clear(): void {
     this.#entries.length = 0;
     this.#positions.clear();

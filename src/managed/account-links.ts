@@ -122,13 +122,32 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
     return made;
   }
 
-  /** Drops what every open link remembers of a resource that is gone. */
-  forget(uid: string, key: string): void {
+  /**
+   * Drops what every open link remembers of a resource that is gone, and of the cloud objects it named
+   * (`ids`) once no other resource claims them: an object left running (its finalizer removed by hand) is
+   * the cloud's, and nothing of it is kept.
+   */
+  forget(uid: string, key: string, ids: readonly string[] = []): void {
+    const unclaimed = ids.filter((id) => this.#o.store.claimsOn(id).length === 0);
     for (const link of this.#links.values()) {
       link.creation.forget(uid);
       link.details?.untrack(key);
       link.idle?.untrack(key);
+      for (const id of unclaimed) link.actedAt.delete(id);
     }
+  }
+
+  /** What the open links keep, summed over accounts: see `ManagedReconciler.remembered`. */
+  remembered(): Record<string, number> {
+    const sums = { creations: 0, details: 0, idleChecks: 0, acts: 0, cloudObjects: 0 };
+    for (const link of this.#links.values()) {
+      sums.creations += link.creation.size;
+      sums.details += link.details?.size ?? 0;
+      sums.idleChecks += link.idle?.size ?? 0;
+      sums.acts += link.actedAt.size;
+      sums.cloudObjects += link.cache.size;
+    }
+    return sums;
   }
 
   /** How many times the account named `name` changed: see `AccountDirectory.revision`. */

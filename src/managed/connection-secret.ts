@@ -44,6 +44,11 @@ export class ConnectionSecrets {
     return undefined;
   }
 
+  /** Resources it holds something for. */
+  get size(): number {
+    return this.#written.size;
+  }
+
   forget(uid: string): void {
     this.#written.delete(uid);
   }

@@ -290,6 +290,11 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     this.#madeFor.set(id, keyOf(mr));
   }
 
+  /** Resources it holds something for. */
+  get size(): number {
+    return Math.max(this.#intents.size, this.#recorded.size, this.#madeFor.size, this.#lastMade.size);
+  }
+
   /** Drops what this process remembers of `mr` once it is gone. */
   forget(uid: string): void {
     this.#intents.delete(uid);

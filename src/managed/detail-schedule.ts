@@ -24,7 +24,7 @@ const TICK_MS = 250;
  */
 export class DetailSchedule {
   readonly #options: DetailScheduleOptions;
-  /** Due times of tracked keys; an untracked key's turn is skipped when it comes up. */
+  /** Due times of tracked keys. */
   readonly #turns = new IndexedMinHeap<string>();
   readonly #tracked = new Set<string>();
   /** Keys released to their reconcile and not yet fetched. */
@@ -64,6 +64,7 @@ export class DetailSchedule {
   /** Stops refreshing `key` (deleted, or in a state with nothing to measure). */
   untrack(key: string): void {
     this.#tracked.delete(key);
+    this.#turns.delete(key);
     this.#released.delete(key);
     this.#last.delete(key);
   }
@@ -71,6 +72,11 @@ export class DetailSchedule {
   /** The details the last fetch of `key` returned, while it is tracked. */
   last(key: string): Record<string, unknown> | undefined {
     return this.#last.get(key);
+  }
+
+  /** Keys it holds anything for: the tracked ones, once untracked keys are let go. */
+  get size(): number {
+    return Math.max(this.#tracked.size, this.#turns.size, this.#last.size, this.#released.size);
   }
 
   /** Whether the reconcile of `key` should fetch details now. */

@@ -40,6 +40,8 @@ export interface FleetSource {
   readonly kind: string;
   resources(): Iterable<FleetResource>;
   usage?: ((resource: FleetResource) => Usage) | undefined;
+  /** What the kind's reconciler keeps per resource, by memory (`ManagedReconciler.remembered`). */
+  remembered?: (() => Record<string, number>) | undefined;
 }
 
 /** What the reconciler of one kind reports as it sees it happen. */
@@ -105,6 +107,17 @@ export class FleetMetrics {
       (set) => {
         for (const { kind, mr } of this.#all()) {
           set({ kind, namespace: mr.metadata.namespace ?? '', phase: phaseOf(mr.status) }, 1);
+        }
+      },
+    );
+    gauge(
+      'gpucloud_remembered_resources',
+      "Resources (or cloud objects) each of a kind's in-process memories holds something for: back to the live count once resources go",
+      ['kind', 'memory'],
+      (set) => {
+        for (const source of this.#sources) {
+          for (const [memory, count] of Object.entries(source.remembered?.() ?? {}))
+            set({ kind: source.kind, memory }, count);
         }
       },
     );

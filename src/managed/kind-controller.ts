@@ -128,6 +128,8 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
       for (const informer of informers) yield* informer.store.values();
     },
     usage: kind.usage,
+    // Read at scrape time, once the reconciler below exists.
+    remembered: () => reconciler.remembered(),
   });
   const secrets = new SecretWatch({
     read: (namespace, name) => writer.readSecret(namespace, name),

@@ -113,6 +113,11 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
     return deadline.passed ? deadline : undefined;
   }
 
+  /** Resources it holds something for. */
+  get size(): number {
+    return this.#taken.size;
+  }
+
   forget(uid: string): void {
     this.#taken.delete(uid);
   }

@@ -114,6 +114,23 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   }
 
   /**
+   * What this reconciler keeps per resource, by memory: each count is the resources (or, for the cloud
+   * cache and the acts, cloud objects) it holds something for. Back to the live count once resources
+   * have gone, whatever path they went by: a count that only grows is a leak.
+   */
+  remembered(): Record<string, number> {
+    return {
+      refusals: this.#refused.size,
+      readiness: this.#status.size,
+      pauses: this.#pause.size,
+      secretReaders: this.#o.secrets.size,
+      vanished: this.#vanished.size,
+      released: this.#released.size,
+      ...this.#o.links.remembered(),
+    };
+  }
+
+  /**
    * The apiserver removed `obj` while it held the operator's finalizer. It does that when a DELETE read the
    * object before the finalizer was added and committed after (kubernetes/kubernetes#77988): the create
    * intent write that adds the finalizer can land in between, and the create goes out for a resource that
@@ -146,7 +163,10 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
   #forget(obj: ManagedObject<unknown>): void {
     const { uid } = obj.metadata;
     for (const memory of this.#memories) memory.forget(uid);
-    this.#o.links.forget(uid, keyOf(obj));
+    const ids = [obj.metadata.annotations?.[EXTERNAL_ID], obj.status?.id].filter(
+      (id): id is string => typeof id === 'string' && id !== '',
+    );
+    this.#o.links.forget(uid, keyOf(obj), ids);
   }
 
   /** One turn for `key`; `signal` aborts it (a lost lease, a shutdown), its apiserver writes in flight too. */

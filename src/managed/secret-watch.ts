@@ -76,6 +76,11 @@ export class SecretWatch {
     };
   }
 
+  /** Resources it holds something for. */
+  get size(): number {
+    return this.#readers.size;
+  }
+
   forget(uid: string): void {
     this.#readers.delete(uid);
   }

@@ -220,6 +220,11 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     ]);
   }
 
+  /** Resources it holds something for. */
+  get size(): number {
+    return Math.max(this.#readySeen.size, this.#secrets.size);
+  }
+
   forget(uid: string): void {
     this.#readySeen.delete(uid);
     this.#secrets.forget(uid);

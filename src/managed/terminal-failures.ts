@@ -32,6 +32,11 @@ export class TerminalFailures {
     return [...this.#states.values()].filter((each) => each.account === account).map((each) => each.key);
   }
 
+  /** Resources it holds something for. */
+  get size(): number {
+    return this.#states.size;
+  }
+
   forget(uid: string): void {
     this.#states.delete(uid);
   }

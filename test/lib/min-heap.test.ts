@@ -46,3 +46,33 @@ test('stays ordered under many random operations', () => {
     [...popped].sort((a, b) => a - b),
   );
 });
+
+test('deletes a key from anywhere, and the rest still come out in order', () => {
+  const heap = new IndexedMinHeap<number>();
+  const expected = new Map<number, number>();
+  // A seeded walk: deletes from the top, the middle and the last slot, among sets.
+  let seed = 7;
+  const next = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed;
+  };
+  for (let i = 0; i < 5000; i++) {
+    const key = next() % 300;
+    if (next() % 3 === 0) {
+      assert.equal(heap.delete(key), expected.delete(key));
+    } else {
+      const priority = next() % 1000;
+      heap.set(key, priority);
+      expected.set(key, priority);
+    }
+    assert.equal(heap.size, expected.size);
+  }
+  assert.equal(heap.delete(-1), false);
+  const order = drain(heap);
+  const want = [...expected.entries()].sort((a, b) => a[1] - b[1]).map(([key]) => key);
+  assert.deepEqual(
+    order.map((key) => expected.get(key)),
+    want.map((key) => expected.get(key)),
+  );
+  assert.deepEqual(new Set(order), new Set(expected.keys()));
+});
