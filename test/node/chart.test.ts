@@ -10,17 +10,20 @@ import {
   PolicyV1Api,
   type V1Pod,
 } from '@kubernetes/client-node';
+import { KubeClient } from '../../src/kube/client.ts';
 import { type ControlPlane, startControlPlane } from '../../src/local/controlplane.ts';
 import { imageBaseName } from '../../src/local/node.ts';
 import { type NodeCluster, startNodeCluster } from '../../src/local/node-cluster.ts';
 import { DELETION_PROTECTION } from '../../src/managed/annotations.ts';
 import { type RunningSimulator, startSimulator } from '../../src/sim/index.ts';
+import { TENANT_GROUP_VERSION } from '../../src/tenant-api/group.ts';
 import { PLAIN_MANIFESTS, REPO_ROOT } from '../../tools/helm/artifacts.ts';
 import { type BuiltImage, ensureImage } from '../../tools/image/ensure.ts';
 import { type InstalledChart, installChart } from '../support/chart.ts';
 import { eventually } from '../support/eventually.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { API_KEY, Cluster, isReady, manifests, resources } from '../support/operator.ts';
+import { apiServiceAvailable } from '../tenant-api/support.ts';
 
 // The chart installed by `helm install` onto a real node (containerd, runc, a kubelet: tools/node),
 // running the image the Dockerfile makes (`npm run image`), under the controllers of a real cluster: what
@@ -51,7 +54,9 @@ describe('the chart on a real node', { timeout: 1_200_000 }, () => {
     async () => {
       startedAt = Date.now();
       image = await ensureImage((line) => console.log(line));
-      plane = await startControlPlane();
+      // The apiserver reaches an APIService's server at its endpoint's address, as a cluster without
+      // kube-proxy on its control plane must: a Service's cluster IP leads nowhere here.
+      plane = await startControlPlane({ apiserverFlags: ['--enable-aggregator-routing=true'] });
       cluster = await startNodeCluster(plane);
       await cluster.node.importImage(image.archive, image.reference);
       // Where the operator's Pod reaches it: the host's end of the node's link, nothing of the machine's.
@@ -197,12 +202,15 @@ describe('the chart on a real node', { timeout: 1_200_000 }, () => {
   test("kubectl drain evicts one operator Pod and is refused the other by the chart's PodDisruptionBudget", async () => {
     await chart.upgrade({ podDisruptionBudget: { enabled: true } });
     const policy = plane.kubeConfig.makeApiClient(PolicyV1Api);
+    // Once the disruption controller has counted the Pods, the eviction API answers by the budget.
     await eventually(async () => {
       const budget = await policy.readNamespacedPodDisruptionBudget({ name: RELEASE, namespace: NAMESPACE });
-      assert.equal(budget.status?.disruptionsAllowed, 1, JSON.stringify(budget.status));
+      assert.equal(budget.status?.observedGeneration, budget.metadata?.generation, JSON.stringify(budget));
+      assert.equal(budget.status?.expectedPods, 2, JSON.stringify(budget.status));
     });
-    const drain = await drainUntilRefused();
+    let drain: RunningDrain | undefined;
     try {
+      drain = await drainUntilRefused();
       // The refusal is the counted event: the eviction API answered "would violate" for the second Pod.
       assert.match(drain.output, /Cannot evict pod as it would violate the pod's disruption budget/);
       const pods = await operatorPods();
@@ -215,7 +223,7 @@ describe('the chart on a real node', { timeout: 1_200_000 }, () => {
       await kube.create(resources.gpuPod, TENANT, manifests.gpuPod('during-drain'));
       await converged('during-drain');
     } finally {
-      drain.stop();
+      drain?.stop();
       await kubectl(plane, 'uncordon', cluster.node.name);
     }
     await readyOperators(2);
@@ -238,13 +246,7 @@ describe('the chart on a real node', { timeout: 1_200_000 }, () => {
     await kube.create(resources.gpuPod, doomed, manifests.gpuPod('in-doomed'));
     await converged('in-doomed', doomed);
     await core.deleteNamespace({ name: doomed });
-    await eventually(
-      async () => {
-        const namespaces = await core.listNamespace();
-        assert.ok(!namespaces.items.some((ns) => ns.metadata?.name === doomed));
-      },
-      { timeoutMs: POD_TIMEOUT_MS },
-    );
+    await namespaceGone(doomed);
     assertDeletedInCloud('in-doomed');
   });
 
@@ -274,14 +276,42 @@ describe('the chart on a real node', { timeout: 1_200_000 }, () => {
     await kube.patch(resources.gpuPod, guarded, 'protected', {
       metadata: { annotations: { [DELETION_PROTECTION]: null } },
     });
-    await eventually(
+    await namespaceGone(guarded);
+    assertDeletedInCloud('protected');
+  });
+
+  test('the tenant API, served by the leader Pod through the aggregator; while no operator runs, namespace deletion is held', async () => {
+    await chart.upgrade({ tenantApi: { enabled: true } });
+    const client = new KubeClient(plane.connection);
+    await eventually(async () => assert.equal(await apiServiceAvailable(client), 'True'), {
+      timeoutMs: POD_TIMEOUT_MS * 2,
+    });
+    const served = await kubectl(plane, 'get', '--raw', `/apis/${TENANT_GROUP_VERSION}`);
+    assert.match(served, /"groupVersion":"tenant\.gpucloud\.io\/v1alpha1"/);
+    await kube.ensureNamespace('served');
+    await core.deleteNamespace({ name: 'served' });
+    await namespaceGone('served');
+
+    await kubectl(plane, 'scale', 'deployment', RELEASE, '-n', NAMESPACE, '--replicas=0');
+    await eventually(async () => assert.deepEqual((await operatorPods()).map(name), []), {
+      timeoutMs: POD_TIMEOUT_MS,
+    });
+    await kube.ensureNamespace('held');
+    await core.deleteNamespace({ name: 'held' });
+    // The counted event: the namespace controller tried, and reported the group it could not discover.
+    const held = await eventually(
       async () => {
-        const namespaces = await core.listNamespace();
-        assert.ok(!namespaces.items.some((ns) => ns.metadata?.name === guarded));
+        const ns = await core.readNamespace({ name: 'held' });
+        const failure = ns.status?.conditions?.find((c) => c.type === 'NamespaceDeletionDiscoveryFailure');
+        assert.equal(failure?.status, 'True', JSON.stringify(ns.status));
+        return failure?.message ?? '';
       },
       { timeoutMs: POD_TIMEOUT_MS },
     );
-    assertDeletedInCloud('protected');
+    assert.match(held, /tenant\.gpucloud\.io/);
+    await kubectl(plane, 'scale', 'deployment', RELEASE, '-n', NAMESPACE, '--replicas=2');
+    await readyOperators(2);
+    await namespaceGone('held');
   });
 
   test('helm uninstall as the docs say: resources deleted first leave no cloud pod, the rest stays, the operator goes', async () => {
@@ -396,6 +426,16 @@ async function leaseHolder(): Promise<string> {
   const lease = await coordination.readNamespacedLease({ name: RELEASE, namespace: NAMESPACE });
   // The operator's identity is `<hostname>_<uuid>`, and a Pod's hostname is its name.
   return (lease.spec?.holderIdentity ?? '').replace(/_[0-9a-f-]+$/, '');
+}
+
+function namespaceGone(namespace: string): Promise<void> {
+  return eventually(
+    async () => {
+      const namespaces = await core.listNamespace();
+      assert.ok(!namespaces.items.some((ns) => ns.metadata?.name === namespace), `${namespace} is there`);
+    },
+    { timeoutMs: POD_TIMEOUT_MS },
+  );
 }
 
 function containerId(pod: V1Pod | undefined): string {
