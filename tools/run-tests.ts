@@ -40,6 +40,8 @@ const ALONE = [
   'test/controller/leader-election.test.ts',
   // A kubelet and containerd beside the control plane: the heaviest start of all.
   'test/node/node.test.ts',
+  // The chart and the plain manifests running the operator's image on that node (one node for the file).
+  'test/node/chart.test.ts',
 ];
 
 const IMPORT =

@@ -23,6 +23,11 @@ export const NODE_CONTROLLERS = [
   'root-ca-certificate-publisher-controller',
   'deployment-controller',
   'replicaset-controller',
+  // A Service's EndpointSlices: the addresses of its ready Pods, which is all there is to reach it by
+  // (no kube-proxy here).
+  'endpointslice-controller',
+  // A PodDisruptionBudget's status, which the eviction API (`kubectl drain`) reads to allow or refuse.
+  'disruption-controller',
 ];
 
 /** kube-controller-manager (the cluster's controllers and a workload's) and kube-scheduler, both running. */

@@ -54,6 +54,12 @@ export interface LocalNode {
   name: string;
   /** The node's InternalIP, on its side of the veth pair. */
   address: string;
+  /**
+   * The host's end of the veth pair: the one host address the node and its pods reach. A server on the
+   * host that pods must call (the simulator of the GPU cloud) listens here, never on the machine's own
+   * addresses.
+   */
+  hostAddress: string;
   podSubnet: string;
   dataDir: string;
   /** containerd's socket, for `ctr --address`. */
@@ -64,8 +70,13 @@ export interface LocalNode {
   hostSysctls: SysctlValues;
   /** Runs `ctr` against the node's containerd in the Kubernetes namespace; its stdout. */
   ctr(args: readonly string[]): Promise<string>;
-  /** Imports an OCI or Docker image archive into the node's containerd. */
-  importImage(archive: string): Promise<void>;
+  /**
+   * Imports an OCI or Docker image archive into the node's containerd. `reference`: the full name the
+   * archive's index gives its image (`org.opencontainers.image.ref.name`, as buildah writes it), which
+   * containerd keeps only under a base name it is told; without it, the archive must name its image in
+   * `io.containerd.image.name`.
+   */
+  importImage(archive: string, reference?: string): Promise<void>;
   /** Stops the kubelet, containerd and every container, and undoes the node's host changes. Idempotent. */
   stop(): Promise<void>;
 }
@@ -145,6 +156,10 @@ class Node implements LocalNode {
 
   get address(): string {
     return this.#networkOrThrow.nodeAddress;
+  }
+
+  get hostAddress(): string {
+    return this.#networkOrThrow.hostAddress;
   }
 
   get podSubnet(): string {
@@ -269,8 +284,9 @@ class Node implements LocalNode {
     return run(this.#tools.ctr, ['--address', this.containerdSocket, '--namespace', 'k8s.io', ...args]);
   }
 
-  async importImage(archive: string): Promise<void> {
-    await this.ctr(['images', 'import', archive]);
+  async importImage(archive: string, reference?: string): Promise<void> {
+    const baseName = reference === undefined ? [] : ['--base-name', imageBaseName(reference)];
+    await this.ctr(['images', 'import', ...baseName, archive]);
   }
 
   #nodeReady(): Probe {
@@ -323,6 +339,12 @@ class Node implements LocalNode {
     if (failures.length === 1) throw failures[0];
     if (failures.length > 1) throw new AggregateError(failures, 'the node did not stop cleanly');
   }
+}
+
+/** `registry/repository` of `registry/repository:tag`: a colon after the last slash starts the tag. */
+export function imageBaseName(reference: string): string {
+  const tag = reference.lastIndexOf(':');
+  return tag > reference.lastIndexOf('/') ? reference.slice(0, tag) : reference;
 }
 
 function kubeletHealthy(address: string): Probe {

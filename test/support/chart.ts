@@ -18,6 +18,8 @@ export interface ChartInstallOptions {
 export interface InstalledChart extends Installation {
   /** What `helm install` told the user to do next (the chart's NOTES.txt). */
   notes: string;
+  /** `helm upgrade` of the release with `values` on top of those it has (`--reuse-values`); its output. */
+  upgrade(values: Record<string, unknown>): Promise<string>;
   /** `helm uninstall`, once however often called; the CRDs stay, as they do for users. */
   uninstall(): Promise<void>;
 }
@@ -47,6 +49,14 @@ export async function installChart(
       serviceAccount,
       notes: installed.slice(installed.indexOf('NOTES:\n') + 'NOTES:\n'.length),
       kubeconfigPath: await serviceAccountKubeconfig(plane, namespace, serviceAccount),
+      upgrade: async (changes) => {
+        const changesFile = join(scratch, `upgrade-${Date.now()}.json`);
+        await writeFile(changesFile, JSON.stringify(changes));
+        return helm(
+          ['upgrade', release, CHART_DIR, ...target, '--reuse-values', '--values', changesFile],
+          helmEnv,
+        );
+      },
       uninstall: () => {
         uninstalled ??= helm(['uninstall', release, ...target], helmEnv)
           .then(() => undefined)
