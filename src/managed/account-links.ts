@@ -1,7 +1,8 @@
 import type { GpuCloudClient } from '../api/client.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
-import { type Account, type AccountDirectory, accountOf } from './accounts.ts';
+import { accountOf } from './account-ref.ts';
+import type { Account, AccountDirectory } from './accounts.ts';
 import { CloudCache } from './cloud-cache.ts';
 import { Creation, type CreationOptions } from './creation.ts';
 import { DetailSchedule } from './detail-schedule.ts';

@@ -5,14 +5,8 @@ import type { Registry } from 'prom-client';
 import { GpuCloudClient } from '../api/client.ts';
 import type { ApiKeySource } from '../api/client-options.ts';
 import type { Logger } from '../lib/logger.ts';
-import {
-  type Account,
-  type AccountDirectory,
-  type AccountPolicy,
-  DEFAULT_ACCOUNT,
-  notAllowed,
-  Usage,
-} from './accounts.ts';
+import { DEFAULT_ACCOUNT } from './account-ref.ts';
+import { type Account, type AccountDirectory, type AccountPolicy, notAllowed, Usage } from './accounts.ts';
 import { ReconcileError } from './errors.ts';
 
 /** How every account's client is made: the operator's timeouts, log and metrics registry. */

@@ -166,9 +166,6 @@ export interface AccountDirectory {
   onChange(listener: (name: string) => void): () => void;
 }
 
-/** The account a resource names: `spec.providerConfigRef.name`, else `default`. */
-export const DEFAULT_ACCOUNT = 'default';
-
 /**
  * A resource names an account its namespace may not use. Nothing of that account is touched for it on any
  * path: not created, observed, adopted, recovered or deleted.
@@ -185,12 +182,4 @@ export class NamespaceNotAllowedError extends ReconcileError {
 
 export function notAllowed(account: string, namespace: string): NamespaceNotAllowedError {
   return new NamespaceNotAllowedError(account, namespace);
-}
-
-/** The account a resource names: `spec.providerConfigRef.name`, else the default. Read before parsing. */
-export function accountOf(spec: unknown): string {
-  if (typeof spec !== 'object' || spec === null || !('providerConfigRef' in spec)) return DEFAULT_ACCOUNT;
-  const ref = spec.providerConfigRef;
-  if (typeof ref !== 'object' || ref === null || !('name' in ref)) return DEFAULT_ACCOUNT;
-  return typeof ref.name === 'string' && ref.name !== '' ? ref.name : DEFAULT_ACCOUNT;
 }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Result } from '../controller/controller.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { AccountLink } from './account-links.ts';
-import { accountOf } from './accounts.ts';
+import { accountOf } from './account-ref.ts';
 import {
   DELETION_PROTECTION,
   FINALIZER,

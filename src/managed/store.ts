@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { type DeepReadonly, type KubeObject, keyOf, type ObjectKey } from '../kube/object.ts';
 import type { ObjectStore } from '../kube/object-store.ts';
-import { accountOf } from './accounts.ts';
+import { accountOf } from './account-ref.ts';
 import { EXTERNAL_ID } from './annotations.ts';
 import type { ManagedObject } from './external-kind.ts';
 import { managedStatusSchema } from './status-schema.ts';

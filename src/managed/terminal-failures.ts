@@ -1,4 +1,4 @@
-import { accountOf } from './accounts.ts';
+import { accountOf } from './account-ref.ts';
 import { BOOKKEEPING } from './annotations.ts';
 import { keyOf, type ManagedObject } from './external-kind.ts';
 

@@ -3,6 +3,7 @@ import { loadKubeConnection } from '../kube/connection.ts';
 import { type Clock, systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import { AccountMetering } from '../managed/account-links.ts';
+import { DEFAULT_ACCOUNT } from '../managed/account-ref.ts';
 import {
   AccountRegistry,
   type ClientSettings,
@@ -12,7 +13,7 @@ import {
   readKeyFile,
   watchKeyFile,
 } from '../managed/account-registry.ts';
-import { type AccountDirectory, DEFAULT_ACCOUNT } from '../managed/accounts.ts';
+import type { AccountDirectory } from '../managed/accounts.ts';
 import { FleetMetrics } from '../managed/fleet-metrics.ts';
 import type { ManagedControllerSettings } from '../managed/kind-controller.ts';
 import { gpuPodKind, registrations, resourceOf } from '../resources/kinds.ts';

@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { isStatus, type KubeClient } from '../kube/client.ts';
 import { objectPath } from '../kube/resource-type.ts';
-import { type Account, type AccountDirectory, accountOf } from '../managed/accounts.ts';
+import { accountOf } from '../managed/account-ref.ts';
+import type { Account, AccountDirectory } from '../managed/accounts.ts';
 import { ReconcileError } from '../managed/errors.ts';
 import { GROUP, managedKinds, resourceOf } from '../resources/kinds.ts';
 import type { Subresource } from './group.ts';

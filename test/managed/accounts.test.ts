@@ -8,6 +8,7 @@ import { Registry } from 'prom-client';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { AccountLinks, AccountMetering } from '../../src/managed/account-links.ts';
+import { accountOf, DEFAULT_ACCOUNT } from '../../src/managed/account-ref.ts';
 import {
   AccountRegistry,
   type Entry,
@@ -20,8 +21,6 @@ import {
 import {
   type Account,
   type AccountPolicy,
-  accountOf,
-  DEFAULT_ACCOUNT,
   NamespaceNotAllowedError,
   notAllowed,
   Usage,

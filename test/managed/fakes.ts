@@ -11,8 +11,9 @@ import { z } from 'zod';
 import { KubeApiError } from '../../src/kube/client.ts';
 import type { ObjectKey } from '../../src/kube/object.ts';
 import { AccountLinks, AccountMetering } from '../../src/managed/account-links.ts';
+import { accountOf } from '../../src/managed/account-ref.ts';
 import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/account-registry.ts';
-import { type AccountPolicy, accountOf } from '../../src/managed/accounts.ts';
+import type { AccountPolicy } from '../../src/managed/accounts.ts';
 import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
 import { ReconcileError } from '../../src/managed/errors.ts';
 import {

@@ -9,6 +9,7 @@ import { namespaces, objectPath, type ResourceType } from '../../kube/resource-t
 import { readSecret } from '../../kube/secrets.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { accountOf } from '../../managed/account-ref.ts';
 import {
   ACCOUNT_RECHECK_MS,
   type AccountRegistry,
@@ -17,7 +18,7 @@ import {
   makeAccount,
   RotatingKey,
 } from '../../managed/account-registry.ts';
-import { type AccountPolicy, accountOf, budgetScope } from '../../managed/accounts.ts';
+import { type AccountPolicy, budgetScope } from '../../managed/accounts.ts';
 import { type ConditionInput, mergeConditions } from '../../managed/conditions.ts';
 import { ReconcileError } from '../../managed/errors.ts';
 import type { Condition } from '../../managed/status-schema.ts';

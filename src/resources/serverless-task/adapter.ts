@@ -2,7 +2,7 @@ import type { GpuCloudClient } from '../../api/client.ts';
 import { ApiCode } from '../../api/codes.ts';
 import { CloudApiError } from '../../api/errors.ts';
 import type { TaskStatus, TaskSummary } from '../../api/schemas/serverless.ts';
-import { accountOf } from '../../managed/accounts.ts';
+import { accountOf } from '../../managed/account-ref.ts';
 import { ReconcileError } from '../../managed/errors.ts';
 import type {
   ActContext,
