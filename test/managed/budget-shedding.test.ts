@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import type { BudgetLimit } from '../../src/managed/accounts.ts';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import { BudgetShedding } from '../../src/managed/budget-shedding.ts';
+import type { BudgetLimit } from '../../src/managed/accounts/accounts.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
+import { BudgetShedding } from '../../src/managed/lifecycle/budget-shedding.ts';
 import { until } from '../support/until.ts';
 import type { Widget, WidgetSpec } from './fakes.ts';
 import {

@@ -7,12 +7,12 @@ import {
   EXTERNAL_ID,
   FINALIZER,
   OWNER_ENV,
-} from '../../src/managed/annotations.ts';
-import { sealIntent } from '../../src/managed/creation.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
-import type { ManagedObject } from '../../src/managed/external-kind.ts';
-import type { ManagedStatus } from '../../src/managed/status-schema.ts';
-import { expireFinished, finishedAt } from '../../src/managed/time-to-live.ts';
+} from '../../src/managed/core/annotations.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
+import type { ManagedObject } from '../../src/managed/core/external-kind.ts';
+import type { ManagedStatus } from '../../src/managed/core/status-schema.ts';
+import { sealIntent } from '../../src/managed/creation/creation.ts';
+import { expireFinished, finishedAt } from '../../src/managed/lifecycle/time-to-live.ts';
 import { MovableClock } from '../support/clock.ts';
 import { until } from '../support/until.ts';
 import { conditionOf, FakeApi, reshape, type WidgetSpec, type WidgetWorld, widgetWorld } from './fakes.ts';

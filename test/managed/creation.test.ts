@@ -3,6 +3,7 @@ import { afterEach, describe, mock, test } from 'node:test';
 import { pino } from 'pino';
 import { RequestValidationError, TransportError } from '../../src/api/errors.ts';
 import { KubeApiError } from '../../src/kube/client.ts';
+import { CloudCache } from '../../src/managed/cloud-cache/cloud-cache.ts';
 import {
   CREATE_INTENT,
   CREATE_NAME,
@@ -11,13 +12,12 @@ import {
   FINALIZER,
   LATE_INITIALIZED,
   OWNER_ENV,
-} from '../../src/managed/annotations.ts';
-import { CloudCache } from '../../src/managed/cloud-cache.ts';
-import { Creation, sealIntent } from '../../src/managed/creation.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
-import type { ActContext, ExternalKind, ManagedObject } from '../../src/managed/external-kind.ts';
-import { NotLeaderError } from '../../src/managed/fence.ts';
-import type { Metadata } from '../../src/managed/writer.ts';
+} from '../../src/managed/core/annotations.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
+import type { ActContext, ExternalKind, ManagedObject } from '../../src/managed/core/external-kind.ts';
+import { NotLeaderError } from '../../src/managed/core/fence.ts';
+import type { Metadata } from '../../src/managed/core/writer.ts';
+import { Creation, sealIntent } from '../../src/managed/creation/creation.ts';
 import { MovableClock } from '../support/clock.ts';
 import { FakeApi, FakeCloud, type Widget, type WidgetSpec } from './fakes.ts';
 

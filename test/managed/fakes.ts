@@ -1,4 +1,4 @@
-import type { EventSink } from '../../src/managed/event-sink.ts';
+import type { EventSink } from '../../src/managed/core/event-sink.ts';
 // Small fakes of the generic reconciler's own interfaces, as crossplane-runtime tests its managed
 // reconciler: a kind ("Widget") over an in-memory cloud, an in-memory apiserver that is both the
 // informer's store and the writer (preconditions, finalizers and deletion as the apiserver keeps them),
@@ -10,25 +10,25 @@ import { Registry } from 'prom-client';
 import { z } from 'zod';
 import { KubeApiError } from '../../src/kube/client.ts';
 import type { ObjectKey } from '../../src/kube/object.ts';
-import { AccountLinks, AccountMetering } from '../../src/managed/account-links.ts';
-import { accountOf } from '../../src/managed/account-ref.ts';
-import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/account-registry.ts';
-import type { AccountPolicy } from '../../src/managed/accounts.ts';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
+import { AccountLinks, AccountMetering } from '../../src/managed/accounts/account-links.ts';
+import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/accounts/account-registry.ts';
+import type { AccountPolicy } from '../../src/managed/accounts/accounts.ts';
+import { accountOf } from '../../src/managed/core/account-ref.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
 import {
   type CommonSpec,
   cloudName,
   type ExternalKind,
   keyOf,
   type ManagedObject,
-} from '../../src/managed/external-kind.ts';
-import type { KindEvents } from '../../src/managed/fleet-metrics.ts';
-import { ManagedReconciler } from '../../src/managed/reconciler.ts';
-import { SecretWatch } from '../../src/managed/secret-watch.ts';
-import type { Claim, ManagedStore } from '../../src/managed/store.ts';
-import { TurnCopies } from '../../src/managed/turn-copies.ts';
-import type { ManagedWriter, Metadata, ObjectPatch } from '../../src/managed/writer.ts';
+} from '../../src/managed/core/external-kind.ts';
+import type { KindEvents } from '../../src/managed/core/fleet-metrics.ts';
+import type { Claim, ManagedStore } from '../../src/managed/core/store.ts';
+import type { ManagedWriter, Metadata, ObjectPatch } from '../../src/managed/core/writer.ts';
+import { ManagedReconciler } from '../../src/managed/reconciler/reconciler.ts';
+import { TurnCopies } from '../../src/managed/reconciler/turn-copies.ts';
+import { SecretWatch } from '../../src/managed/secrets/secret-watch.ts';
 import { MovableClock } from '../support/clock.ts';
 import { type SettleOptions, settleKey } from './settle.ts';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import type { ExternalKind, ManagedObject, Plan } from '../../src/managed/external-kind.ts';
-import { fencedAdapter, NotLeaderError } from '../../src/managed/fence.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
+import type { ExternalKind, ManagedObject, Plan } from '../../src/managed/core/external-kind.ts';
+import { fencedAdapter, NotLeaderError } from '../../src/managed/core/fence.ts';
 import { conditionOf } from './fakes.ts';
 import { kindWorld } from './kind-world.ts';
 

@@ -2,12 +2,17 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { makeAccount, RotatingKey } from '../../src/managed/account-registry.ts';
-import { type Account, type AccountPolicy, type BudgetLimit, Usage } from '../../src/managed/accounts.ts';
-import type { Demand } from '../../src/managed/demand.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
-import type { ActContext, ExternalKind, ManagedObject, Plan } from '../../src/managed/external-kind.ts';
-import { guardedAdapter } from '../../src/managed/guardrails.ts';
+import { makeAccount, RotatingKey } from '../../src/managed/accounts/account-registry.ts';
+import {
+  type Account,
+  type AccountPolicy,
+  type BudgetLimit,
+  Usage,
+} from '../../src/managed/accounts/accounts.ts';
+import { guardedAdapter } from '../../src/managed/accounts/guardrails.ts';
+import type { Demand } from '../../src/managed/core/demand.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
+import type { ActContext, ExternalKind, ManagedObject, Plan } from '../../src/managed/core/external-kind.ts';
 import { MovableClock } from '../support/clock.ts';
 import { FakeCloud, type Widget, type WidgetSpec } from './fakes.ts';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { afterEach, describe, test } from 'node:test';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import { fingerprintDigest } from '../../src/managed/cloud-view.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
+import { fingerprintDigest } from '../../src/managed/identity/cloud-view.ts';
 import { captureLogs } from '../support/log-capture.ts';
 import { until } from '../support/until.ts';
 import { conditionOf } from './fakes.ts';

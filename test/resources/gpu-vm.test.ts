@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { VM_STATUSES, type Vm, type VmTypeItem } from '../../src/api/schemas/vms.ts';
-import { CREATE_NAME } from '../../src/managed/annotations.ts';
-import type { ExternalKind } from '../../src/managed/external-kind.ts';
+import { CREATE_NAME } from '../../src/managed/core/annotations.ts';
+import type { ExternalKind } from '../../src/managed/core/external-kind.ts';
 import { MANAGED_SPEC_FIELDS } from '../../src/resources/common/schema.ts';
 import { gpuVmAdapter } from '../../src/resources/gpu-vm/adapter.ts';
 import { type GpuVmSpec, GpuVmSpecSchema } from '../../src/resources/gpu-vm/schema.ts';

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ENDPOINT_STATUSES, type Endpoint } from '../../src/api/schemas/serverless.ts';
 import { systemClock } from '../../src/lib/clock.ts';
-import { OWNER_ENV } from '../../src/managed/annotations.ts';
-import type { ExternalKind } from '../../src/managed/external-kind.ts';
+import { OWNER_ENV } from '../../src/managed/core/annotations.ts';
+import type { ExternalKind } from '../../src/managed/core/external-kind.ts';
 import { IGNORE_DRIFT, MANAGED_SPEC_FIELDS } from '../../src/resources/common/schema.ts';
 import { serverlessEndpointAdapter } from '../../src/resources/serverless-endpoint/adapter.ts';
 import {

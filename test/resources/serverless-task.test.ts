@@ -9,9 +9,9 @@ import { ApiCode } from '../../src/api/codes.ts';
 import { CloudApiError } from '../../src/api/errors.ts';
 import { TASK_STATUSES, type TaskSummary } from '../../src/api/schemas/serverless.ts';
 import { systemClock } from '../../src/lib/clock.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
-import type { ExternalKind, ManagedObject } from '../../src/managed/external-kind.ts';
-import type { Peers } from '../../src/managed/kind-controller.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
+import type { ExternalKind, ManagedObject } from '../../src/managed/core/external-kind.ts';
+import type { Peers } from '../../src/managed/reconciler/kind-controller.ts';
 import { MANAGED_SPEC_FIELDS } from '../../src/resources/common/schema.ts';
 import { serverlessTaskAdapter } from '../../src/resources/serverless-task/adapter.ts';
 import {

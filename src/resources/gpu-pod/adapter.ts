@@ -1,7 +1,7 @@
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { PodCreateRequest } from '../../api/schemas/pods.ts';
 import { type Clock, systemClock } from '../../lib/clock.ts';
-import { ReconcileError } from '../../managed/errors.ts';
+import { ReconcileError } from '../../managed/core/errors.ts';
 import {
   type ActContext,
   act,
@@ -10,8 +10,8 @@ import {
   type ManagedObject,
   type Plan,
   type Readiness,
-} from '../../managed/external-kind.ts';
-import type { PlacementStatus } from '../../managed/status-schema.ts';
+} from '../../managed/core/external-kind.ts';
+import type { PlacementStatus } from '../../managed/core/status-schema.ts';
 import {
   fingerprintOf,
   hasMarker,

@@ -1,10 +1,10 @@
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { Vm, VmTypeItem } from '../../api/schemas/vms.ts';
 import { type Clock, systemClock } from '../../lib/clock.ts';
-import { CREATE_NAME } from '../../managed/annotations.ts';
-import { ReconcileError } from '../../managed/errors.ts';
-import { act, cloudName, type ExternalKind, type Readiness } from '../../managed/external-kind.ts';
-import type { PlacementStatus } from '../../managed/status-schema.ts';
+import { CREATE_NAME } from '../../managed/core/annotations.ts';
+import { ReconcileError } from '../../managed/core/errors.ts';
+import { act, cloudName, type ExternalKind, type Readiness } from '../../managed/core/external-kind.ts';
+import type { PlacementStatus } from '../../managed/core/status-schema.ts';
 import { fingerprintOf, ignoreNotFound, readinessFrom, unlessNotFound } from '../common/cloud.ts';
 import { DEFAULT_PLACEMENT_ATTEMPTS, presentStrings, sshEndpoint } from '../common/schema.ts';
 import { perHourOf, priceBookOf } from '../pricing/books.ts';

@@ -9,7 +9,6 @@ import { namespaces, objectPath, type ResourceType } from '../../kube/resource-t
 import { readSecret } from '../../kube/secrets.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { accountOf } from '../../managed/account-ref.ts';
 import {
   ACCOUNT_RECHECK_MS,
   type AccountRegistry,
@@ -17,11 +16,12 @@ import {
   type Entry,
   makeAccount,
   RotatingKey,
-} from '../../managed/account-registry.ts';
-import { type AccountPolicy, budgetScope } from '../../managed/accounts.ts';
-import { type ConditionInput, mergeConditions } from '../../managed/conditions.ts';
-import { ReconcileError } from '../../managed/errors.ts';
-import type { Condition } from '../../managed/status-schema.ts';
+} from '../../managed/accounts/account-registry.ts';
+import { type AccountPolicy, budgetScope } from '../../managed/accounts/accounts.ts';
+import { accountOf } from '../../managed/core/account-ref.ts';
+import { type ConditionInput, mergeConditions } from '../../managed/core/conditions.ts';
+import { ReconcileError } from '../../managed/core/errors.ts';
+import type { Condition } from '../../managed/core/status-schema.ts';
 import { resourceOf } from '../common/kind.ts';
 import { type ProviderConfigSpec, ProviderConfigSpecSchema, providerConfigKind } from './schema.ts';
 import { registerSpendMetrics } from './spend-metrics.ts';

@@ -15,7 +15,7 @@ import {
   type ManagedObject,
   type Plan,
   type Readiness,
-} from '../../managed/external-kind.ts';
+} from '../../managed/core/external-kind.ts';
 import { hasMarker, ignoreNotFound, markerIn, readinessFrom } from '../common/cloud.ts';
 import type { AdapterContext } from '../common/registration.ts';
 import { cloudFieldsOf, presentStrings } from '../common/schema.ts';

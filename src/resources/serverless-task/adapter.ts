@@ -2,15 +2,15 @@ import type { GpuCloudClient } from '../../api/client.ts';
 import { ApiCode } from '../../api/codes.ts';
 import { CloudApiError } from '../../api/errors.ts';
 import type { TaskStatus, TaskSummary } from '../../api/schemas/serverless.ts';
-import { accountOf } from '../../managed/account-ref.ts';
-import { ReconcileError } from '../../managed/errors.ts';
+import { accountOf } from '../../managed/core/account-ref.ts';
+import { ReconcileError } from '../../managed/core/errors.ts';
 import type {
   ActContext,
   Blocker,
   ExternalKind,
   ManagedObject,
   Readiness,
-} from '../../managed/external-kind.ts';
+} from '../../managed/core/external-kind.ts';
 import { fingerprintOf, readinessFrom, unlessNotFound } from '../common/cloud.ts';
 import { resourceOf } from '../common/kind.ts';
 import type { AdapterContext } from '../common/registration.ts';
