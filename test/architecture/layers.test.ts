@@ -154,6 +154,11 @@ describe('the rooms of src/managed', () => {
     }
   });
 
+  test('reporting knows no feature: pause, placement, recovery and late initialisation contribute to it', () => {
+    for (const feature of ['creation', 'identity', 'lifecycle'])
+      assert.ok(!MANAGED_ROOMS.reporting?.includes(feature), `reporting may not import ${feature}`);
+  });
+
   test('a feature imported by core is caught, and so is a file in no room', () => {
     const arrows = [
       { from: 'managed/core/writer.ts', to: 'managed/lifecycle/operator-pause.ts' },

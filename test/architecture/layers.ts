@@ -64,7 +64,8 @@ export interface Arrow {
 /**
  * The rooms of src/managed (a folder each, by concern) and the rooms each may import from. The contract and
  * the plumbing every part uses are `core`, which imports no room; a feature imports core and the rooms below
- * it; `reconciler` composes them all and nothing imports it.
+ * it; `reporting` imports no feature (each adds its part of the status through core's `StatusContributor`);
+ * `reconciler` composes them all and nothing imports it.
  */
 export const MANAGED_ROOMS: Readonly<Record<string, readonly string[]>> = {
   core: [],
@@ -72,9 +73,9 @@ export const MANAGED_ROOMS: Readonly<Record<string, readonly string[]>> = {
   secrets: ['core'],
   creation: ['core', 'cloud-cache'],
   accounts: ['core', 'cloud-cache', 'creation'],
+  reporting: ['core', 'accounts', 'secrets'],
   identity: ['core', 'accounts', 'creation'],
   lifecycle: ['core', 'accounts', 'creation', 'identity'],
-  reporting: ['core', 'accounts', 'creation', 'identity', 'lifecycle', 'secrets'],
   reconciler: [
     'core',
     'cloud-cache',

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
+import { readyReason } from '../../src/managed/core/conditions.ts';
 import type { CommonSpec, ManagedObject } from '../../src/managed/core/external-kind.ts';
 import type { ManagedStatus } from '../../src/managed/core/status-schema.ts';
 import {
   countPreemption,
-  readyReason,
   recreateBackoff,
   recreates,
   spotStatus,

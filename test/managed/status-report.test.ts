@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { afterEach, describe, test } from 'node:test';
 import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
-import { fingerprintDigest } from '../../src/managed/identity/cloud-view.ts';
+import { fingerprintDigest } from '../../src/managed/core/observed.ts';
 import { captureLogs } from '../support/log-capture.ts';
 import { until } from '../support/until.ts';
 import { conditionOf } from './fakes.ts';

@@ -42,3 +42,8 @@ export function statusChanged(current: ManagedStatus | undefined, next: ManagedS
 function asStored(value: Record<string, unknown>): unknown {
   return JSON.parse(JSON.stringify(value));
 }
+
+/** The reason of a resource's Ready condition, as its status says. */
+export function readyReason(status: ManagedStatus | undefined): string | undefined {
+  return status?.conditions?.find((condition) => condition.type === 'Ready')?.reason;
+}

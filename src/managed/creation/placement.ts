@@ -1,8 +1,10 @@
 import { ApiCode } from '../../api/codes.ts';
 import { CloudApiError } from '../../api/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { readyReason } from '../core/conditions.ts';
 import { ReconcileError } from '../core/errors.ts';
-import type { ManagedObject, Offer, PlacementSupport } from '../core/external-kind.ts';
+import type { ExternalKind, ManagedObject, Offer, PlacementSupport } from '../core/external-kind.ts';
+import type { StatusContribution, StatusContributor } from '../core/status-contribution.ts';
 import type { PlacementStatus } from '../core/status-schema.ts';
 
 export type Attempt = NonNullable<PlacementStatus['attempts']>[number];
@@ -140,4 +142,56 @@ export function aboveCap<Spec, Cloud>(
  */
 export function isNoCapacity(error: unknown): boolean {
   return error instanceof CloudApiError && error.code === ApiCode.NoCapacity;
+}
+
+/**
+ * Placement's part of a report: where the object was placed, with the price the cloud charges it once it
+ * says, the loss of an object that failed to start or is charged above its cap, and what Ready says then.
+ */
+export function placementReport<Spec, Cloud>(
+  kind: string,
+  adapter: Pick<ExternalKind<Spec, Cloud>, 'idOf' | 'placement'>,
+  lost: string | undefined,
+): StatusContributor<Spec, Cloud> {
+  return ({ mr, cloud, phase, now }) => {
+    const support = adapter.placement;
+    const recorded = mr.status?.placement;
+    const charged = support?.charged(cloud);
+    let placement =
+      recorded && charged !== undefined ? { ...recorded, chargedPerGpuHour: charged } : recorded;
+    const outcome = LOSSES[lost ?? ''];
+    if (placement && outcome) placement = withLoss(placement, outcome, now);
+    const fields = { placement };
+    if (lost === FAILED_TO_START) {
+      const message = `${kind} ${adapter.idOf(cloud)} failed before it ran (${phase}); deleting it and placing the resource again`;
+      return replaced(fields, mr, FAILED_TO_START, message);
+    }
+    if (lost === ABOVE_CAP) {
+      const over = support && aboveCap(support, mr.spec, cloud);
+      const message = `${kind} ${adapter.idOf(cloud)} is charged ${over?.charged} USD/GPU-hour, above maxPricePerGpuHour ${over?.cap}; deleting it and placing the resource again`;
+      return replaced(fields, mr, ABOVE_CAP, message);
+    }
+    return { fields };
+  };
+}
+
+/** The attempt outcome each loss is recorded as. */
+const LOSSES: Readonly<Record<string, Attempt['outcome']>> = {
+  Preempted: 'Preempted',
+  [FAILED_TO_START]: 'FailedToStart',
+  [ABOVE_CAP]: 'AboveCap',
+};
+
+/** An object deleted to place the resource again: Ready says why, with a Warning when that is new. */
+function replaced(
+  fields: StatusContribution['fields'],
+  mr: ManagedObject<unknown>,
+  reason: string,
+  message: string,
+): StatusContribution {
+  return {
+    fields,
+    loss: { ready: false, reason, message },
+    warnings: readyReason(mr.status) === reason ? [] : [{ reason, message }],
+  };
 }

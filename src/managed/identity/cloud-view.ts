@@ -1,13 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { AccountLink } from '../accounts/account-links.ts';
 import type { CommonSpec } from '../core/external-kind.ts';
+import { type CloudView, fingerprintDigest } from '../core/observed.ts';
 import type { ManagedStatus } from '../core/status-schema.ts';
-
-/** A view of the cloud object; `partial` when it is the list's view, trusted with the status for the rest. */
-export interface CloudView<Cloud> {
-  cloud: Cloud;
-  partial: boolean;
-}
 
 /**
  * The freshest view of `id` the cache can give without a call, or one get when it cannot. With the
@@ -60,9 +54,4 @@ export function forgetCloud<Spec extends CommonSpec, Cloud>(
 ): void {
   link.actedAt.delete(id);
   link.cache.forget(id);
-}
-
-/** A short digest of a cloud object's watched fields, kept in status to tell whether it still holds. */
-export function fingerprintDigest(fingerprint: string): string {
-  return createHash('sha256').update(fingerprint).digest('base64url').slice(0, 22);
 }

@@ -6,12 +6,13 @@ import { EXTERNAL_ID, namedId } from '../core/annotations.ts';
 import { ReconcileError } from '../core/errors.ts';
 import type { EventSink } from '../core/event-sink.ts';
 import type { ActContext, CommonSpec, ManagedObject } from '../core/external-kind.ts';
+import type { CloudView } from '../core/observed.ts';
 import { allows } from '../core/policies.ts';
 import { logResource } from '../core/resource-log.ts';
 import type { ManagedStore } from '../core/store.ts';
 import type { Recorded } from '../creation/creation.ts';
 import { type ClaimVerdict, judgeClaim } from './claims.ts';
-import { type CloudView, isLive, viewOf } from './cloud-view.ts';
+import { isLive, viewOf } from './cloud-view.ts';
 import { lateInitFill } from './late-initialization.ts';
 
 /** The cloud object a resource is about, seen: named and live, or just created or recovered. */

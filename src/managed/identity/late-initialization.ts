@@ -2,6 +2,7 @@ import type { AccountLink } from '../accounts/account-links.ts';
 import { FINALIZER, LATE_INITIALIZED } from '../core/annotations.ts';
 import type { CommonSpec, ExternalKind, ManagedObject } from '../core/external-kind.ts';
 import { allows } from '../core/policies.ts';
+import type { StatusContributor } from '../core/status-contribution.ts';
 import type { ManagedWriter, ObjectPatch } from '../core/writer.ts';
 import type { Recorded } from '../creation/creation.ts';
 
@@ -91,4 +92,11 @@ export function lateInitFill<Spec extends CommonSpec, Cloud>(
       ([field, value]) => value !== undefined && spec[field] === undefined,
     ),
   );
+}
+
+/** Late initialisation's part of a report: the record of the fields it filled. */
+export function lateInitReport<Spec, Cloud>({
+  lateInitialized,
+}: Holding<Spec>): StatusContributor<Spec, Cloud> {
+  return () => ({ fields: { lateInitialized } });
 }

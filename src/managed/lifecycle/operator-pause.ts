@@ -6,6 +6,7 @@ import type { EventSink } from '../core/event-sink.ts';
 import { type CommonSpec, type Deadline, keyOf, type ManagedObject } from '../core/external-kind.ts';
 import type { KindEvents } from '../core/fleet-metrics.ts';
 import { logResource } from '../core/resource-log.ts';
+import type { StatusContributor } from '../core/status-contribution.ts';
 import type { PausedBy } from '../core/status-schema.ts';
 import { BudgetShedding, type BudgetSheddingOptions } from './budget-shedding.ts';
 
@@ -218,4 +219,33 @@ function deadlineOf(rule: Deadline, startTime: string, now: number): DeadlineSta
 
 function deadlineMessage(deadline: DeadlineState): string {
   return `its activeDeadlineSeconds (${deadline.seconds} s) passed at ${new Date(deadline.at).toISOString()}`;
+}
+
+/**
+ * The operator's pause's part of a report: the pause in force and what Ready says while it holds, the start
+ * a deadline counts from, and the deadline with its condition.
+ */
+export function pauseReport<Spec, Cloud>(pause: PauseDecision | undefined): StatusContributor<Spec, Cloud> {
+  return () => {
+    const pausedBy = pause?.pausedBy;
+    const deadline = pause?.deadline;
+    return {
+      fields: {
+        pausedBy,
+        startTime: pause?.startTime,
+        deadlineTime: deadline && new Date(deadline.at).toISOString(),
+      },
+      ...(pausedBy && { hold: { ready: false, reason: pausedBy.reason, message: pausedBy.message } }),
+      conditions: deadline
+        ? [
+            {
+              type: 'DeadlineExceeded',
+              status: deadline.passed ? 'True' : 'False',
+              reason: deadline.passed ? 'DeadlineExceeded' : 'WithinDeadline',
+              message: `activeDeadlineSeconds ${deadline.seconds}: ${deadline.passed ? 'passed' : 'passes'} at ${new Date(deadline.at).toISOString()}`,
+            },
+          ]
+        : [],
+    };
+  };
 }

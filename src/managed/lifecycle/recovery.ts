@@ -3,13 +3,14 @@ import type { Result } from '../../controller/controller.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { AccountLink } from '../accounts/account-links.ts';
 import { EXTERNAL_ID } from '../core/annotations.ts';
-import type { ConditionInput } from '../core/conditions.ts';
+import { type ConditionInput, readyReason } from '../core/conditions.ts';
 import { ReconcileError } from '../core/errors.ts';
 import type { EventSink } from '../core/event-sink.ts';
-import type { CommonSpec, ManagedObject, Plan } from '../core/external-kind.ts';
+import type { CommonSpec, ExternalKind, ManagedObject, Plan } from '../core/external-kind.ts';
 import type { KindEvents } from '../core/fleet-metrics.ts';
 import { allows } from '../core/policies.ts';
 import { logResource } from '../core/resource-log.ts';
+import type { StatusContributor } from '../core/status-contribution.ts';
 import type { ManagedStatus } from '../core/status-schema.ts';
 import { statusAsIs, writeStatus } from '../core/status-write.ts';
 import type { ManagedWriter } from '../core/writer.ts';
@@ -209,10 +210,6 @@ export function recreateBackoff(status: ManagedStatus | undefined, now: number):
   return Math.max(0, last + delay - now);
 }
 
-export function readyReason(status: ManagedStatus | undefined): string | undefined {
-  return status?.conditions?.find((condition) => condition.type === 'Ready')?.reason;
-}
-
 /** The spot status as it stands: the preemptions counted, and the last one's time. */
 export function spotStatus(status: ManagedStatus | undefined): Record<string, unknown> {
   return { preemptions: status?.preemptions, lastPreemptionTime: status?.lastPreemptionTime };
@@ -222,4 +219,30 @@ export function spotStatus(status: ManagedStatus | undefined): Record<string, un
 export function countPreemption(status: ManagedStatus | undefined, now: number): Record<string, unknown> {
   const preemptions = typeof status?.preemptions === 'number' ? status.preemptions : 0;
   return { preemptions: preemptions + 1, lastPreemptionTime: new Date(now).toISOString() };
+}
+
+/**
+ * Recovery's part of a report: the spot status, and for a preempted object what Ready says, with the
+ * preemption counted, told and measured once.
+ */
+export function preemptionReport<Spec extends CommonSpec, Cloud>(
+  kind: string,
+  adapter: Pick<ExternalKind<Spec, Cloud>, 'idOf'>,
+  lost: LostObject | undefined,
+  fleet: Pick<KindEvents, 'preempted'>,
+): StatusContributor<Spec, Cloud> {
+  return ({ mr, cloud, phase, now }) => {
+    if (lost !== PREEMPTED) return { fields: spotStatus(mr.status) };
+    const message = `the cloud took the spot capacity back (${phase}); ${
+      recreates(mr) ? 'replacing it (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'
+    }`;
+    const loss = { ready: false, reason: PREEMPTED, message };
+    if (readyReason(mr.status) === PREEMPTED) return { fields: spotStatus(mr.status), loss };
+    return {
+      fields: countPreemption(mr.status, now),
+      loss,
+      warnings: [{ reason: PREEMPTED, message: `${kind} ${adapter.idOf(cloud)}: ${message}` }],
+      landed: () => fleet.preempted(),
+    };
+  };
 }

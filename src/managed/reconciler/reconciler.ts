@@ -17,17 +17,23 @@ import {
   type Plan,
 } from '../core/external-kind.ts';
 import type { KindEvents } from '../core/fleet-metrics.ts';
+import type { CloudView } from '../core/observed.ts';
 import { allows } from '../core/policies.ts';
 import { logResource } from '../core/resource-log.ts';
+import type { StatusContributor } from '../core/status-contribution.ts';
 import type { ManagedStore } from '../core/store.ts';
 import type { ManagedWriter } from '../core/writer.ts';
-import { aboveCap } from '../creation/placement.ts';
-import type { CloudView } from '../identity/cloud-view.ts';
+import { aboveCap, placementReport } from '../creation/placement.ts';
 import { Identity } from '../identity/identity.ts';
-import { type Holding, LateInitialization } from '../identity/late-initialization.ts';
+import { type Holding, LateInitialization, lateInitReport } from '../identity/late-initialization.ts';
 import { Deletion } from '../lifecycle/deletion.ts';
-import { type DeadlineState, OperatorPause, type PauseDecision } from '../lifecycle/operator-pause.ts';
-import { type LostObject, Recovery, recreateBackoff } from '../lifecycle/recovery.ts';
+import {
+  type DeadlineState,
+  OperatorPause,
+  type PauseDecision,
+  pauseReport,
+} from '../lifecycle/operator-pause.ts';
+import { type LostObject, preemptionReport, Recovery, recreateBackoff } from '../lifecycle/recovery.ts';
 import { expireFinished, finishedAt } from '../lifecycle/time-to-live.ts';
 import { FailureReport } from '../reporting/failure-report.ts';
 import { StatusReport } from '../reporting/status-report.ts';
@@ -313,7 +319,13 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (rotated.length > 0 && recreatesOnRotation(held.mr) && adapter.delete) {
       return this.#recreateForSecrets(held.mr, observed.cloud, rotated, link);
     }
-    const reported = await this.#status.report(held, observed, lost, link, pause, { rotated });
+    const reported = await this.#status.report(
+      held.mr,
+      observed,
+      link,
+      this.#contributors(held, lost, link, pause),
+      { rotated },
+    );
     const { finished, secretRefused } = reported;
     if (finished !== undefined) return expireFinished(this.#o, reported.mr, finished);
     if (plan.kind === 'act') return { requeueAfterMs: this.#o.verifyAfterMs };
@@ -323,6 +335,22 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       (ms) => ms !== undefined,
     );
     return revisit.length === 0 ? {} : { requeueAfterMs: Math.max(0, Math.min(...revisit)) };
+  }
+
+  /** The features' parts of a report, in the order their fields and Ready's overrides apply. */
+  #contributors(
+    held: Holding<Spec>,
+    lost: LostObject | undefined,
+    link: AccountLink<Spec, Cloud>,
+    pause: PauseDecision,
+  ): StatusContributor<Spec, Cloud>[] {
+    const { kind, fleet } = this.#o;
+    return [
+      preemptionReport(kind, link.adapter, lost, fleet),
+      lateInitReport(held),
+      placementReport(kind, link.adapter, lost),
+      pauseReport(pause),
+    ];
   }
 
   /**
@@ -348,7 +376,13 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     await remove(id);
     link.cache.requestRefresh();
     const ending = { reason: 'DeadlineExceeded', message };
-    const reported = await this.#status.report(held, observed, undefined, link, pause, { ending });
+    const reported = await this.#status.report(
+      held.mr,
+      observed,
+      link,
+      this.#contributors(held, undefined, link, pause),
+      { ending },
+    );
     return reported.finished === undefined ? {} : expireFinished(this.#o, reported.mr, reported.finished);
   }
 

@@ -6,23 +6,13 @@ import type { ConditionInput } from '../core/conditions.ts';
 import type { EventSink } from '../core/event-sink.ts';
 import { type Blocker, type CommonSpec, keyOf, type ManagedObject } from '../core/external-kind.ts';
 import type { KindEvents } from '../core/fleet-metrics.ts';
+import { type CloudView, fingerprintDigest } from '../core/observed.ts';
 import { allows } from '../core/policies.ts';
 import { logResource } from '../core/resource-log.ts';
-import type { PausedBy, PlacementStatus } from '../core/status-schema.ts';
+import type { StatusContributor } from '../core/status-contribution.ts';
+import type { PausedBy } from '../core/status-schema.ts';
 import { statusAsIs, writeStatus } from '../core/status-write.ts';
 import type { ManagedWriter } from '../core/writer.ts';
-import { ABOVE_CAP, aboveCap, FAILED_TO_START, withLoss } from '../creation/placement.ts';
-import { type CloudView, fingerprintDigest } from '../identity/cloud-view.ts';
-import type { Holding } from '../identity/late-initialization.ts';
-import type { PauseDecision } from '../lifecycle/operator-pause.ts';
-import {
-  countPreemption,
-  type LostObject,
-  PREEMPTED,
-  readyReason,
-  recreates,
-  spotStatus,
-} from '../lifecycle/recovery.ts';
 import { ConnectionSecrets } from '../secrets/connection-secret.ts';
 
 /** The Synced reason of an object that keeps values of Secrets rotated since it was made. */
@@ -33,7 +23,7 @@ export interface StatusReportOptions {
   kind: string;
   writer: ManagedWriter;
   events: EventSink;
-  fleet: Pick<KindEvents, 'preempted' | 'becameReady' | 'drifted'>;
+  fleet: Pick<KindEvents, 'becameReady' | 'drifted'>;
   clock: Clock;
   log: Logger;
 }
@@ -65,11 +55,10 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
   }
 
   async report(
-    { mr, lateInitialized }: Holding<Spec>,
+    mr: ManagedObject<Spec>,
     view: CloudView<Cloud>,
-    lost: LostObject | undefined,
     link: AccountLink<Spec, Cloud>,
-    pause?: PauseDecision,
+    contributors: readonly StatusContributor<Spec, Cloud>[],
     {
       ending,
       rotated = [],
@@ -82,38 +71,17 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     // Events and metrics follow the write: a turn working from a stale copy is refused its write and
     // must not say what it would have written.
     const told = new Told(this.#o.events, mr);
-    let readiness = adapter.readiness(mr, cloud);
-    let spot = spotStatus(mr.status);
-    let placement = placed(mr.status?.placement, adapter.placement?.charged(cloud));
-    const preempted = lost === 'Preempted';
-    if (preempted) {
-      const message = `the cloud took the spot capacity back (${phase}); ${
-        recreates(mr) ? 'replacing it (recoveryPolicy Recreate)' : 'recoveryPolicy Never leaves it down'
-      }`;
-      if (readyReason(mr.status) !== PREEMPTED) {
-        spot = countPreemption(mr.status, now);
-        told.later(() => this.#o.fleet.preempted());
-        told.warn(PREEMPTED, `${this.#o.kind} ${adapter.idOf(cloud)}: ${message}`);
-      }
-      if (placement) placement = withLoss(placement, 'Preempted', now);
-      readiness = { ready: false, reason: PREEMPTED, message };
-    } else if (lost === FAILED_TO_START) {
-      const message = `${this.#o.kind} ${adapter.idOf(cloud)} failed before it ran (${phase}); deleting it and placing the resource again`;
-      if (readyReason(mr.status) !== FAILED_TO_START) told.warn(FAILED_TO_START, message);
-      if (placement) placement = withLoss(placement, 'FailedToStart', now);
-      readiness = { ready: false, reason: FAILED_TO_START, message };
-    } else if (lost === ABOVE_CAP) {
-      const over = adapter.placement && aboveCap(adapter.placement, mr.spec, cloud);
-      const message = `${this.#o.kind} ${adapter.idOf(cloud)} is charged ${over?.charged} USD/GPU-hour, above maxPricePerGpuHour ${over?.cap}; deleting it and placing the resource again`;
-      if (readyReason(mr.status) !== ABOVE_CAP) told.warn(ABOVE_CAP, message);
-      if (placement) placement = withLoss(placement, 'AboveCap', now);
-      readiness = { ready: false, reason: ABOVE_CAP, message };
-    } else if (readiness.broken && mr.status?.phase !== phase) {
-      told.warn(readiness.reason, readiness.message);
+    const parts = contributors.map((contribute) => contribute({ mr, cloud, phase, now }));
+    for (const part of parts) {
+      if (part.landed) told.later(part.landed);
+      for (const warning of part.warnings ?? []) told.warn(warning.reason, warning.message);
     }
-    const pausedBy = pause?.pausedBy;
+    let readiness = adapter.readiness(mr, cloud);
+    const loss = parts.find((part) => part.loss !== undefined)?.loss;
+    if (loss) readiness = loss;
+    else if (readiness.broken && mr.status?.phase !== phase) told.warn(readiness.reason, readiness.message);
+    for (const part of parts) if (part.hold) readiness = part.hold;
     if (ending) readiness = { ready: false, ...ending };
-    else if (pausedBy) readiness = { ready: false, reason: pausedBy.reason, message: pausedBy.message };
     const conditions: ConditionInput[] = [
       {
         type: 'Ready',
@@ -121,17 +89,9 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
         reason: readiness.reason,
         message: readiness.message,
       },
-      this.#synced(mr, cloud, lost !== undefined, link, rotated, told),
+      this.#synced(mr, cloud, loss !== undefined, link, rotated, told),
+      ...parts.flatMap((part) => part.conditions ?? []),
     ];
-    const deadline = pause?.deadline;
-    if (deadline) {
-      conditions.push({
-        type: 'DeadlineExceeded',
-        status: deadline.passed ? 'True' : 'False',
-        reason: deadline.passed ? 'DeadlineExceeded' : 'WithinDeadline',
-        message: `activeDeadlineSeconds ${deadline.seconds}: ${deadline.passed ? 'passed' : 'passes'} at ${new Date(deadline.at).toISOString()}`,
-      });
-    }
     const outcome = ending ? 'Failed' : adapter.finite?.outcomeOf(phase);
     if (outcome) {
       conditions.push({
@@ -149,12 +109,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     const fields = {
       ...own,
       ...(await this.#detailsFor(mr, cloud, link, own)),
-      ...spot,
-      lateInitialized,
-      placement,
-      pausedBy,
-      startTime: pause?.startTime,
-      deadlineTime: deadline && new Date(deadline.at).toISOString(),
+      ...Object.assign({}, ...parts.map((part) => part.fields)),
       completionTime,
       cloudFingerprint: fingerprintDigest(adapter.fingerprint(cloud)),
       id: adapter.idOf(cloud),
@@ -356,12 +311,4 @@ function carryOver(
 
 function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
-}
-
-/** Where the object was placed, with the price the cloud charges it once it says. */
-function placed(
-  placement: PlacementStatus | undefined,
-  charged: string | undefined,
-): PlacementStatus | undefined {
-  return placement && charged !== undefined ? { ...placement, chargedPerGpuHour: charged } : placement;
 }
