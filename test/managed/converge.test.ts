@@ -96,7 +96,12 @@ describe('one reconcile of a living resource', () => {
     let blocked = true;
     reshape(w, (kind) => ({
       ...kind,
-      blocker: () => (blocked ? { reason: 'WaitingForVolume', message: 'volume v is not ready' } : undefined),
+      identity: {
+        ...kind.identity,
+        isOwnCreate: kind.identity?.isOwnCreate ?? (async () => false),
+        blocker: () =>
+          blocked ? { reason: 'WaitingForVolume', message: 'volume v is not ready' } : undefined,
+      },
     }));
     w.api.create('w', {});
     assert.deepEqual(await w.reconciler.reconcile(AT), { requeueAfterMs: 10_000 });
@@ -111,7 +116,14 @@ describe('one reconcile of a living resource', () => {
 
   test('a named resource is not held up by its kind’s blocker', async () => {
     const w = open();
-    reshape(w, (kind) => ({ ...kind, blocker: () => ({ reason: 'WaitingForVolume', message: 'no' }) }));
+    reshape(w, (kind) => ({
+      ...kind,
+      identity: {
+        ...kind.identity,
+        isOwnCreate: kind.identity?.isOwnCreate ?? (async () => false),
+        blocker: () => ({ reason: 'WaitingForVolume', message: 'no' }),
+      },
+    }));
     const outside = w.cloud.put({ name: 'w' });
     w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
     await w.settle(KEY);

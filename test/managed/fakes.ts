@@ -155,9 +155,11 @@ export class FakeCloud {
       createdAtOf: (widget) => widget.createdAt,
       fingerprint: (widget) => `${widget.status}/${widget.name}/${widget.size}`,
       isGone: (widget) => widget.status === 'TERMINATED',
-      markerOf: (widget) => widget.marker,
-      isOwnCreate: async (mr, widget, ctx) =>
-        widget.name === cloudName(mr) && widget.marker === ctx.ownerMarker.value,
+      identity: {
+        markerOf: (widget) => widget.marker,
+        isOwnCreate: async (mr, widget, ctx) =>
+          widget.name === cloudName(mr) && widget.marker === ctx.ownerMarker.value,
+      },
       create: async (mr, ctx) => {
         this.calls.push({ op: 'create' });
         const failure = this.failNextCreate;
@@ -230,7 +232,7 @@ export class FakeCloud {
         spec.deadlineSeconds === undefined
           ? undefined
           : { seconds: spec.deadlineSeconds, action: spec.deadlineAction ?? 'Pause' },
-      connectionDetails: (status) => ({ id: String(status.id) }),
+      secrets: { connectionDetails: (status) => ({ id: String(status.id) }) },
       spot: {
         requested: (spec) => spec.spot === true,
         preempted: (widget) => widget.spot && widget.status === 'FAILED',

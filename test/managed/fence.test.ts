@@ -23,7 +23,7 @@ function recordingAdapter(changes: string[]): ExternalKind<unknown, Cloud> {
     createdAtOf: () => 0,
     fingerprint: (cloud) => cloud.id,
     isGone: () => false,
-    isOwnCreate: async () => false,
+    identity: { isOwnCreate: async () => false },
     demand: async () => ({ live: true }),
     heldGpus: () => 0,
     priceOf: async () => 0,

@@ -31,8 +31,10 @@ describe('GpuPod rotated Secrets', () => {
     changed = false,
     pod = mr,
   ) =>
-    adapter.rotatedSecrets?.(pod, view, { ...actContext(pod, secrets), secretsChanged: () => changed }) ??
-    Promise.resolve(undefined);
+    adapter.secrets?.rotatedSecrets?.(pod, view, {
+      ...actContext(pod, secrets),
+      secretsChanged: () => changed,
+    }) ?? Promise.resolve(undefined);
 
   before(async () => {
     cloud = await startCloud();

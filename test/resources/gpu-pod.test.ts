@@ -432,31 +432,31 @@ describe('GpuPod adapter', () => {
     it('markerOf reads the uid a get shows; the list shows no environment, so no marker', async () => {
       const mr = pod(podSpec());
       const made = await created(mr);
-      assert.equal(adapter.markerOf?.(made), mr.metadata.uid);
-      assert.equal(adapter.markerOf?.(await listed(made.id)), undefined);
+      assert.equal(adapter.identity?.markerOf?.(made), mr.metadata.uid);
+      assert.equal(adapter.identity?.markerOf?.(await listed(made.id)), undefined);
       const foreign = await cloud.client.pods.create({
         name: 'no-marker',
         image: 'x:1',
         gpuType: GPU,
         gpuCount: 1,
       });
-      assert.equal(adapter.markerOf?.(foreign), undefined);
+      assert.equal(adapter.identity?.markerOf?.(foreign), undefined);
     });
 
     it('isOwnCreate: only a pod with the resource’s name and, read by a get, its marker', async () => {
       const mr = pod(podSpec({ name: 'interrupted' }));
       const made = await created(mr);
       const view = await listed(made.id);
-      assert.equal(await adapter.isOwnCreate(mr, view, actContext(mr)), true);
+      assert.equal(await adapter.identity?.isOwnCreate(mr, view, actContext(mr)), true);
       const twin = resource('GpuPod', mr.spec);
       assert.equal(
-        await adapter.isOwnCreate(twin, view, actContext(twin)),
+        await adapter.identity?.isOwnCreate(twin, view, actContext(twin)),
         false,
         'another resource’s marker',
       );
       const renamed = pod({ ...mr.spec, name: 'another-name' });
       assert.equal(
-        await adapter.isOwnCreate(renamed, view, actContext(mr)),
+        await adapter.identity?.isOwnCreate(renamed, view, actContext(mr)),
         false,
         'another name, whatever the marker',
       );
@@ -466,7 +466,10 @@ describe('GpuPod adapter', () => {
         gpuType: GPU,
         gpuCount: 1,
       });
-      assert.equal(await adapter.isOwnCreate(mr, await listed(lookalike.id), actContext(mr)), false);
+      assert.equal(
+        await adapter.identity?.isOwnCreate(mr, await listed(lookalike.id), actContext(mr)),
+        false,
+      );
     });
 
     it('isOwnCreate: a pod the cloud no longer has is not the resource’s', async () => {
@@ -477,7 +480,7 @@ describe('GpuPod adapter', () => {
       cloud.step();
       cloud.sim.clock.advance(60 * STEP_MS); // past the retention of terminated pods
       assert.equal(await adapter.get(made.id), undefined);
-      assert.equal(await adapter.isOwnCreate(mr, view, actContext(mr)), false);
+      assert.equal(await adapter.identity?.isOwnCreate(mr, view, actContext(mr)), false);
     });
   });
 
@@ -588,7 +591,7 @@ describe('GpuPod adapter', () => {
       assert.equal(stored.name, 'env-pod');
       assert.equal(stored.isSpot, true);
       assert.equal(stored.gpuCount, 2);
-      assert.equal(adapter.markerOf?.(stored), mr.metadata.uid);
+      assert.equal(adapter.identity?.markerOf?.(stored), mr.metadata.uid);
     });
 
     it('names the pod metadata.name when the spec leaves the name out, and sends no callback URL when it has none', async (t) => {

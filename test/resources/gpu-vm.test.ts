@@ -233,22 +233,22 @@ describe('GpuVm adapter', () => {
 
   describe('owner marker', () => {
     it('a VM carries no environment to mark: no markerOf', () => {
-      assert.equal(adapter.markerOf, undefined);
+      assert.equal(adapter.identity?.markerOf, undefined);
     });
 
     it('isOwnCreate: a VM with the name the create was sent with (the create-name annotation), else the spec’s', async () => {
       const target = await created(vm(vmSpec({ name: 'sent-name' })));
       const plain = vm(vmSpec({ name: 'sent-name' }));
-      assert.equal(await adapter.isOwnCreate(plain, target, actContext(plain)), true);
+      assert.equal(await adapter.identity?.isOwnCreate(plain, target, actContext(plain)), true);
       const byMetadata = vm(vmSpec(), { name: 'sent-name' });
-      assert.equal(await adapter.isOwnCreate(byMetadata, target, actContext(byMetadata)), true);
+      assert.equal(await adapter.identity?.isOwnCreate(byMetadata, target, actContext(byMetadata)), true);
       // Renamed in the spec before the id was recorded: the annotation still names what was sent.
       const renamed = vm(vmSpec({ name: 'renamed-since' }), { annotations: { [CREATE_NAME]: 'sent-name' } });
-      assert.equal(await adapter.isOwnCreate(renamed, target, actContext(renamed)), true);
+      assert.equal(await adapter.identity?.isOwnCreate(renamed, target, actContext(renamed)), true);
       const other = vm(vmSpec({ name: 'sent-name' }), { annotations: { [CREATE_NAME]: 'another-name' } });
-      assert.equal(await adapter.isOwnCreate(other, target, actContext(other)), false);
+      assert.equal(await adapter.identity?.isOwnCreate(other, target, actContext(other)), false);
       const stranger = vm(vmSpec({ name: 'not-this-one' }));
-      assert.equal(await adapter.isOwnCreate(stranger, target, actContext(stranger)), false);
+      assert.equal(await adapter.identity?.isOwnCreate(stranger, target, actContext(stranger)), false);
     });
   });
 

@@ -584,24 +584,24 @@ describe('ServerlessEndpoint adapter', () => {
 
   describe('owner marker', () => {
     it('markerOf reads the uid the endpoint’s env carries; an endpoint made elsewhere has none', async () => {
-      assert.equal(adapter.markerOf?.(running), runningMr.metadata.uid);
+      assert.equal(adapter.identity?.markerOf?.(running), runningMr.metadata.uid);
       const foreign = await cloud.client.serverless.create({
         name: 'foreign',
         image: 'x:1',
         resources: [{ region: 'us-east-1', gpuType: L40S, gpuCount: 1 }],
       });
-      assert.equal(adapter.markerOf?.(await fresh(foreign.id)), undefined);
+      assert.equal(adapter.identity?.markerOf?.(await fresh(foreign.id)), undefined);
     });
 
     it('isOwnCreate: only an endpoint whose marker names this resource', async () => {
-      assert.equal(await adapter.isOwnCreate(runningMr, running, actContext(runningMr)), true);
+      assert.equal(await adapter.identity?.isOwnCreate(runningMr, running, actContext(runningMr)), true);
       const twin = endpointResource(runningMr.spec);
-      assert.equal(await adapter.isOwnCreate(twin, running, actContext(twin)), false);
+      assert.equal(await adapter.identity?.isOwnCreate(twin, running, actContext(twin)), false);
       const unmarked = {
         ...running,
         environmentVars: running.environmentVars.filter((item) => item.key !== OWNER_ENV),
       };
-      assert.equal(await adapter.isOwnCreate(runningMr, unmarked, actContext(runningMr)), false);
+      assert.equal(await adapter.identity?.isOwnCreate(runningMr, unmarked, actContext(runningMr)), false);
     });
 
     it('the endpoint object has no creation time: every candidate counts as made after the intent', () => {

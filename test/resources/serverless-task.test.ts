@@ -113,7 +113,7 @@ describe('ServerlessTask adapter', () => {
     const mr = task(taskSpec({ input: { prompt: 'finish me' } }));
     await adapter.create(mr, actContext(mr));
     cloud.step(2);
-    finished = (await adapter.get(adapter.ownId?.(mr) ?? '')) as TaskView;
+    finished = (await adapter.get(adapter.identity?.ownId?.(mr) ?? '')) as TaskView;
     assert.equal(finished.status, 'SUCCESS');
   });
   after(() => cloud?.stop());
@@ -245,7 +245,7 @@ describe('ServerlessTask adapter', () => {
   describe('identity', () => {
     it('the task id is the resource’s uid without hyphens, under its endpoint’s cloud id', () => {
       const mr = task(taskSpec());
-      assert.equal(adapter.ownId?.(mr), `${endpointId}/${cloudTaskId(mr)}`);
+      assert.equal(adapter.identity?.ownId?.(mr), `${endpointId}/${cloudTaskId(mr)}`);
       assert.equal(
         adapter.idOf({ ...finished, taskId: cloudTaskId(mr) }),
         `${endpointId}/${cloudTaskId(mr)}`,
@@ -256,18 +256,18 @@ describe('ServerlessTask adapter', () => {
     it('isOwnCreate: a task whose id is the resource’s; tasks carry no owner marker', async () => {
       const mr = task(taskSpec());
       assert.equal(
-        await adapter.isOwnCreate(mr, { ...finished, taskId: cloudTaskId(mr) }, actContext(mr)),
+        await adapter.identity?.isOwnCreate(mr, { ...finished, taskId: cloudTaskId(mr) }, actContext(mr)),
         true,
       );
-      assert.equal(await adapter.isOwnCreate(mr, finished, actContext(mr)), false);
-      assert.equal(adapter.markerOf, undefined);
+      assert.equal(await adapter.identity?.isOwnCreate(mr, finished, actContext(mr)), false);
+      assert.equal(adapter.identity?.markerOf, undefined);
     });
 
     it('without its endpoint’s cloud id the task cannot be looked up: a non-terminal EndpointNotFound', () => {
       peers.put('no-id-yet', { serviceMode: 'QUEUE' }, { phase: 'INITIALIZING' });
       for (const name of ['no-id-yet', 'missing']) {
         assert.throws(
-          () => adapter.ownId?.(task(taskSpec({ endpointRef: { name } }))),
+          () => adapter.identity?.ownId?.(task(taskSpec({ endpointRef: { name } }))),
           (error: unknown) =>
             error instanceof ReconcileError && error.reason === 'EndpointNotFound' && !error.terminal,
         );
@@ -277,7 +277,7 @@ describe('ServerlessTask adapter', () => {
 
   describe('blocker', () => {
     const blockerOf = (name: string, raw: Record<string, unknown> = {}) =>
-      adapter.blocker?.(task(taskSpec({ endpointRef: { name }, ...raw })));
+      adapter.identity?.blocker?.(task(taskSpec({ endpointRef: { name }, ...raw })));
     const running = { id: '4242', name: 'ep', phase: 'RUNNING' };
 
     it('none once the endpoint is a running QUEUE endpoint of the same account', () => {
@@ -375,7 +375,7 @@ describe('ServerlessTask adapter', () => {
         ],
         [cloudTaskId(mr), endpointId, endpointName, 'PROCESSING', 'INIT', `${receiver.url}/results`],
       );
-      const stored = await adapter.get(adapter.ownId?.(mr) ?? '');
+      const stored = await adapter.get(adapter.identity?.ownId?.(mr) ?? '');
       assert.deepEqual([stored?.taskId, stored?.status], [cloudTaskId(mr), 'PROCESSING']);
       cloud.step(2);
       await eventually(() => assert.equal(receiver.received.length, 1));
@@ -446,7 +446,7 @@ describe('ServerlessTask adapter', () => {
       const listed = await own.list();
       assert.deepEqual(
         listed.map((item) => own.idOf(item)),
-        [own.ownId?.(mr)],
+        [own.identity?.ownId?.(mr)],
       );
       assert.equal(lists(), before + 2, 'one list per in-flight status');
       cloud.step(2);
@@ -470,7 +470,7 @@ describe('ServerlessTask adapter', () => {
       const mr = task(taskSpec());
       await adapter.create(mr, actContext(mr));
       assert.deepEqual(await own.list(), []);
-      assert.equal((await own.get(own.ownId?.(mr) ?? ''))?.status, 'PROCESSING');
+      assert.equal((await own.get(own.identity?.ownId?.(mr) ?? ''))?.status, 'PROCESSING');
       assert.ok((await own.list()).some((item) => item.taskId === cloudTaskId(mr)));
     });
   });

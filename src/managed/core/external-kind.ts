@@ -187,30 +187,8 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
   /** The object is gone for good (TERMINATED, or on its way there) and must not be adopted or kept. */
   isGone(cloud: Cloud): boolean;
 
-  /**
-   * The uid in the object's owner marker (`ActContext.ownerMarker`), for kinds whose objects carry one;
-   * `undefined` when the kind carries none or this view of the object does not show it.
-   */
-  markerOf?(cloud: Cloud): string | undefined;
-
-  /**
-   * Could `cloud` be what an interrupted create for `mr` made? Called only for objects created after both
-   * the resource and its create intent, claimed by no other custom resource, and whose owner marker, where
-   * this view shows one, names `mr`; reads details if it must.
-   */
-  isOwnCreate(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<boolean>;
-  /**
-   * Kinds whose ids the client chooses (a task's id): the id the object made for `mr` has, so what an
-   * interrupted create made is found by one get instead of a search of the lists, and a second create is
-   * refused by the cloud itself.
-   */
-  ownId?(mr: ManagedObject<Spec>): string;
-  /**
-   * What must hold before the object can be created, read from caches only (no cloud call): a resource
-   * it refers to must exist and be ready. Answers why it waits, or throws a terminal `ReconcileError`
-   * when waiting cannot help.
-   */
-  blocker?(mr: ManagedObject<Spec>): Blocker | undefined;
+  /** Kinds that tell their objects apart by more than a name: see `IdentitySupport`. */
+  readonly identity?: IdentitySupport<Spec, Cloud>;
   create(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Cloud>;
   /** What the spec asks of its account (GPUs, registry and credential ids): the account's policy checks it. */
   demand(mr: ManagedObject<Spec>): Promise<Demand>;
@@ -245,17 +223,8 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
    * `Synced=False`, reason `Drifted`, never fixed by a silent re-create. Only fields the object reports.
    */
   drift?(mr: ManagedObject<Spec>, cloud: Cloud): string[];
-  /**
-   * Kinds whose objects keep the environment they were created with (pods): the Secrets (`secretKeyRef`
-   * names) whose values now differ from what the object carries, compared in memory. Reported as
-   * `Synced=False`, reason `SecretRotated`: the cloud cannot change the object's environment.
-   */
-  rotatedSecrets?(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<string[]>;
-  /**
-   * What a workload needs to reach the object (SSH command, addresses, URLs), from the status about to be
-   * written, as the keys and values of its connection Secret.
-   */
-  connectionDetails?(status: Readonly<Partial<Status>>): Record<string, string>;
+  /** Kinds whose objects carry Secrets' values or hand out connection details: see `SecretSupport`. */
+  readonly secrets?: SecretSupport<Spec, Cloud, Status>;
   /** Kinds whose specs may leave the GPU type, region or spot to the operator: the offers to choose from. */
   readonly placement?: PlacementSupport<Spec, Cloud>;
   /** Kinds that rent spot capacity: whether the spec asks for it, and whether the cloud took it back. */
@@ -391,4 +360,51 @@ export interface Deadline {
 /** `namespace/name` of a custom resource: the work-queue key and the key of per-resource memory. */
 export function keyOf(obj: { metadata: ObjectKey }): string {
   return `${obj.metadata.namespace}/${obj.metadata.name}`;
+}
+
+/**
+ * Which cloud object is a resource's, for kinds that tell their objects apart by more than a name: the owner
+ * marker, an interrupted create's object, an id the client chooses, and what must hold before a create.
+ * A kind without it finds no interrupted create of its own.
+ */
+export interface IdentitySupport<Spec, Cloud> {
+  /**
+   * The uid in the object's owner marker (`ActContext.ownerMarker`), for kinds whose objects carry one;
+   * `undefined` when the kind carries none or this view of the object does not show it.
+   */
+  markerOf?(cloud: Cloud): string | undefined;
+
+  /**
+   * Could `cloud` be what an interrupted create for `mr` made? Called only for objects created after both
+   * the resource and its create intent, claimed by no other custom resource, and whose owner marker, where
+   * this view shows one, names `mr`; reads details if it must.
+   */
+  isOwnCreate(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<boolean>;
+  /**
+   * Kinds whose ids the client chooses (a task's id): the id the object made for `mr` has, so what an
+   * interrupted create made is found by one get instead of a search of the lists, and a second create is
+   * refused by the cloud itself.
+   */
+  ownId?(mr: ManagedObject<Spec>): string;
+  /**
+   * What must hold before the object can be created, read from caches only (no cloud call): a resource
+   * it refers to must exist and be ready. Answers why it waits, or throws a terminal `ReconcileError`
+   * when waiting cannot help.
+   */
+  blocker?(mr: ManagedObject<Spec>): Blocker | undefined;
+}
+
+/** Kinds whose objects carry Secrets' values (a pod's environment) or hand out connection details. */
+export interface SecretSupport<Spec, Cloud, Status extends object = Record<string, unknown>> {
+  /**
+   * Kinds whose objects keep the environment they were created with (pods): the Secrets (`secretKeyRef`
+   * names) whose values now differ from what the object carries, compared in memory. Reported as
+   * `Synced=False`, reason `SecretRotated`: the cloud cannot change the object's environment.
+   */
+  rotatedSecrets?(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<string[]>;
+  /**
+   * What a workload needs to reach the object (SSH command, addresses, URLs), from the status about to be
+   * written, as the keys and values of its connection Secret.
+   */
+  connectionDetails?(status: Readonly<Partial<Status>>): Record<string, string>;
 }

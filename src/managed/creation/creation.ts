@@ -218,7 +218,7 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     if (own?.at === intentAt && own.ambiguousSince === undefined) return { kind: 'found', cloud: undefined };
     // An id the client chose names the object: one get finds it, and no grace is needed, since the cloud
     // refuses a second object under that id, however late the first create lands.
-    const ownId = this.#adapter.ownId?.(mr);
+    const ownId = this.#adapter.identity?.ownId?.(mr);
     if (ownId !== undefined) return { kind: 'found', cloud: await this.#adapter.get(ownId) };
     // A create another process sent may land up to a grace after its intent; ours, until we gave up.
     const settledAt = own?.ambiguousSince ?? intentAt + this.#options.graceMs;
@@ -394,9 +394,10 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     if (this.#store.claimsOn(adapter.idOf(cloud)).some((claim) => claim.uid !== uid && claim.proved)) {
       return false;
     }
-    const marker = adapter.markerOf?.(cloud);
+    const { identity } = adapter;
+    const marker = identity?.markerOf?.(cloud);
     if (marker !== undefined && marker !== uid) return false;
-    return adapter.isOwnCreate(mr, cloud, ctx);
+    return (await identity?.isOwnCreate(mr, cloud, ctx)) ?? false;
   }
 }
 

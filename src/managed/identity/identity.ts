@@ -126,7 +126,7 @@ export class Identity<Spec extends CommonSpec, Cloud> {
       id,
       statusId: mr.status?.id,
       claims: store.claimsOn(id).filter((claim) => links.sameScope(link.account, claim.account)),
-      marker: cloud === undefined ? undefined : link.adapter.markerOf?.(cloud),
+      marker: cloud === undefined ? undefined : link.adapter.identity?.markerOf?.(cloud),
       isLive: (uid) => store.isLive(uid),
     });
   }

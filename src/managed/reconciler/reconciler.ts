@@ -269,7 +269,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       this.#identity.refuseUnlessCreates(stored);
       const backoff = recreateBackoff(stored.status, this.#o.clock.now());
       if (backoff > 0) return { requeueAfterMs: backoff };
-      const blocked = adapter.blocker?.(stored);
+      const blocked = adapter.identity?.blocker?.(stored);
       if (blocked) {
         await this.#status.reportBlocked(stored, blocked);
         return { requeueAfterMs: BLOCKED_RECHECK_MS };
@@ -313,8 +313,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
             : ({ kind: 'in-sync' } as const);
     if (plan.kind === 'act') await this.#act(held.mr, observed.cloud, plan, link);
     const rotated =
-      plan.kind === 'in-sync' && !lost && adapter.rotatedSecrets && allows(policies, 'Update')
-        ? await adapter.rotatedSecrets(held.mr, observed.cloud, ctx)
+      plan.kind === 'in-sync' && !lost && adapter.secrets?.rotatedSecrets && allows(policies, 'Update')
+        ? await adapter.secrets.rotatedSecrets(held.mr, observed.cloud, ctx)
         : [];
     if (rotated.length > 0 && recreatesOnRotation(held.mr) && adapter.delete) {
       return this.#recreateForSecrets(held.mr, observed.cloud, rotated, link);

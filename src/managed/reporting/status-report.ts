@@ -117,8 +117,8 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     };
     const ref = mr.spec.writeConnectionSecretToRef;
     const refused =
-      ref && adapter.connectionDetails
-        ? await this.#secrets.publish(mr, ref.name, adapter.connectionDetails(fields))
+      ref && adapter.secrets?.connectionDetails
+        ? await this.#secrets.publish(mr, ref.name, adapter.secrets.connectionDetails(fields))
         : undefined;
     if (refused) {
       conditions[1] = { type: 'Synced', status: 'False', reason: refused.reason, message: refused.message };

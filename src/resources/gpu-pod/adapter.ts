@@ -64,11 +64,13 @@ export function gpuPodAdapter(
     enrich: async (pod) => (await unlessNotFound(client.pods.get(pod.id))) ?? pod,
     isGone: (pod) => pod.status === 'TERMINATED' || pod.status === 'TERMINATING',
     // Only a get shows the environment: the list's view of a pod has no marker to read.
-    markerOf: (pod) => markerIn(pod.environmentVars),
-    isOwnCreate: async (mr, pod, ctx) => {
-      if (pod.name !== cloudName(mr)) return false;
-      const full = await unlessNotFound(client.pods.get(pod.id));
-      return hasMarker(full?.environmentVars, ctx.ownerMarker);
+    identity: {
+      markerOf: (pod) => markerIn(pod.environmentVars),
+      isOwnCreate: async (mr, pod, ctx) => {
+        if (pod.name !== cloudName(mr)) return false;
+        const full = await unlessNotFound(client.pods.get(pod.id));
+        return hasMarker(full?.environmentVars, ctx.ownerMarker);
+      },
     },
     create: async (mr, ctx) => client.pods.create(await createRequest(mr, ctx, options.callbackUrl)),
     demand: async ({ spec, status }) => {
@@ -113,7 +115,6 @@ export function gpuPodAdapter(
       cleared: { paused: false },
     },
     drift: (mr, pod) => podDrift(mr, pod),
-    rotatedSecrets: (mr, pod, ctx) => rotatedSecrets(client, mr, pod, ctx),
     pause: {
       paused: (spec) => ({ ...spec, paused: true }),
       idle: {
@@ -132,15 +133,18 @@ export function gpuPodAdapter(
       spec.activeDeadlineSeconds === undefined
         ? undefined
         : { seconds: spec.activeDeadlineSeconds, action: spec.deadlineAction ?? 'Pause' },
-    connectionDetails: (status) => ({
-      ...presentStrings({ sshCommand: status.sshCommand, internalIp: status.internalIp }),
-      ...sshEndpoint(status.sshCommand),
-      ...Object.fromEntries(
-        (status.exposedPorts ?? [])
-          .filter((exposed) => exposed.ingressUrl)
-          .map((exposed) => [`url-${exposed.port}`, String(exposed.ingressUrl)]),
-      ),
-    }),
+    secrets: {
+      rotatedSecrets: (mr, pod, ctx) => rotatedSecrets(client, mr, pod, ctx),
+      connectionDetails: (status) => ({
+        ...presentStrings({ sshCommand: status.sshCommand, internalIp: status.internalIp }),
+        ...sshEndpoint(status.sshCommand),
+        ...Object.fromEntries(
+          (status.exposedPorts ?? [])
+            .filter((exposed) => exposed.ingressUrl)
+            .map((exposed) => [`url-${exposed.port}`, String(exposed.ingressUrl)]),
+        ),
+      }),
+    },
     spot: {
       requested: (spec) => spec.isSpot === true || (spec.placement?.spot ?? 'Never') !== 'Never',
       preempted: (pod) => pod.isSpot && pod.status === 'FAILED',

@@ -40,7 +40,9 @@ export function gpuVmAdapter(
     // A VM carries no environment to mark, so its name (and creation after the intent, and no other
     // custom resource claiming it, which the reconciler checks) is all that identifies it: the name the
     // create was sent with, which a rename since may have changed in the spec.
-    isOwnCreate: async (mr, vm) => vm.name === (mr.metadata.annotations?.[CREATE_NAME] ?? cloudName(mr)),
+    identity: {
+      isOwnCreate: async (mr, vm) => vm.name === (mr.metadata.annotations?.[CREATE_NAME] ?? cloudName(mr)),
+    },
     create: async (mr) => {
       const { volumeMountPaths } = mr.spec;
       return client.vms.create({
@@ -95,15 +97,17 @@ export function gpuVmAdapter(
       from: (vm, spec) => ({ name: vm.name, ...(spec.placement ? {} : { isSpot: vm.isSpot }) }),
       cleared: {},
     },
-    connectionDetails: (status) => ({
-      ...presentStrings({
-        ipAddress: status.ipAddress,
-        domainName: status.domainName,
-        notebookUrl: status.notebookUrl,
-        sshCommand: status.sshTemplate,
+    secrets: {
+      connectionDetails: (status) => ({
+        ...presentStrings({
+          ipAddress: status.ipAddress,
+          domainName: status.domainName,
+          notebookUrl: status.notebookUrl,
+          sshCommand: status.sshTemplate,
+        }),
+        ...sshEndpoint(status.sshTemplate),
       }),
-      ...sshEndpoint(status.sshTemplate),
-    }),
+    },
     // The VM object does not report its type: region and capacity kind are what can be compared (a
     // placed VM's, with its placement: never with the set it was chosen from, which may change).
     drift: ({ spec, status }, vm) => {

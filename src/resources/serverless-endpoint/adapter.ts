@@ -57,7 +57,6 @@ export function serverlessEndpointAdapter(
       return JSON.stringify(watched);
     },
     isGone: () => false,
-    markerOf: (endpoint) => markerIn(endpoint.environmentVars),
     // An autoscaled endpoint is held to the account's limits at its most.
     demand: async ({ spec }) => ({
       gpus: {
@@ -71,7 +70,10 @@ export function serverlessEndpointAdapter(
     // Its own perHourPrice: what its running workers cost now.
     priceOf: async (endpoint) => perHourOf(serverlessEndpointCloudPrice(endpoint)),
     heldGpus: endpointHeldGpus,
-    isOwnCreate: async (_mr, endpoint, ctx) => hasMarker(endpoint.environmentVars, ctx.ownerMarker),
+    identity: {
+      markerOf: (endpoint) => markerIn(endpoint.environmentVars),
+      isOwnCreate: async (_mr, endpoint, ctx) => hasMarker(endpoint.environmentVars, ctx.ownerMarker),
+    },
     create: async (mr, ctx) => {
       const desired = await desiredFields(mr, ctx);
       // A new endpoint starts with one worker unless the spec says otherwise, whatever the cloud's default.
@@ -81,7 +83,9 @@ export function serverlessEndpointAdapter(
     plan: async (mr, endpoint, ctx) =>
       (await plan(client, mr, endpoint, ctx)) ?? autoscaling.plan(mr, endpoint),
     revisitAfterMs: (mr) => (mr.spec.autoscaling ? queueIntervalMs : undefined),
-    connectionDetails: (status) => presentStrings({ endpointId: status.id, domain: status.domain }),
+    secrets: {
+      connectionDetails: (status) => presentStrings({ endpointId: status.id, domain: status.domain }),
+    },
     lateInit: {
       from: (endpoint, spec) => ({
         name: endpoint.name,

@@ -96,9 +96,11 @@ export function serverlessTaskAdapter(
     createdAtOf: (task) => task.createdAt,
     fingerprint: (task) => fingerprintOf([task.status, task.deliveryStatus, task.deliveryAttempts]),
     isGone: () => false,
-    ownId: (mr) => `${endpointIdOf(mr)}/${taskIdOf(mr)}`,
-    isOwnCreate: async (mr, task) => task.taskId === taskIdOf(mr),
-    blocker: (mr) => blocker(mr, endpointOf(mr)),
+    identity: {
+      ownId: (mr) => `${endpointIdOf(mr)}/${taskIdOf(mr)}`,
+      isOwnCreate: async (mr, task) => task.taskId === taskIdOf(mr),
+      blocker: (mr) => blocker(mr, endpointOf(mr)),
+    },
     create: async (mr, ctx) => {
       const endpointId = endpointIdOf(mr);
       const taskId = taskIdOf(mr);
