@@ -182,13 +182,15 @@ export class FakeCloud {
         if (this.createDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.createDelayMs));
         return widget;
       },
-      demand: async ({ spec }) => ({
-        gpus: { types: ['W1'], count: spec.size ?? 1 },
-        live: spec.paused !== true,
-        perHour: async () => (spec.size ?? 1) * WIDGET_PRICE_PER_HOUR,
-      }),
-      heldGpus: (widget) => (widget.status === 'RUNNING' ? widget.size : 0),
-      priceOf: async (widget) => (widget.status === 'RUNNING' ? widget.size * WIDGET_PRICE_PER_HOUR : 0),
+      metering: {
+        demand: async ({ spec }) => ({
+          gpus: { types: ['W1'], count: spec.size ?? 1 },
+          live: spec.paused !== true,
+          perHour: async () => (spec.size ?? 1) * WIDGET_PRICE_PER_HOUR,
+        }),
+        heldGpus: (widget) => (widget.status === 'RUNNING' ? widget.size : 0),
+        priceOf: async (widget) => (widget.status === 'RUNNING' ? widget.size * WIDGET_PRICE_PER_HOUR : 0),
+      },
       plan: async (mr, widget) => {
         const want = mr.spec.paused;
         if (want === true && widget.status === 'RUNNING') {

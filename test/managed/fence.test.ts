@@ -24,9 +24,7 @@ function recordingAdapter(changes: string[]): ExternalKind<unknown, Cloud> {
     fingerprint: (cloud) => cloud.id,
     isGone: () => false,
     identity: { isOwnCreate: async () => false },
-    demand: async () => ({ live: true }),
-    heldGpus: () => 0,
-    priceOf: async () => 0,
+    metering: { demand: async () => ({ live: true }), heldGpus: () => 0, priceOf: async () => 0 },
     create: async () => {
       changes.push('create');
       return { id: 'c-1' };

@@ -8,7 +8,7 @@ import { CloudApiError } from '../../src/api/errors.ts';
 import { POD_STATUSES } from '../../src/api/schemas/pods.ts';
 import { OWNER_ENV } from '../../src/managed/core/annotations.ts';
 import { ReconcileError } from '../../src/managed/core/errors.ts';
-import type { ExternalKind } from '../../src/managed/core/external-kind.ts';
+import { type ExternalKind, meteringOf } from '../../src/managed/core/external-kind.ts';
 import { MANAGED_SPEC_FIELDS } from '../../src/resources/common/schema.ts';
 import { gpuPodAdapter } from '../../src/resources/gpu-pod/adapter.ts';
 import type { PodView } from '../../src/resources/gpu-pod/details.ts';
@@ -486,7 +486,7 @@ describe('GpuPod adapter', () => {
 
   it('heldGpus: a pod holds its GPUs unless paused or terminated (docs/crd-reference.md, maxLiveGpus)', () => {
     for (const status of POD_STATUSES) {
-      const held = adapter.heldGpus({ ...running, status, gpuCount: 4 });
+      const held = meteringOf(adapter).heldGpus({ ...running, status, gpuCount: 4 });
       assert.equal(held, status === 'PAUSED' || status === 'TERMINATED' ? 0 : 4, status);
     }
   });
@@ -494,23 +494,27 @@ describe('GpuPod adapter', () => {
   it('a CPU pod holds no GPUs and asks for none', async () => {
     const mr = pod(podSpec({ resourceType: 'CPU', gpuType: 'CPU', gpuCount: 4 }));
     const cpu = await created(mr);
-    assert.equal(adapter.heldGpus(cpu), 0);
-    assert.equal((await adapter.demand(mr)).gpus, undefined);
-    assert.equal(adapter.heldGpus({ ...cpu, resourceType: 'GPU' }), 4, 'the same pod on GPUs holds 4');
+    assert.equal(meteringOf(adapter).heldGpus(cpu), 0);
+    assert.equal((await meteringOf(adapter).demand(mr)).gpus, undefined);
+    assert.equal(
+      meteringOf(adapter).heldGpus({ ...cpu, resourceType: 'GPU' }),
+      4,
+      'the same pod on GPUs holds 4',
+    );
   });
 
   it('demand: the spec’s GPU type and count, live unless paused, and the registry credential as an id string', async () => {
     const spec = podSpec({ gpuType: 'NVIDIA H100 80GB HBM3', gpuCount: 8, containerRegistryAuthId: 42 });
     // Its price is read only when a budget asks (pricing tests): not part of what is compared here.
-    const { perHour: _price, ...demand } = await adapter.demand(pod(spec));
+    const { perHour: _price, ...demand } = await meteringOf(adapter).demand(pod(spec));
     assert.deepEqual(demand, {
       gpus: { types: [spec.gpuType], count: 8 },
       live: true,
       containerRegistryAuthId: '42',
     });
-    assert.equal((await adapter.demand(pod({ ...spec, paused: true }))).live, false);
-    assert.equal((await adapter.demand(pod({ ...spec, paused: false }))).live, true);
-    assert.equal((await adapter.demand(pod(podSpec()))).containerRegistryAuthId, undefined);
+    assert.equal((await meteringOf(adapter).demand(pod({ ...spec, paused: true }))).live, false);
+    assert.equal((await meteringOf(adapter).demand(pod({ ...spec, paused: false }))).live, true);
+    assert.equal((await meteringOf(adapter).demand(pod(podSpec()))).containerRegistryAuthId, undefined);
   });
 
   describe('create', () => {

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { ENDPOINT_STATUSES, type Endpoint } from '../../src/api/schemas/serverless.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { OWNER_ENV } from '../../src/managed/core/annotations.ts';
-import type { ExternalKind } from '../../src/managed/core/external-kind.ts';
+import { type ExternalKind, meteringOf } from '../../src/managed/core/external-kind.ts';
 import { IGNORE_DRIFT, MANAGED_SPEC_FIELDS } from '../../src/resources/common/schema.ts';
 import { serverlessEndpointAdapter } from '../../src/resources/serverless-endpoint/adapter.ts';
 import {
@@ -615,7 +615,13 @@ describe('ServerlessEndpoint adapter', () => {
       { ...running.resources[0], region: 'ap-southeast-1', gpuCount: 4 },
     ] as Endpoint['resources'];
     for (const status of ENDPOINT_STATUSES) {
-      const held = adapter.heldGpus({ ...running, status, resources, runningWorkers: 3, totalWorkers: 5 });
+      const held = meteringOf(adapter).heldGpus({
+        ...running,
+        status,
+        resources,
+        runningWorkers: 3,
+        totalWorkers: 5,
+      });
       assert.equal(held, status === 'STOPPED' ? 0 : 5 * 4, status);
     }
     for (const [runningWorkers, totalWorkers, expected] of [
@@ -630,7 +636,11 @@ describe('ServerlessEndpoint adapter', () => {
         runningWorkers,
         totalWorkers,
       };
-      assert.equal(adapter.heldGpus(endpoint), expected, `${runningWorkers} running of ${totalWorkers}`);
+      assert.equal(
+        meteringOf(adapter).heldGpus(endpoint),
+        expected,
+        `${runningWorkers} running of ${totalWorkers}`,
+      );
     }
   });
 
@@ -641,7 +651,7 @@ describe('ServerlessEndpoint adapter', () => {
     ];
     const types = [L40S, 'NVIDIA H100 80GB HBM3'];
     const demand = (raw: Record<string, unknown>) =>
-      adapter.demand(endpointResource(endpointSpec({ resources, ...raw })));
+      meteringOf(adapter).demand(endpointResource(endpointSpec({ resources, ...raw })));
     const { perHour: _price, ...three } = await demand({ workers: 3, credentialId: 12 });
     assert.deepEqual(three, {
       gpus: { types, count: 12 },

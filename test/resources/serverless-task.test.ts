@@ -10,7 +10,7 @@ import { CloudApiError } from '../../src/api/errors.ts';
 import { TASK_STATUSES, type TaskSummary } from '../../src/api/schemas/serverless.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { ReconcileError } from '../../src/managed/core/errors.ts';
-import type { ExternalKind, ManagedObject } from '../../src/managed/core/external-kind.ts';
+import { type ExternalKind, type ManagedObject, meteringOf } from '../../src/managed/core/external-kind.ts';
 import type { Peers } from '../../src/managed/reconciler/kind-controller.ts';
 import { MANAGED_SPEC_FIELDS } from '../../src/resources/common/schema.ts';
 import { serverlessTaskAdapter } from '../../src/resources/serverless-task/adapter.ts';
@@ -322,8 +322,8 @@ describe('ServerlessTask adapter', () => {
   });
 
   it('holds no GPUs and asks none of its account: the endpoint’s workers do', async () => {
-    assert.equal(adapter.heldGpus(finished), 0);
-    assert.deepEqual(await adapter.demand(task(taskSpec())), { live: false });
+    assert.equal(meteringOf(adapter).heldGpus(finished), 0);
+    assert.deepEqual(await meteringOf(adapter).demand(task(taskSpec())), { live: false });
   });
 
   describe('create', () => {

@@ -5,7 +5,7 @@ import { CloudCache } from '../cloud-cache/cloud-cache.ts';
 import { DetailSchedule } from '../cloud-cache/detail-schedule.ts';
 import { accountOf } from '../core/account-ref.ts';
 import type { EventSink } from '../core/event-sink.ts';
-import type { CommonSpec, ExternalKind, ManagedObject } from '../core/external-kind.ts';
+import { type CommonSpec, type ExternalKind, type ManagedObject, meteringOf } from '../core/external-kind.ts';
 import { fencedAdapter } from '../core/fence.ts';
 import type { ManagedStore } from '../core/store.ts';
 import type { ManagedWriter } from '../core/writer.ts';
@@ -190,11 +190,12 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
     };
     const adapter = fencedAdapter(guardedAdapter(base, account, counted, clock), () => this.#o.mayAct());
     if (this.#o.metering) {
-      const prices = new ObjectPrices(base, log);
+      const metering = meteringOf(base);
+      const prices = new ObjectPrices({ ...base, ...metering }, log);
       // An object's namespace is its holder's; one no resource holds counts only for account-wide budgets.
       const namespaceOf = (id: string) => this.#o.store.claimsOn(id)[0]?.key.namespace;
       account.usage.meter(base.kind, {
-        heldGpus: () => cache.objects().reduce((sum, cloud) => sum + base.heldGpus(cloud), 0),
+        heldGpus: () => cache.objects().reduce((sum, cloud) => sum + metering.heldGpus(cloud), 0),
         counted: () => cache.hasSynced(),
         spendPerHour: (scope) => prices.total(cache.objects(), (id) => scope(namespaceOf(id))),
       });

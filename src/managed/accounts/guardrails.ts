@@ -1,7 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
 import type { Demand } from '../core/demand.ts';
 import { ReconcileError } from '../core/errors.ts';
-import type { ExternalKind, Plan } from '../core/external-kind.ts';
+import { type ExternalKind, type MeteringSupport, meteringOf, type Plan } from '../core/external-kind.ts';
 import { type Account, type BudgetLimit, budgetScope } from './accounts.ts';
 
 /** What the guardrails need of the kind's cloud cache: whether it counts an object, or a list since. */
@@ -34,10 +34,11 @@ export function guardedAdapter<Spec, Cloud>(
   cache: CountedBy,
   clock: Clock,
 ): ExternalKind<Spec, Cloud> {
+  const metering = meteringOf(adapter);
   return {
     ...adapter,
     create: async (mr, ctx) => {
-      const demand = await adapter.demand(mr);
+      const demand = await metering.demand(mr);
       const namespace = namespaceOf(mr);
       // The cloud runs what it creates: no create request carries paused or stopped.
       const perHour = budgeted(account, namespace) ? await demand.perHour?.() : 0;
@@ -71,11 +72,11 @@ export function guardedAdapter<Spec, Cloud>(
     plan: async (mr, cloud, ctx): Promise<Plan> => {
       const plan = await adapter.plan(mr, cloud, ctx);
       if (plan.kind !== 'act') return plan;
-      const demand = await adapter.demand(mr);
-      const gpus = (demand.live ? (demand.gpus?.count ?? 0) : 0) - adapter.heldGpus(cloud);
+      const demand = await metering.demand(mr);
+      const gpus = (demand.live ? (demand.gpus?.count ?? 0) : 0) - metering.heldGpus(cloud);
       if (gpus <= 0) return plan;
       const namespace = namespaceOf(mr);
-      const adds = { gpus, perHour: await stepPrice(account, namespace, demand, adapter, cloud), namespace };
+      const adds = { gpus, perHour: await stepPrice(account, namespace, demand, metering, cloud), namespace };
       const { step } = plan;
       return {
         kind: 'act',
@@ -112,12 +113,12 @@ async function stepPrice<Spec, Cloud>(
   account: Account,
   namespace: string,
   demand: Demand,
-  adapter: ExternalKind<Spec, Cloud>,
+  metering: MeteringSupport<Spec, Cloud>,
   cloud: Cloud,
 ): Promise<number | undefined> {
   if (!budgeted(account, namespace)) return 0;
   const wanted = await demand.perHour?.();
-  const now = adapter.heldGpus(cloud) > 0 ? await adapter.priceOf(cloud) : 0;
+  const now = metering.heldGpus(cloud) > 0 ? await metering.priceOf(cloud) : 0;
   return wanted === undefined || now === undefined ? undefined : Math.max(0, wanted - now);
 }
 

@@ -1,10 +1,8 @@
 import type { Logger } from '../../lib/logger.ts';
-import type { ExternalKind } from '../core/external-kind.ts';
+import type { ExternalKind, MeteringSupport } from '../core/external-kind.ts';
 
-type Priceable<Cloud> = Pick<
-  ExternalKind<unknown, Cloud>,
-  'kind' | 'idOf' | 'fingerprint' | 'heldGpus' | 'priceOf'
->;
+type Priceable<Cloud> = Pick<ExternalKind<unknown, Cloud>, 'kind' | 'idOf' | 'fingerprint'> &
+  Pick<MeteringSupport<unknown, Cloud>, 'heldGpus' | 'priceOf'>;
 
 /**
  * What one kind's objects in one account cost per hour, summed in one synchronous turn so that a budget's

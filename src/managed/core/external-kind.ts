@@ -190,20 +190,8 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
   /** Kinds that tell their objects apart by more than a name: see `IdentitySupport`. */
   readonly identity?: IdentitySupport<Spec, Cloud>;
   create(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Cloud>;
-  /** What the spec asks of its account (GPUs, registry and credential ids): the account's policy checks it. */
-  demand(mr: ManagedObject<Spec>): Promise<Demand>;
-  /**
-   * GPUs the object holds, or may hold at any moment: in every state but the ones that release them
-   * (paused, stopped, gone), so an object on its way up (INITIALIZING) or down, or FAILED, still counts.
-   * Summed per account over every object its lists show, managed or not: what the guardrails count. Not
-   * the fleet gauges' `runningGpus`, which count only what runs and bills now.
-   */
-  heldGpus(cloud: Cloud): number;
-  /**
-   * US dollars per hour the object costs while it holds GPUs (0 when it holds none): its own price, or
-   * today's offers for what the list shows; undefined when nothing prices it. What the budgets count.
-   */
-  priceOf(cloud: Cloud): Promise<number | undefined>;
+  /** Kinds whose objects hold GPUs or cost money: see `MeteringSupport`. */
+  readonly metering?: MeteringSupport<Spec, Cloud>;
   plan(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<Plan>;
 
   /**
@@ -407,4 +395,39 @@ export interface SecretSupport<Spec, Cloud, Status extends object = Record<strin
    * written, as the keys and values of its connection Secret.
    */
   connectionDetails?(status: Readonly<Partial<Status>>): Record<string, string>;
+}
+
+/**
+ * What a kind's objects ask of an account and hold in it, for the guardrails, the budgets and budget
+ * shedding. A kind without it (a task) asks for nothing live, holds no GPU and costs nothing: `UNMETERED`.
+ */
+export interface MeteringSupport<Spec, Cloud> {
+  /** What the spec asks of its account (GPUs, registry and credential ids): the account's policy checks it. */
+  demand(mr: ManagedObject<Spec>): Promise<Demand>;
+  /**
+   * GPUs the object holds, or may hold at any moment: in every state but the ones that release them
+   * (paused, stopped, gone), so an object on its way up (INITIALIZING) or down, or FAILED, still counts.
+   * Summed per account over every object its lists show, managed or not: what the guardrails count. Not
+   * the fleet gauges' `runningGpus`, which count only what runs and bills now.
+   */
+  heldGpus(cloud: Cloud): number;
+  /**
+   * US dollars per hour the object costs while it holds GPUs (0 when it holds none): its own price, or
+   * today's offers for what the list shows; undefined when nothing prices it. What the budgets count.
+   */
+  priceOf(cloud: Cloud): Promise<number | undefined>;
+}
+
+/** What a kind without metering asks and holds: nothing live, no GPU, no cost. */
+export const UNMETERED: MeteringSupport<unknown, unknown> = {
+  demand: async () => ({ live: false }),
+  heldGpus: () => 0,
+  priceOf: async () => 0,
+};
+
+/** The kind's metering, or `UNMETERED` for a kind without it. */
+export function meteringOf<Spec, Cloud>(
+  kind: Pick<ExternalKind<Spec, Cloud>, 'metering'>,
+): MeteringSupport<Spec, Cloud> {
+  return kind.metering ?? UNMETERED;
 }

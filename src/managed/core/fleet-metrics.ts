@@ -9,7 +9,7 @@ import { type ManagedObject, OUTCOMES } from './external-kind.ts';
 export interface Usage {
   /**
    * GPUs running now, and billed (0 unless the phase is RUNNING), and their model: what the fleet gauges
-   * show. The guardrails count more: every GPU an object holds (`ExternalKind.heldGpus`).
+   * show. The guardrails count more: every GPU an object holds (`MeteringSupport.heldGpus`).
    */
   runningGpus: number;
   gpuType?: string | undefined;

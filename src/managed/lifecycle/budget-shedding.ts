@@ -1,7 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
 import type { AccountLink } from '../accounts/account-links.ts';
 import { budgetScope, type SpendScope } from '../accounts/accounts.ts';
-import type { CommonSpec, ManagedObject } from '../core/external-kind.ts';
+import { type CommonSpec, type ManagedObject, meteringOf } from '../core/external-kind.ts';
 import type { ManagedStore } from '../core/store.ts';
 
 export interface BudgetSheddingOptions<Spec> {
@@ -37,8 +37,9 @@ export class BudgetShedding<Spec extends CommonSpec, Cloud> {
     link: AccountLink<Spec, Cloud>,
   ): Promise<string | undefined> {
     const { adapter, account } = link;
+    const metering = meteringOf(adapter);
     const shedding = adapter.pause?.shedding;
-    if (!shedding?.allowed(mr.spec) || adapter.heldGpus(cloud) === 0) return undefined;
+    if (!shedding?.allowed(mr.spec) || metering.heldGpus(cloud) === 0) return undefined;
     const namespace = mr.metadata.namespace;
     const ownId = adapter.idOf(cloud);
     for (const budget of account.policy.budgets ?? []) {
@@ -52,10 +53,10 @@ export class BudgetShedding<Spec extends CommonSpec, Cloud> {
       if (!mine) continue;
       // Counted as shed at once, until the cache shows it no longer holding GPUs.
       const since = this.#o.clock.now();
-      account.usage.reserve({ gpus: -adapter.heldGpus(cloud), perHour: -mine.perHour, namespace }, () => {
+      account.usage.reserve({ gpus: -metering.heldGpus(cloud), perHour: -mine.perHour, namespace }, () => {
         const seen = link.cache.objects().find((each) => adapter.idOf(each) === ownId);
         return (
-          seen === undefined || adapter.heldGpus(seen) === 0 || this.#o.clock.now() - since > SHED_HOLD_MS
+          seen === undefined || metering.heldGpus(seen) === 0 || this.#o.clock.now() - since > SHED_HOLD_MS
         );
       });
       return `budget ${budget.name}: what it covers costs $${spend.toFixed(2)}/h, over its ${limit.by} of $${limit.perHour.toFixed(2)}/h; pausing the idlest pods that allow it (spec.pauseOnBudget) until it is within`;
@@ -70,7 +71,7 @@ export class BudgetShedding<Spec extends CommonSpec, Cloud> {
   async stillOver(mr: ManagedObject<Spec>, link: AccountLink<Spec, Cloud>): Promise<string | undefined> {
     const { adapter, account } = link;
     const namespace = mr.metadata.namespace;
-    const own = await (await adapter.demand(mr)).perHour?.();
+    const own = await (await meteringOf(adapter).demand(mr)).perHour?.();
     for (const budget of account.policy.budgets ?? []) {
       if (!budget.pausesPods || !budget.covers(namespace)) continue;
       const spend = account.usage.spendPerHour(budgetScope(budget));
@@ -102,17 +103,18 @@ export class BudgetShedding<Spec extends CommonSpec, Cloud> {
     excess: number,
   ): Promise<Array<{ id: string; perHour: number }>> {
     const { adapter } = link;
+    const metering = meteringOf(adapter);
     const shedding = adapter.pause?.shedding;
     if (!shedding) return [];
     const candidates: Array<{ id: string; perHour: number; idleness: number }> = [];
     for (const cloud of link.cache.objects()) {
-      if (adapter.heldGpus(cloud) === 0) continue;
+      if (metering.heldGpus(cloud) === 0) continue;
       const id = adapter.idOf(cloud);
       const [claim] = this.#o.store.claimsOn(id);
       const holder = claim && this.#o.store.get(claim.key);
       if (!holder || !scope(holder.metadata.namespace) || holder.status?.pausedBy) continue;
       if (!shedding.allowed(this.#specOf(holder))) continue;
-      const perHour = await adapter.priceOf(cloud);
+      const perHour = await metering.priceOf(cloud);
       if (perHour === undefined || perHour <= 0) continue;
       candidates.push({ id, perHour, idleness: shedding.utilization(holder) ?? 0 });
     }

@@ -3,7 +3,13 @@ import type { Clock } from '../../lib/clock.ts';
 import type { AccountLink } from '../accounts/account-links.ts';
 import { RESUME } from '../core/annotations.ts';
 import type { EventSink } from '../core/event-sink.ts';
-import { type CommonSpec, type Deadline, keyOf, type ManagedObject } from '../core/external-kind.ts';
+import {
+  type CommonSpec,
+  type Deadline,
+  keyOf,
+  type ManagedObject,
+  meteringOf,
+} from '../core/external-kind.ts';
 import type { KindEvents } from '../core/fleet-metrics.ts';
 import { logResource } from '../core/resource-log.ts';
 import type { StatusContributor } from '../core/status-contribution.ts';
@@ -79,7 +85,7 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
       const idle = await this.#idle(mr, cloud, link, now);
       if (idle !== undefined) pausedBy = this.#take(mr, 'Idle', idle, now);
     }
-    if (!pausedBy && held.lifted?.reason === 'BudgetExceeded' && adapter.heldGpus(cloud) === 0) {
+    if (!pausedBy && held.lifted?.reason === 'BudgetExceeded' && meteringOf(adapter).heldGpus(cloud) === 0) {
       // Lifted while the budget is still over: paused again at once, under the user's new word, so that
       // the status names the pause that holds it and the request is answered once, not on every retry.
       const still = await this.#shedding.stillOver(mr, link);

@@ -73,23 +73,28 @@ export function gpuPodAdapter(
       },
     },
     create: async (mr, ctx) => client.pods.create(await createRequest(mr, ctx, options.callbackUrl)),
-    demand: async ({ spec, status }) => {
-      const placed = status?.placement;
-      return {
-        // A CPU pod holds no GPU: neither the GPU-type allow-list nor the GPU limits apply to it. A placed
-        // pod answers for every type it accepts and the one it was placed on.
-        gpus:
-          spec.resourceType === 'CPU'
-            ? undefined
-            : { types: acceptedTypes(spec, placed?.gpuType), count: spec.gpuCount ?? 0 },
-        live: !spec.paused,
-        perHour: async () =>
-          placed
-            ? Number(placed.chargedPerGpuHour ?? placed.pricePerGpuHour) * spec.gpuCount
-            : perHourOf(await gpuPodSpecPrice(book, spec)),
-        containerRegistryAuthId:
-          spec.containerRegistryAuthId === undefined ? undefined : String(spec.containerRegistryAuthId),
-      };
+    metering: {
+      demand: async ({ spec, status }) => {
+        const placed = status?.placement;
+        return {
+          // A CPU pod holds no GPU: neither the GPU-type allow-list nor the GPU limits apply to it. A placed
+          // pod answers for every type it accepts and the one it was placed on.
+          gpus:
+            spec.resourceType === 'CPU'
+              ? undefined
+              : { types: acceptedTypes(spec, placed?.gpuType), count: spec.gpuCount ?? 0 },
+          live: !spec.paused,
+          perHour: async () =>
+            placed
+              ? Number(placed.chargedPerGpuHour ?? placed.pricePerGpuHour) * spec.gpuCount
+              : perHourOf(await gpuPodSpecPrice(book, spec)),
+          containerRegistryAuthId:
+            spec.containerRegistryAuthId === undefined ? undefined : String(spec.containerRegistryAuthId),
+        };
+      },
+      // A paused pod keeps its volume, not its GPUs.
+      heldGpus: podHeldGpus,
+      priceOf: async (pod) => perHourOf(await gpuPodCloudPrice(book, pod)),
     },
     placement: {
       requested: (spec) => spec.placement !== undefined,
@@ -101,9 +106,6 @@ export function gpuPodAdapter(
       failedToStart: (pod, phase) =>
         pod.status === 'FAILED' && (phase === undefined || phase === 'INITIALIZING'),
     },
-    // A paused pod keeps its volume, not its GPUs.
-    heldGpus: podHeldGpus,
-    priceOf: async (pod) => perHourOf(await gpuPodCloudPrice(book, pod)),
     plan: async (mr, pod) => plan(client, mr, pod),
     lateInit: {
       // A placed pod's spot choice is its placement's: isSpot stays out of its spec.

@@ -51,23 +51,27 @@ export function gpuVmAdapter(
         ...(volumeMountPaths ? { volumeMountPaths } : {}),
       });
     },
-    demand: async ({ spec, status }) => {
-      const placed = status?.placement;
-      const count = spec.placement?.gpuCount;
-      return {
-        // A placed VM answers for every model it accepts and the one it was placed on.
-        gpus:
-          count === undefined
-            ? spec.vmTypeId === undefined
-              ? undefined
-              : await types.gpusOf(spec.vmTypeId)
-            : { types: acceptedTypes(spec.placement?.gpuTypes, placed?.gpuType), count },
-        live: true,
-        perHour: async () =>
-          placed && count !== undefined
-            ? Number(placed.pricePerGpuHour) * count
-            : perHourOf((await gpuVmSpecQuote(book, spec)).price),
-      };
+    metering: {
+      demand: async ({ spec, status }) => {
+        const placed = status?.placement;
+        const count = spec.placement?.gpuCount;
+        return {
+          // A placed VM answers for every model it accepts and the one it was placed on.
+          gpus:
+            count === undefined
+              ? spec.vmTypeId === undefined
+                ? undefined
+                : await types.gpusOf(spec.vmTypeId)
+              : { types: acceptedTypes(spec.placement?.gpuTypes, placed?.gpuType), count },
+          live: true,
+          perHour: async () =>
+            placed && count !== undefined
+              ? Number(placed.pricePerGpuHour) * count
+              : perHourOf((await gpuVmSpecQuote(book, spec)).price),
+        };
+      },
+      heldGpus: vmHeldGpus,
+      priceOf: async (vm) => perHourOf(await gpuVmCloudPrice(book, vm)),
     },
     placement: {
       requested: (spec) => spec.placement !== undefined,
@@ -83,8 +87,6 @@ export function gpuVmAdapter(
       failedToStart: (vm, phase) =>
         vm.status === 'FAILED' && (phase === undefined || phase === 'INITIALIZING'),
     },
-    priceOf: async (vm) => perHourOf(await gpuVmCloudPrice(book, vm)),
-    heldGpus: vmHeldGpus,
     plan: async (mr, vm) => {
       const name = cloudName(mr);
       if (vm.name === name) return { kind: 'in-sync' };

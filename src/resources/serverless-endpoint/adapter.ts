@@ -57,19 +57,21 @@ export function serverlessEndpointAdapter(
       return JSON.stringify(watched);
     },
     isGone: () => false,
-    // An autoscaled endpoint is held to the account's limits at its most.
-    demand: async ({ spec }) => ({
-      gpus: {
-        types: spec.resources.map((resource) => resource.gpuType),
-        count: (spec.workers ?? spec.autoscaling?.maxWorkers ?? 1) * gpusPerWorker(spec.resources),
-      },
-      live: !spec.stopped,
-      perHour: async () => perHourOf(await serverlessEndpointSpecPrice(priceBookOf(client), spec)),
-      credentialId: spec.credentialId === undefined ? undefined : String(spec.credentialId),
-    }),
-    // Its own perHourPrice: what its running workers cost now.
-    priceOf: async (endpoint) => perHourOf(serverlessEndpointCloudPrice(endpoint)),
-    heldGpus: endpointHeldGpus,
+    metering: {
+      // An autoscaled endpoint is held to the account's limits at its most.
+      demand: async ({ spec }) => ({
+        gpus: {
+          types: spec.resources.map((resource) => resource.gpuType),
+          count: (spec.workers ?? spec.autoscaling?.maxWorkers ?? 1) * gpusPerWorker(spec.resources),
+        },
+        live: !spec.stopped,
+        perHour: async () => perHourOf(await serverlessEndpointSpecPrice(priceBookOf(client), spec)),
+        credentialId: spec.credentialId === undefined ? undefined : String(spec.credentialId),
+      }),
+      heldGpus: endpointHeldGpus,
+      // Its own perHourPrice: what its running workers cost now.
+      priceOf: async (endpoint) => perHourOf(serverlessEndpointCloudPrice(endpoint)),
+    },
     identity: {
       markerOf: (endpoint) => markerIn(endpoint.environmentVars),
       isOwnCreate: async (_mr, endpoint, ctx) => hasMarker(endpoint.environmentVars, ctx.ownerMarker),

@@ -141,9 +141,6 @@ export function serverlessTaskAdapter(
       track(submitted);
       return submitted;
     },
-    demand: async () => ({ live: false }),
-    heldGpus: () => 0,
-    priceOf: async () => 0,
     plan: async () => ({ kind: 'in-sync' }),
     finite: {
       outcomeOf: (phase) => (phase === 'SUCCESS' ? 'Complete' : phase === 'FAILED' ? 'Failed' : undefined),
