@@ -11,7 +11,7 @@ export type IdleMeasuredBy = 'operator' | 'in-process';
 export interface IdleBudget {
   /** Pods over the interval at least reach the budget: the budget, not the interval, sets the rate. */
   budgetBound: boolean;
-  /** What the schedule's token bucket holds at most (src/managed/detail-schedule.ts): max(rps, calls per check). */
+  /** What the schedule's token bucket holds at most (src/managed/cloud-cache/detail-schedule.ts): max(rps, calls per check). */
   burst: number;
   /** Calls the budget allows in the window: --idle-check-rps × window + the burst. */
   ceiling: number;

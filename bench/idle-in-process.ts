@@ -14,12 +14,17 @@ import { ApiCode } from '../src/api/codes.ts';
 import { podListItem } from '../src/api/schemas/pods.ts';
 import { systemClock } from '../src/lib/clock.ts';
 import type { Logger } from '../src/lib/logger.ts';
-import { type AccountLink, AccountLinks } from '../src/managed/account-links.ts';
-import { AccountRegistry, makeAccount, openPolicy, RotatingKey } from '../src/managed/account-registry.ts';
-import { keyOf, type ManagedObject } from '../src/managed/external-kind.ts';
-import { OperatorPause } from '../src/managed/operator-pause.ts';
-import type { ManagedStore } from '../src/managed/store.ts';
-import type { ManagedWriter } from '../src/managed/writer.ts';
+import { type AccountLink, AccountLinks } from '../src/managed/accounts/account-links.ts';
+import {
+  AccountRegistry,
+  makeAccount,
+  openPolicy,
+  RotatingKey,
+} from '../src/managed/accounts/account-registry.ts';
+import { keyOf, type ManagedObject } from '../src/managed/core/external-kind.ts';
+import type { ManagedStore } from '../src/managed/core/store.ts';
+import type { ManagedWriter } from '../src/managed/core/writer.ts';
+import { OperatorPause } from '../src/managed/lifecycle/operator-pause.ts';
 import { gpuPodAdapter } from '../src/resources/gpu-pod/adapter.ts';
 import type { PodView } from '../src/resources/gpu-pod/details.ts';
 import { type GpuPodSpec, GpuPodSpecSchema } from '../src/resources/gpu-pod/schema.ts';

@@ -1,4 +1,4 @@
-import { OWNER_ENV } from '../src/managed/annotations.ts';
+import { OWNER_ENV } from '../src/managed/core/annotations.ts';
 import type { RunningSimulator, SimState } from '../src/sim/index.ts';
 import type { Ledger, Tracked } from './ledger.ts';
 import type { KindName } from './workload.ts';

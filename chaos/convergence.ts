@@ -5,7 +5,7 @@ import type { Ledger, Tracked } from './ledger.ts';
 import { liveOwned, type Observation, resourceOfTracked } from './observation.ts';
 import { cloudNameOf, type Spec } from './workload.ts';
 
-/** Synced reasons of failures that retrying cannot fix (see src/managed/errors.ts). */
+/** Synced reasons of failures that retrying cannot fix (see src/managed/core/errors.ts). */
 const TERMINAL_REASONS = new Set([
   'CloudRejected',
   'CloudRequestInvalid',

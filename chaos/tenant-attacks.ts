@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { GpuCloudClient } from '../src/api/client.ts';
 import { unlessNotFound } from '../src/resources/common/cloud.ts';
 import { collectionPath, objectPath, type ResourceType } from '../src/kube/resource-type.ts';
-import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, SKIP_RECONCILE } from '../src/managed/annotations.ts';
+import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, SKIP_RECONCILE } from '../src/managed/core/annotations.ts';
 import { clientAs, grantTenant } from '../test/support/impersonation.ts';
 import { condition, isReady, manifests, resources, type TestObject } from '../test/support/operator.ts';
 import { poll } from '../test/support/until.ts';

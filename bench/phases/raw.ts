@@ -5,7 +5,7 @@
 // namespace is watched as the benchmark watches the operator's, so both runs pay the same watch cost.
 import { z } from 'zod';
 import { objectPath } from '../../src/kube/resource-type.ts';
-import { CREATE_INTENT, EXTERNAL_ID, FINALIZER } from '../../src/managed/annotations.ts';
+import { CREATE_INTENT, EXTERNAL_ID, FINALIZER } from '../../src/managed/core/annotations.ts';
 import { deletePaged, paged } from '../cleanup.ts';
 import { gpuPod, names, readyPodStatus } from '../manifests.ts';
 import { forEachConcurrently } from '../parallel.ts';

@@ -1,4 +1,4 @@
-import { CREATE_INTENT, EXTERNAL_ID } from '../../src/managed/annotations.ts';
+import { CREATE_INTENT, EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { sleep } from '../../src/lib/delay.ts';
 import { defaultControllerRateLimiter } from '../../src/controller/queue-rate-limiters.ts';
 import { condition, resources } from '../../test/support/operator.ts';

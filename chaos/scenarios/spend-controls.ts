@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { sleep } from '../../src/lib/delay.ts';
-import { OWNER_ENV } from '../../src/managed/annotations.ts';
+import { OWNER_ENV } from '../../src/managed/core/annotations.ts';
 import { findModel } from '../../src/sim/catalog.ts';
 import { Market } from '../../src/sim/market.ts';
 import type { PodState, RunningSimulator, SimState } from '../../src/sim/index.ts';

@@ -2,7 +2,7 @@ import { Manager } from '../controller/manager.ts';
 import { loadKubeConnection } from '../kube/connection.ts';
 import { type Clock, systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
-import { AccountMetering } from '../managed/account-links.ts';
+import { AccountMetering } from '../managed/accounts/account-links.ts';
 import {
   AccountRegistry,
   type ClientSettings,
@@ -11,10 +11,11 @@ import {
   RotatingKey,
   readKeyFile,
   watchKeyFile,
-} from '../managed/account-registry.ts';
-import { type AccountDirectory, DEFAULT_ACCOUNT } from '../managed/accounts.ts';
-import { FleetMetrics } from '../managed/fleet-metrics.ts';
-import type { ManagedControllerSettings } from '../managed/kind-controller.ts';
+} from '../managed/accounts/account-registry.ts';
+import type { AccountDirectory } from '../managed/accounts/accounts.ts';
+import { DEFAULT_ACCOUNT } from '../managed/core/account-ref.ts';
+import { FleetMetrics } from '../managed/core/fleet-metrics.ts';
+import type { ManagedControllerSettings } from '../managed/reconciler/kind-controller.ts';
 import { gpuPodKind, registrations, resourceOf } from '../resources/kinds.ts';
 import { addProviderConfigController } from '../resources/provider-config/controller.ts';
 import { type RunningTenantApi, startTenantApi } from '../tenant-api/tenant-api.ts';

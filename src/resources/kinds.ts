@@ -17,8 +17,8 @@ import { serverlessTaskKind } from './serverless-task/schema.ts';
 // is one folder (schema and adapter) and one line here.
 
 /** The annotation a resource's user sets to lift the operator's pause: part of the kinds' contract. */
-export { EXTERNAL_ID, OWNER_ENV, RESUME } from '../managed/annotations.ts';
-export type { Condition } from '../managed/status-schema.ts';
+export { EXTERNAL_ID, OWNER_ENV, RESUME } from '../managed/core/annotations.ts';
+export type { Condition } from '../managed/core/status-schema.ts';
 export type { CustomResource, KindDefinition, PrinterColumn, ScaleSubresource } from './common/kind.ts';
 export { API_VERSION, CATEGORY, GROUP, resourceOf, VERSION } from './common/kind.ts';
 export type { AdapterOptions, Registration } from './common/registration.ts';

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { KubeClient } from '../kube/client.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { AccountDirectory } from '../managed/accounts.ts';
+import type { AccountDirectory } from '../managed/accounts/accounts.ts';
 import { type Authorizer, forbiddenMessage } from './authorizer.ts';
 import { discardBody } from './body.ts';
 import { asTenantError, type Ended } from './failures.ts';

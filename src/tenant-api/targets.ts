@@ -3,8 +3,9 @@
 import { z } from 'zod';
 import { isStatus, type KubeClient } from '../kube/client.ts';
 import { objectPath } from '../kube/resource-type.ts';
-import { type Account, type AccountDirectory, accountOf } from '../managed/accounts.ts';
-import { ReconcileError } from '../managed/errors.ts';
+import type { Account, AccountDirectory } from '../managed/accounts/accounts.ts';
+import { accountOf } from '../managed/core/account-ref.ts';
+import { ReconcileError } from '../managed/core/errors.ts';
 import { GROUP, managedKinds, resourceOf } from '../resources/kinds.ts';
 import type { Subresource } from './group.ts';
 import { TenantApiError } from './status.ts';

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
 import type { KubeClient } from '../kube/client.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { AccountDirectory } from '../managed/accounts.ts';
+import type { AccountDirectory } from '../managed/accounts/accounts.ts';
 import { SubjectAccessReviewer } from './authorizer.ts';
 import { readRequestHeaderSettings } from './front-proxy.ts';
 import { API_SERVICE_NAME } from './group.ts';

@@ -11,7 +11,7 @@ import type { ObjectKey } from '../kube/object.ts';
 import { collectionPath, nodes, objectPath } from '../kube/resource-type.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { Entry } from '../managed/account-registry.ts';
+import type { Entry } from '../managed/accounts/account-registry.ts';
 import { resourceOf } from '../resources/common/kind.ts';
 import { priceBookOf } from '../resources/pricing/books.ts';
 import {

@@ -1,12 +1,30 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, matchesGlob, relative } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { arrowsOf, circles, LAYERS, layerOf, violations } from './layers.ts';
+import { z } from 'zod';
+import {
+  arrowsOf,
+  circles,
+  LAYERS,
+  layerOf,
+  MANAGED_ROOMS,
+  roomOf,
+  roomViolations,
+  violations,
+} from './layers.ts';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+
+/** Every TypeScript file of src/managed, as `managed/…`, whether it imports anything or not. */
+async function managedFiles(): Promise<string[]> {
+  const entries = await readdir(join(SRC, 'managed'), { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => relative(SRC, join(entry.parentPath, entry.name)));
+}
 
 describe('the layers of src/', () => {
   test('every import runs the way the rule allows', async () => {
@@ -111,5 +129,59 @@ describe('the layers of src/', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the rooms of src/managed', () => {
+  test('every import between two files of src/managed runs the way the rooms allow', async () => {
+    const arrows = await arrowsOf(SRC);
+    const inside = arrows.filter(({ from, to }) => layerOf(from) === 'managed' && layerOf(to) === 'managed');
+    assert.ok(inside.length > 100, `read ${inside.length} imports inside src/managed`);
+    assert.deepEqual(roomViolations(arrows), []);
+  });
+
+  test('every file of src/managed sits in a room of the rule', async () => {
+    const files = await managedFiles();
+    assert.ok(files.length > 40, `read ${files.length} files of src/managed`);
+    for (const file of files) assert.ok(roomOf(file) in MANAGED_ROOMS, `${file} is in a room of the rule`);
+  });
+
+  test('core imports no room, and no room but the reconciler reaches every other', () => {
+    assert.deepEqual(MANAGED_ROOMS.core, []);
+    for (const [room, allowed] of Object.entries(MANAGED_ROOMS)) {
+      assert.ok(!allowed.includes('reconciler'), `${room} may not import the reconciler`);
+      assert.ok(!allowed.includes(room), `${room} does not list itself`);
+    }
+  });
+
+  test('reporting knows no feature: pause, placement, recovery and late initialisation contribute to it', () => {
+    for (const feature of ['creation', 'identity', 'lifecycle'])
+      assert.ok(!MANAGED_ROOMS.reporting?.includes(feature), `reporting may not import ${feature}`);
+  });
+
+  test('a feature imported by core is caught, and so is a file in no room', () => {
+    const arrows = [
+      { from: 'managed/core/writer.ts', to: 'managed/lifecycle/operator-pause.ts' },
+      { from: 'managed/lifecycle/operator-pause.ts', to: 'managed/core/writer.ts' },
+      { from: 'managed/loose.ts', to: 'managed/core/writer.ts' },
+      { from: 'managed/core/writer.ts', to: 'kube/client.ts' },
+    ];
+    assert.deepEqual(roomViolations(arrows), [
+      'managed/core/writer.ts imports managed/lifecycle/operator-pause.ts: "core" may not import "lifecycle"',
+      'managed/loose.ts: its room "managed/loose.ts" is not in the rule',
+    ]);
+  });
+
+  test('mutation testing mutates every file of every room', async () => {
+    const config = z
+      .object({ mutate: z.array(z.string()) })
+      .parse(JSON.parse(await readFile(new URL('../../stryker.config.json', import.meta.url), 'utf8')));
+    const files = await managedFiles();
+    assert.ok(files.length > 40, `read ${files.length} files of src/managed`);
+    for (const file of files)
+      assert.ok(
+        config.mutate.some((glob) => matchesGlob(`src/${file}`, glob)),
+        `${file} is in stryker.config.json's mutate`,
+      );
   });
 });

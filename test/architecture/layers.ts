@@ -63,23 +63,67 @@ export interface Arrow {
   to: string;
 }
 
+/**
+ * The rooms of src/managed (a folder each, by concern) and the rooms each may import from. The contract and
+ * the plumbing every part uses are `core`, which imports no room; a feature imports core and the rooms below
+ * it; `reporting` imports no feature (each adds its part of the status through core's `StatusContributor`);
+ * `reconciler` composes them all and nothing imports it.
+ */
+export const MANAGED_ROOMS: Readonly<Record<string, readonly string[]>> = {
+  core: [],
+  'cloud-cache': ['core'],
+  secrets: ['core'],
+  creation: ['core', 'cloud-cache'],
+  accounts: ['core', 'cloud-cache', 'creation'],
+  reporting: ['core', 'accounts', 'secrets'],
+  identity: ['core', 'accounts', 'creation'],
+  lifecycle: ['core', 'accounts', 'creation', 'identity'],
+  reconciler: [
+    'core',
+    'cloud-cache',
+    'secrets',
+    'creation',
+    'accounts',
+    'identity',
+    'lifecycle',
+    'reporting',
+  ],
+};
+
 export function layerOf(path: string): string {
   return path.split('/')[0] ?? path;
 }
 
+/** The room of a file of src/managed (`managed/<room>/<file>`), or the file itself when it sits in no room. */
+export function roomOf(path: string): string {
+  const [, room, ...rest] = path.split('/');
+  return rest.length > 0 ? (room as string) : path;
+}
+
 /** The arrows that run against the rule, each with what it breaks. */
-export function violations(arrows: readonly Arrow[], layers = LAYERS): string[] {
+export function violations(
+  arrows: readonly Arrow[],
+  layers = LAYERS,
+  partOf: (path: string) => string = layerOf,
+  part = 'layer',
+): string[] {
   const found: string[] = [];
   for (const { from, to } of arrows) {
-    const source = layerOf(from);
-    const target = layerOf(to);
+    const source = partOf(from);
+    const target = partOf(to);
     if (source === target) continue;
     const allowed = layers[source];
-    if (allowed === undefined) found.push(`${from}: its layer "${source}" is not in the rule`);
+    if (allowed === undefined) found.push(`${from}: its ${part} "${source}" is not in the rule`);
     else if (!allowed.includes(target))
       found.push(`${from} imports ${to}: "${source}" may not import "${target}"`);
   }
   return found;
+}
+
+/** The arrows between files of src/managed that run against the rule of its rooms. */
+export function roomViolations(arrows: readonly Arrow[], rooms = MANAGED_ROOMS): string[] {
+  const inside = arrows.filter(({ from, to }) => layerOf(from) === 'managed' && layerOf(to) === 'managed');
+  return violations(inside, rooms, roomOf, 'room');
 }
 
 // Every way one file can need another, type-only ones included: `import … from`, `import type`, `export … from`

@@ -10,7 +10,7 @@ import { createResource } from '../../bench/session.ts';
 import { RESOURCES } from '../../bench/stack.ts';
 import { KubeClient, type KubeRequest } from '../../src/kube/client.ts';
 import { collectionPath, objectPath } from '../../src/kube/resource-type.ts';
-import { FINALIZER } from '../../src/managed/annotations.ts';
+import { FINALIZER } from '../../src/managed/core/annotations.ts';
 import { useControlPlane } from '../support/control-plane.ts';
 import { installCrds } from '../support/crds.ts';
 import { createNamespace } from '../support/kube.ts';

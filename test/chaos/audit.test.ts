@@ -6,7 +6,7 @@ import { convergenceProblem } from '../../chaos/convergence.ts';
 import { Ledger } from '../../chaos/ledger.ts';
 import { observationOf } from '../../chaos/observation.ts';
 import { GpuCloudClient } from '../../src/api/client.ts';
-import { OWNER_ENV } from '../../src/managed/annotations.ts';
+import { OWNER_ENV } from '../../src/managed/core/annotations.ts';
 import { type RunningSimulator, startSimulator } from '../../src/sim/index.ts';
 import { objectSchema, type TestObject } from '../support/operator.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CREATE_INTENT, EXTERNAL_ID } from '../../src/managed/annotations.ts';
+import { CREATE_INTENT, EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { condition, isReady, manifests, resources, useOperator, useStack } from '../support/operator.ts';
 
 // Found by the chaos suite (bad-input): hostile annotations that stopped a resource from converging or

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { GpuCloudClient } from '../../src/api/client.ts';
-import { FINALIZER, SKIP_RECONCILE } from '../../src/managed/annotations.ts';
+import { FINALIZER, SKIP_RECONCILE } from '../../src/managed/core/annotations.ts';
 import {
   API_KEY,
   isReady,

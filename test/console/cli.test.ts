@@ -10,7 +10,7 @@ import { dump, load } from 'js-yaml';
 import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { collectionPath, objectPath, secrets } from '../../src/kube/resource-type.ts';
-import { SKIP_RECONCILE } from '../../src/managed/annotations.ts';
+import { SKIP_RECONCILE } from '../../src/managed/core/annotations.ts';
 import { grantTenant } from '../support/impersonation.ts';
 import {
   API_KEY,

@@ -9,7 +9,7 @@ import { dump, load, loadAll } from 'js-yaml';
 import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { collectionPath } from '../../src/kube/resource-type.ts';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { clientAs, grantTenant } from '../support/impersonation.ts';
 import {
   API_KEY,

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { dump, load } from 'js-yaml';
 import { z } from 'zod';
 import { objectPath, type ResourceType } from '../../src/kube/resource-type.ts';
-import { RESUME } from '../../src/managed/annotations.ts';
+import { RESUME } from '../../src/managed/core/annotations.ts';
 import { grantTenant } from '../support/impersonation.ts';
 import { manifests, resources, useStack } from '../support/operator.ts';
 

@@ -13,7 +13,7 @@ import {
   CREATE_NAME,
   DELETION_PROTECTION,
   EXTERNAL_ID,
-} from '../../src/managed/annotations.ts';
+} from '../../src/managed/core/annotations.ts';
 import { bindClusterAdmin, clientAs, grantTenant } from '../support/impersonation.ts';
 import { manifests, resources, useStack } from '../support/operator.ts';
 import { poll } from '../support/until.ts';

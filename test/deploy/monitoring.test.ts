@@ -9,7 +9,7 @@ import { dump, load } from 'js-yaml';
 import { Registry } from 'prom-client';
 import { createClientMetrics } from '../../src/api/client-metrics.ts';
 import { RuntimeMetrics } from '../../src/controller/metrics.ts';
-import { FleetMetrics } from '../../src/managed/fleet-metrics.ts';
+import { FleetMetrics } from '../../src/managed/core/fleet-metrics.ts';
 import { API_VERSION, serverlessEndpointKind } from '../../src/resources/kinds.ts';
 import { registerSpendMetrics } from '../../src/resources/provider-config/spend-metrics.ts';
 import { DASHBOARD_FILE, dashboardQueries } from '../../tools/grafana/dashboard.ts';

@@ -7,7 +7,7 @@ import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { systemClock } from '../../src/lib/clock.ts';
-import { AccountLinks, AccountMetering } from '../../src/managed/account-links.ts';
+import { AccountLinks, AccountMetering } from '../../src/managed/accounts/account-links.ts';
 import {
   AccountRegistry,
   type Entry,
@@ -16,23 +16,22 @@ import {
   RotatingKey,
   readKeyFile,
   watchKeyFile,
-} from '../../src/managed/account-registry.ts';
+} from '../../src/managed/accounts/account-registry.ts';
 import {
   type Account,
   type AccountPolicy,
-  accountOf,
-  DEFAULT_ACCOUNT,
   NamespaceNotAllowedError,
   notAllowed,
   Usage,
-} from '../../src/managed/accounts.ts';
-import { CREATE_INTENT, CREATE_NAME } from '../../src/managed/annotations.ts';
-import { type ClaimQuestion, judgeClaim } from '../../src/managed/claims.ts';
-import { sealIntent } from '../../src/managed/creation.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
-import type { ExternalKind, ManagedObject } from '../../src/managed/external-kind.ts';
-import { NotLeaderError } from '../../src/managed/fence.ts';
-import type { Claim } from '../../src/managed/store.ts';
+} from '../../src/managed/accounts/accounts.ts';
+import { accountOf, DEFAULT_ACCOUNT } from '../../src/managed/core/account-ref.ts';
+import { CREATE_INTENT, CREATE_NAME } from '../../src/managed/core/annotations.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
+import type { ExternalKind, ManagedObject } from '../../src/managed/core/external-kind.ts';
+import { NotLeaderError } from '../../src/managed/core/fence.ts';
+import type { Claim } from '../../src/managed/core/store.ts';
+import { sealIntent } from '../../src/managed/creation/creation.ts';
+import { type ClaimQuestion, judgeClaim } from '../../src/managed/identity/claims.ts';
 import { FakeApi, FakeCloud, type Widget, type WidgetSpec } from './fakes.ts';
 
 const log = pino({ level: 'silent' });

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import type { BudgetLimit } from '../../src/managed/accounts.ts';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import { BudgetShedding } from '../../src/managed/budget-shedding.ts';
+import type { BudgetLimit } from '../../src/managed/accounts/accounts.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
+import { meteringOf } from '../../src/managed/core/external-kind.ts';
+import { BudgetShedding } from '../../src/managed/lifecycle/budget-shedding.ts';
 import { until } from '../support/until.ts';
 import type { Widget, WidgetSpec } from './fakes.ts';
 import {
@@ -241,7 +242,10 @@ describe('no candidate, though idler than the pod that is paused', () => {
       idler: { status: 'PAUSED' },
       limit: 3,
       // As a kind whose paused objects still quote their running price.
-      change: (kind) => ({ ...kind, priceOf: async (widget) => widget.size * 2 }),
+      change: (kind) => ({
+        ...kind,
+        metering: { ...meteringOf(kind), priceOf: async (widget) => widget.size * 2 },
+      }),
     },
   ];
   for (const row of rows) {
@@ -290,11 +294,17 @@ describe('a budget pauses nothing', () => {
     { name: 'of a pod that does not allow it', pod: { allows: false } },
     {
       name: 'of a pod nothing prices (pausing it sheds nothing known)',
-      change: (kind) => ({ ...kind, priceOf: async (widget) => (widget.name === 'own' ? undefined : 2) }),
+      change: (kind) => ({
+        ...kind,
+        metering: { ...meteringOf(kind), priceOf: async (widget) => (widget.name === 'own' ? undefined : 2) },
+      }),
     },
     {
       name: 'of a pod that costs nothing',
-      change: (kind) => ({ ...kind, priceOf: async (widget) => (widget.name === 'own' ? 0 : 2) }),
+      change: (kind) => ({
+        ...kind,
+        metering: { ...meteringOf(kind), priceOf: async (widget) => (widget.name === 'own' ? 0 : 2) },
+      }),
     },
     { name: 'on a kind that cannot pause', change: cannotPause },
     { name: 'on a kind that pauses but never for a budget', change: pausesOnlyAtDeadlines },

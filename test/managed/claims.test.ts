@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type ClaimQuestion, judgeClaim } from '../../src/managed/claims.ts';
-import { ReconcileError, withoutSecrets } from '../../src/managed/errors.ts';
-import type { Claim } from '../../src/managed/store.ts';
+import { ReconcileError, withoutSecrets } from '../../src/managed/core/errors.ts';
+import type { Claim } from '../../src/managed/core/store.ts';
+import { type ClaimQuestion, judgeClaim } from '../../src/managed/identity/claims.ts';
 
 const me = 'uid-me';
 const claim = (uid: string, proved: boolean): Claim => ({

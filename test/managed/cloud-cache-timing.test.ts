@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { type TestContext, test } from 'node:test';
 import { systemClock } from '../../src/lib/clock.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { CloudCache, type CloudLister } from '../../src/managed/cloud-cache.ts';
+import { CloudCache, type CloudLister } from '../../src/managed/cloud-cache/cloud-cache.ts';
 
 // The cache's timing, driven precisely: Date and setTimeout are mocked, and a fake cloud of our own
 // interface answers lists and gets. Intervals: a list every 1000 ms, early refreshes 100 ms apart. A timer

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { CloudCache } from '../../src/managed/cloud-cache.ts';
+import { CloudCache } from '../../src/managed/cloud-cache/cloud-cache.ts';
 import { gpuPodAdapter } from '../../src/resources/gpu-pod/adapter.ts';
 import type { PodView } from '../../src/resources/gpu-pod/details.ts';
 import { type RunningSimulator, startSimulator } from '../../src/sim/index.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import { cloudOwned, driftOf } from '../../src/managed/cloud-owned.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
+import { cloudOwned, driftOf } from '../../src/managed/core/cloud-owned.ts';
 import { conditionOf, type WidgetWorld, widgetWorld } from './fakes.ts';
 
 // spec.ignoreDrift on the generic reconciler: the fields listed take the cloud's value (no step corrects

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mergeConditions, statusChanged } from '../../src/managed/conditions.ts';
+import { mergeConditions, statusChanged } from '../../src/managed/core/conditions.ts';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const t1 = new Date('2026-01-01T01:00:00Z');

@@ -7,12 +7,12 @@ import {
   EXTERNAL_ID,
   FINALIZER,
   OWNER_ENV,
-} from '../../src/managed/annotations.ts';
-import { sealIntent } from '../../src/managed/creation.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
-import type { ManagedObject } from '../../src/managed/external-kind.ts';
-import type { ManagedStatus } from '../../src/managed/status-schema.ts';
-import { expireFinished, finishedAt } from '../../src/managed/time-to-live.ts';
+} from '../../src/managed/core/annotations.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
+import type { ManagedObject } from '../../src/managed/core/external-kind.ts';
+import type { ManagedStatus } from '../../src/managed/core/status-schema.ts';
+import { sealIntent } from '../../src/managed/creation/creation.ts';
+import { expireFinished, finishedAt } from '../../src/managed/lifecycle/time-to-live.ts';
 import { MovableClock } from '../support/clock.ts';
 import { until } from '../support/until.ts';
 import { conditionOf, FakeApi, reshape, type WidgetSpec, type WidgetWorld, widgetWorld } from './fakes.ts';
@@ -96,7 +96,12 @@ describe('one reconcile of a living resource', () => {
     let blocked = true;
     reshape(w, (kind) => ({
       ...kind,
-      blocker: () => (blocked ? { reason: 'WaitingForVolume', message: 'volume v is not ready' } : undefined),
+      identity: {
+        ...kind.identity,
+        isOwnCreate: kind.identity?.isOwnCreate ?? (async () => false),
+        blocker: () =>
+          blocked ? { reason: 'WaitingForVolume', message: 'volume v is not ready' } : undefined,
+      },
     }));
     w.api.create('w', {});
     assert.deepEqual(await w.reconciler.reconcile(AT), { requeueAfterMs: 10_000 });
@@ -111,7 +116,14 @@ describe('one reconcile of a living resource', () => {
 
   test('a named resource is not held up by its kind’s blocker', async () => {
     const w = open();
-    reshape(w, (kind) => ({ ...kind, blocker: () => ({ reason: 'WaitingForVolume', message: 'no' }) }));
+    reshape(w, (kind) => ({
+      ...kind,
+      identity: {
+        ...kind.identity,
+        isOwnCreate: kind.identity?.isOwnCreate ?? (async () => false),
+        blocker: () => ({ reason: 'WaitingForVolume', message: 'no' }),
+      },
+    }));
     const outside = w.cloud.put({ name: 'w' });
     w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
     await w.settle(KEY);

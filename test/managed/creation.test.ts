@@ -3,6 +3,7 @@ import { afterEach, describe, mock, test } from 'node:test';
 import { pino } from 'pino';
 import { RequestValidationError, TransportError } from '../../src/api/errors.ts';
 import { KubeApiError } from '../../src/kube/client.ts';
+import { CloudCache } from '../../src/managed/cloud-cache/cloud-cache.ts';
 import {
   CREATE_INTENT,
   CREATE_NAME,
@@ -11,13 +12,12 @@ import {
   FINALIZER,
   LATE_INITIALIZED,
   OWNER_ENV,
-} from '../../src/managed/annotations.ts';
-import { CloudCache } from '../../src/managed/cloud-cache.ts';
-import { Creation, sealIntent } from '../../src/managed/creation.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
-import type { ActContext, ExternalKind, ManagedObject } from '../../src/managed/external-kind.ts';
-import { NotLeaderError } from '../../src/managed/fence.ts';
-import type { Metadata } from '../../src/managed/writer.ts';
+} from '../../src/managed/core/annotations.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
+import type { ActContext, ExternalKind, ManagedObject } from '../../src/managed/core/external-kind.ts';
+import { NotLeaderError } from '../../src/managed/core/fence.ts';
+import type { Metadata } from '../../src/managed/core/writer.ts';
+import { Creation, sealIntent } from '../../src/managed/creation/creation.ts';
 import { MovableClock } from '../support/clock.ts';
 import { FakeApi, FakeCloud, type Widget, type WidgetSpec } from './fakes.ts';
 
@@ -436,7 +436,7 @@ describe('find', () => {
     test('an object marked for another resource is none, even if the kind would call it ours', async () => {
       const found = await search(
         (cloud, _mr, intentAt) => cloud.put({ name: 'w', marker: 'uid-other', createdAt: intentAt }),
-        { adapter: (base) => ({ ...base, isOwnCreate: async () => true }) },
+        { adapter: (base) => ({ ...base, identity: { ...base.identity, isOwnCreate: async () => true } }) },
       );
       assert.equal(found, undefined);
     });
@@ -444,7 +444,7 @@ describe('find', () => {
     test('an object without a marker is the kind’s to judge', async () => {
       const byName = (base: ExternalKind<WidgetSpec, Widget>): ExternalKind<WidgetSpec, Widget> => ({
         ...base,
-        isOwnCreate: async (mr, widget) => widget.name === mr.metadata.name,
+        identity: { ...base.identity, isOwnCreate: async (mr, widget) => widget.name === mr.metadata.name },
       });
       const found = await search((cloud, _mr, intentAt) => cloud.put({ name: 'w', createdAt: intentAt }), {
         adapter: byName,
@@ -454,8 +454,9 @@ describe('find', () => {
         (cloud, _mr, intentAt) => cloud.put({ name: 'w', createdAt: intentAt }),
         {
           adapter: (base) => {
-            const { markerOf: _m, ...rest } = byName(base);
-            return rest;
+            const judged = byName(base);
+            const { markerOf: _m, ...rest } = judged.identity ?? { isOwnCreate: async () => false };
+            return { ...judged, identity: rest };
           },
         },
       );
@@ -478,7 +479,17 @@ describe('find', () => {
 
   test('a kind whose ids the client chooses finds the object by one get, without waiting for the grace', async () => {
     const cloud = new FakeCloud();
-    const { api, creation } = setup({ cloud, adapter: (base) => ({ ...base, ownId: () => '100' }) });
+    const { api, creation } = setup({
+      cloud,
+      adapter: (base) => ({
+        ...base,
+        identity: {
+          ...base.identity,
+          isOwnCreate: base.identity?.isOwnCreate ?? (async () => false),
+          ownId: () => '100',
+        },
+      }),
+    });
     const at = Date.now();
     const mr = resource(api, (uid) => intentOf(uid, 'w', at));
     assert.deepEqual(await creation.find(mr, at, ctxOf(mr)), { kind: 'found', cloud: undefined });

@@ -7,10 +7,10 @@ import {
   EXTERNAL_ID,
   FINALIZER,
   SKIP_RECONCILE,
-} from '../../src/managed/annotations.ts';
-import { sealIntent } from '../../src/managed/creation.ts';
-import { DELETION_PROTECTED } from '../../src/managed/deletion.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
+} from '../../src/managed/core/annotations.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
+import { sealIntent } from '../../src/managed/creation/creation.ts';
+import { DELETION_PROTECTED } from '../../src/managed/lifecycle/deletion.ts';
 import { conditionOf, reshape, type WidgetWorld, widgetWorld } from './fakes.ts';
 
 // Deletion and release: which cloud object a deleted resource deletes, if any; the events that say why

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { systemClock } from '../../src/lib/clock.ts';
-import { DetailSchedule } from '../../src/managed/detail-schedule.ts';
+import { DetailSchedule } from '../../src/managed/cloud-cache/detail-schedule.ts';
 
 // The details budget, driven precisely: Date and setInterval are mocked; the schedule ticks every 250 ms.
 

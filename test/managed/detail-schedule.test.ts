@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { systemClock } from '../../src/lib/clock.ts';
-import { DetailSchedule } from '../../src/managed/detail-schedule.ts';
+import { DetailSchedule } from '../../src/managed/cloud-cache/detail-schedule.ts';
 import { until } from '../support/until.ts';
 
 function schedule(released: string[]) {

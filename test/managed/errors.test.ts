@@ -9,8 +9,8 @@ import {
   ReconcileError,
   toReconcileError,
   withoutSecrets,
-} from '../../src/managed/errors.ts';
-import { NotLeaderError } from '../../src/managed/fence.ts';
+} from '../../src/managed/core/errors.ts';
+import { NotLeaderError } from '../../src/managed/core/fence.ts';
 
 // How each failure reads on the resource: its Synced reason, its message and whether it is retried.
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
 import { captureLogs } from '../support/log-capture.ts';
 import { conditionOf } from './fakes.ts';
 import { type KindWorld, kindWorld } from './kind-world.ts';

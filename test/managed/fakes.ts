@@ -1,4 +1,4 @@
-import type { EventSink } from '../../src/managed/event-sink.ts';
+import type { EventSink } from '../../src/managed/core/event-sink.ts';
 // Small fakes of the generic reconciler's own interfaces, as crossplane-runtime tests its managed
 // reconciler: a kind ("Widget") over an in-memory cloud, an in-memory apiserver that is both the
 // informer's store and the writer (preconditions, finalizers and deletion as the apiserver keeps them),
@@ -10,24 +10,25 @@ import { Registry } from 'prom-client';
 import { z } from 'zod';
 import { KubeApiError } from '../../src/kube/client.ts';
 import type { ObjectKey } from '../../src/kube/object.ts';
-import { AccountLinks, AccountMetering } from '../../src/managed/account-links.ts';
-import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/account-registry.ts';
-import { type AccountPolicy, accountOf } from '../../src/managed/accounts.ts';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
+import { AccountLinks, AccountMetering } from '../../src/managed/accounts/account-links.ts';
+import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/accounts/account-registry.ts';
+import type { AccountPolicy } from '../../src/managed/accounts/accounts.ts';
+import { accountOf } from '../../src/managed/core/account-ref.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
 import {
   type CommonSpec,
   cloudName,
   type ExternalKind,
   keyOf,
   type ManagedObject,
-} from '../../src/managed/external-kind.ts';
-import type { KindEvents } from '../../src/managed/fleet-metrics.ts';
-import { ManagedReconciler } from '../../src/managed/reconciler.ts';
-import { SecretWatch } from '../../src/managed/secret-watch.ts';
-import type { Claim, ManagedStore } from '../../src/managed/store.ts';
-import { TurnCopies } from '../../src/managed/turn-copies.ts';
-import type { ManagedWriter, Metadata, ObjectPatch } from '../../src/managed/writer.ts';
+} from '../../src/managed/core/external-kind.ts';
+import type { KindEvents } from '../../src/managed/core/fleet-metrics.ts';
+import type { Claim, ManagedStore } from '../../src/managed/core/store.ts';
+import type { ManagedWriter, Metadata, ObjectPatch } from '../../src/managed/core/writer.ts';
+import { ManagedReconciler } from '../../src/managed/reconciler/reconciler.ts';
+import { TurnCopies } from '../../src/managed/reconciler/turn-copies.ts';
+import { SecretWatch } from '../../src/managed/secrets/secret-watch.ts';
 import { MovableClock } from '../support/clock.ts';
 import { type SettleOptions, settleKey } from './settle.ts';
 
@@ -154,9 +155,11 @@ export class FakeCloud {
       createdAtOf: (widget) => widget.createdAt,
       fingerprint: (widget) => `${widget.status}/${widget.name}/${widget.size}`,
       isGone: (widget) => widget.status === 'TERMINATED',
-      markerOf: (widget) => widget.marker,
-      isOwnCreate: async (mr, widget, ctx) =>
-        widget.name === cloudName(mr) && widget.marker === ctx.ownerMarker.value,
+      identity: {
+        markerOf: (widget) => widget.marker,
+        isOwnCreate: async (mr, widget, ctx) =>
+          widget.name === cloudName(mr) && widget.marker === ctx.ownerMarker.value,
+      },
       create: async (mr, ctx) => {
         this.calls.push({ op: 'create' });
         const failure = this.failNextCreate;
@@ -179,13 +182,15 @@ export class FakeCloud {
         if (this.createDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.createDelayMs));
         return widget;
       },
-      demand: async ({ spec }) => ({
-        gpus: { types: ['W1'], count: spec.size ?? 1 },
-        live: spec.paused !== true,
-        perHour: async () => (spec.size ?? 1) * WIDGET_PRICE_PER_HOUR,
-      }),
-      heldGpus: (widget) => (widget.status === 'RUNNING' ? widget.size : 0),
-      priceOf: async (widget) => (widget.status === 'RUNNING' ? widget.size * WIDGET_PRICE_PER_HOUR : 0),
+      metering: {
+        demand: async ({ spec }) => ({
+          gpus: { types: ['W1'], count: spec.size ?? 1 },
+          live: spec.paused !== true,
+          perHour: async () => (spec.size ?? 1) * WIDGET_PRICE_PER_HOUR,
+        }),
+        heldGpus: (widget) => (widget.status === 'RUNNING' ? widget.size : 0),
+        priceOf: async (widget) => (widget.status === 'RUNNING' ? widget.size * WIDGET_PRICE_PER_HOUR : 0),
+      },
       plan: async (mr, widget) => {
         const want = mr.spec.paused;
         if (want === true && widget.status === 'RUNNING') {
@@ -229,7 +234,7 @@ export class FakeCloud {
         spec.deadlineSeconds === undefined
           ? undefined
           : { seconds: spec.deadlineSeconds, action: spec.deadlineAction ?? 'Pause' },
-      connectionDetails: (status) => ({ id: String(status.id) }),
+      secrets: { connectionDetails: (status) => ({ id: String(status.id) }) },
       spot: {
         requested: (spec) => spec.spot === true,
         preempted: (widget) => widget.spot && widget.status === 'FAILED',

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import type { ExternalKind, ManagedObject, Plan } from '../../src/managed/external-kind.ts';
-import { fencedAdapter, NotLeaderError } from '../../src/managed/fence.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
+import type { ExternalKind, ManagedObject, Plan } from '../../src/managed/core/external-kind.ts';
+import { fencedAdapter, NotLeaderError } from '../../src/managed/core/fence.ts';
 import { conditionOf } from './fakes.ts';
 import { kindWorld } from './kind-world.ts';
 
@@ -23,10 +23,8 @@ function recordingAdapter(changes: string[]): ExternalKind<unknown, Cloud> {
     createdAtOf: () => 0,
     fingerprint: (cloud) => cloud.id,
     isGone: () => false,
-    isOwnCreate: async () => false,
-    demand: async () => ({ live: true }),
-    heldGpus: () => 0,
-    priceOf: async () => 0,
+    identity: { isOwnCreate: async () => false },
+    metering: { demand: async () => ({ live: true }), heldGpus: () => 0, priceOf: async () => 0 },
     create: async () => {
       changes.push('create');
       return { id: 'c-1' };

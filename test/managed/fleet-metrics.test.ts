@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
-import type { ManagedObject } from '../../src/managed/external-kind.ts';
-import { FleetMetrics, type FleetResource, type Usage } from '../../src/managed/fleet-metrics.ts';
+import type { ManagedObject } from '../../src/managed/core/external-kind.ts';
+import { FleetMetrics, type FleetResource, type Usage } from '../../src/managed/core/fleet-metrics.ts';
 
 async function samples(registry: Registry, name: string): Promise<Array<[Record<string, unknown>, number]>> {
   const metric = registry.getSingleMetric(name);

@@ -2,12 +2,23 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { makeAccount, RotatingKey } from '../../src/managed/account-registry.ts';
-import { type Account, type AccountPolicy, type BudgetLimit, Usage } from '../../src/managed/accounts.ts';
-import type { Demand } from '../../src/managed/demand.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
-import type { ActContext, ExternalKind, ManagedObject, Plan } from '../../src/managed/external-kind.ts';
-import { guardedAdapter } from '../../src/managed/guardrails.ts';
+import { makeAccount, RotatingKey } from '../../src/managed/accounts/account-registry.ts';
+import {
+  type Account,
+  type AccountPolicy,
+  type BudgetLimit,
+  Usage,
+} from '../../src/managed/accounts/accounts.ts';
+import { guardedAdapter } from '../../src/managed/accounts/guardrails.ts';
+import type { Demand } from '../../src/managed/core/demand.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
+import {
+  type ActContext,
+  type ExternalKind,
+  type ManagedObject,
+  meteringOf,
+  type Plan,
+} from '../../src/managed/core/external-kind.ts';
 import { MovableClock } from '../support/clock.ts';
 import { FakeCloud, type Widget, type WidgetSpec } from './fakes.ts';
 
@@ -58,7 +69,11 @@ function fakeCache() {
 /** The fake widget kind asking for `demand`, with an optional plan. */
 function kindAsking(cloud: FakeCloud, demand: Demand, plan?: Plan): ExternalKind<WidgetSpec, Widget> {
   const base = cloud.kind();
-  return { ...base, demand: async () => demand, ...(plan && { plan: async () => plan }) };
+  return {
+    ...base,
+    metering: { ...meteringOf(base), demand: async () => demand },
+    ...(plan && { plan: async () => plan }),
+  };
 }
 
 const ctx: ActContext = {
@@ -613,7 +628,8 @@ describe('budgets in dollars', () => {
       { name: 'what it costs now', demand: { ...pricedAt(6), gpus: gpus(3) }, priceNow: undefined },
     ];
     for (const { name, demand, priceNow } of cases) {
-      const kind = { ...kindAsking(cloud, demand, resume()), priceOf: async () => priceNow };
+      const asked = kindAsking(cloud, demand, resume());
+      const kind = { ...asked, metering: { ...meteringOf(asked), priceOf: async () => priceNow } };
       const plan = await guardedAdapter(kind, accountSpending([budget(100)], {}), fakeCache(), clock).plan(
         mr,
         running,
@@ -629,10 +645,8 @@ describe('budgets in dollars', () => {
   test('a resume is weighed at its whole price, whatever a paused object quotes', async () => {
     const cloud = new FakeCloud();
     // A kind whose paused objects still quote what they cost running (4 per hour at size 2).
-    const kind = {
-      ...kindAsking(cloud, { ...pricedAt(4), gpus: gpus(2) }, resume()),
-      priceOf: async () => 4,
-    };
+    const asked = kindAsking(cloud, { ...pricedAt(4), gpus: gpus(2) }, resume());
+    const kind = { ...asked, metering: { ...meteringOf(asked), priceOf: async () => 4 } };
     const plan = await guardedAdapter(
       kind,
       accountSpending([budget(5)], { 'ns-a': 2 }),
@@ -651,10 +665,8 @@ describe('budgets in dollars', () => {
       read++;
       return 1;
     };
-    const kind = {
-      ...kindAsking(cloud, { live: true, gpus: gpus(2), perHour: counted }, resume()),
-      priceOf: counted,
-    };
+    const asked = kindAsking(cloud, { live: true, gpus: gpus(2), perHour: counted }, resume());
+    const kind = { ...asked, metering: { ...meteringOf(asked), priceOf: counted } };
     const running: Widget = { ...paused, status: 'RUNNING', size: 1 };
     const account = accountSpending([budget(1, ['ns-b'])], {});
     const plan = await guardedAdapter(kind, account, fakeCache(), clock).plan(mr, running, ctx);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from '../../src/managed/annotations.ts';
-import { sealIntent } from '../../src/managed/creation.ts';
+import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from '../../src/managed/core/annotations.ts';
+import { sealIntent } from '../../src/managed/creation/creation.ts';
 import { captureLogs } from '../support/log-capture.ts';
 import { conditionOf } from './fakes.ts';
 import { type Kind, type KindWorld, kindWorld } from './kind-world.ts';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RESUME } from '../../src/managed/annotations.ts';
-import type { Offer, PlacementSupport } from '../../src/managed/external-kind.ts';
-import type { PausedBy, PlacementStatus } from '../../src/managed/status-schema.ts';
+import { RESUME } from '../../src/managed/core/annotations.ts';
+import type { Offer, PlacementSupport } from '../../src/managed/core/external-kind.ts';
+import type { PausedBy, PlacementStatus } from '../../src/managed/core/status-schema.ts';
 import {
   conditionOf,
   reshape,

@@ -1,4 +1,4 @@
-import type { EventSink } from '../../src/managed/event-sink.ts';
+import type { EventSink } from '../../src/managed/core/event-sink.ts';
 // A widget world whose kind can be changed: the same wiring as widgetWorld() of fakes.ts (the real
 // AccountLinks, Creation, CloudCache and AccountRegistry over FakeCloud and FakeApi), with the adapter
 // made from `cloud.kind()` by `adapt`, leadership that can be lost, and a details schedule that ticks.
@@ -6,16 +6,16 @@ import type { EventSink } from '../../src/managed/event-sink.ts';
 import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
 import { z } from 'zod';
-import { AccountLinks } from '../../src/managed/account-links.ts';
-import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/account-registry.ts';
-import type { AccountPolicy } from '../../src/managed/accounts.ts';
-import { type ExternalKind, keyOf } from '../../src/managed/external-kind.ts';
-import type { KindEvents } from '../../src/managed/fleet-metrics.ts';
-import { ManagedReconciler } from '../../src/managed/reconciler.ts';
-import { SecretWatch } from '../../src/managed/secret-watch.ts';
-import type { ManagedStore } from '../../src/managed/store.ts';
-import { TurnCopies } from '../../src/managed/turn-copies.ts';
-import type { ManagedWriter } from '../../src/managed/writer.ts';
+import { AccountLinks } from '../../src/managed/accounts/account-links.ts';
+import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/accounts/account-registry.ts';
+import type { AccountPolicy } from '../../src/managed/accounts/accounts.ts';
+import { type ExternalKind, keyOf } from '../../src/managed/core/external-kind.ts';
+import type { KindEvents } from '../../src/managed/core/fleet-metrics.ts';
+import type { ManagedStore } from '../../src/managed/core/store.ts';
+import type { ManagedWriter } from '../../src/managed/core/writer.ts';
+import { ManagedReconciler } from '../../src/managed/reconciler/reconciler.ts';
+import { TurnCopies } from '../../src/managed/reconciler/turn-copies.ts';
+import { SecretWatch } from '../../src/managed/secrets/secret-watch.ts';
 import { MovableClock } from '../support/clock.ts';
 import { FAST_LINKS, FakeApi, FakeCloud, type Recorded, type Widget, type WidgetSpec } from './fakes.ts';
 import { type SettleOptions, settleKey } from './settle.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import { EXTERNAL_ID, FINALIZER } from '../../src/managed/annotations.ts';
+import { EXTERNAL_ID, FINALIZER } from '../../src/managed/core/annotations.ts';
 import { type KindWorld, kindWorld } from './kind-world.ts';
 
 // Late initialisation: the spec fields a user left out, filled once from the cloud object in the write

@@ -5,11 +5,11 @@
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { z } from 'zod';
-import { AccountLinks, AccountMetering } from '../../src/managed/account-links.ts';
-import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/account-registry.ts';
-import type { AccountPolicy } from '../../src/managed/accounts.ts';
-import type { EventSink } from '../../src/managed/event-sink.ts';
-import { type ExternalKind, keyOf, type ManagedObject } from '../../src/managed/external-kind.ts';
+import { AccountLinks, AccountMetering } from '../../src/managed/accounts/account-links.ts';
+import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/accounts/account-registry.ts';
+import type { AccountPolicy } from '../../src/managed/accounts/accounts.ts';
+import type { EventSink } from '../../src/managed/core/event-sink.ts';
+import { type ExternalKind, keyOf, type ManagedObject } from '../../src/managed/core/external-kind.ts';
 import { MovableClock } from '../support/clock.ts';
 import { FAST_LINKS, FakeApi, FakeCloud, type Recorded, type Widget, type WidgetSpec } from './fakes.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ObjectPrices } from '../../src/managed/object-prices.ts';
+import { ObjectPrices } from '../../src/managed/accounts/object-prices.ts';
 import { captureLogs } from '../support/log-capture.ts';
 
 // What one kind's objects cost per hour, summed synchronously from prices read in the background.

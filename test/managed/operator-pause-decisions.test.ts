@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import type { AccountLink } from '../../src/managed/account-links.ts';
-import { RESUME } from '../../src/managed/annotations.ts';
-import { keyOf, type ManagedObject } from '../../src/managed/external-kind.ts';
-import { OperatorPause } from '../../src/managed/operator-pause.ts';
-import type { Condition, ManagedStatus, PausedBy } from '../../src/managed/status-schema.ts';
+import type { AccountLink } from '../../src/managed/accounts/account-links.ts';
+import { RESUME } from '../../src/managed/core/annotations.ts';
+import { keyOf, type ManagedObject } from '../../src/managed/core/external-kind.ts';
+import type { Condition, ManagedStatus, PausedBy } from '../../src/managed/core/status-schema.ts';
+import { OperatorPause } from '../../src/managed/lifecycle/operator-pause.ts';
 import { captureLogs } from '../support/log-capture.ts';
 import { until } from '../support/until.ts';
 import type { Widget, WidgetSpec } from './fakes.ts';

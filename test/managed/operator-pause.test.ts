@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import type { BudgetLimit } from '../../src/managed/accounts.ts';
-import { RESUME } from '../../src/managed/annotations.ts';
+import type { BudgetLimit } from '../../src/managed/accounts/accounts.ts';
+import { RESUME } from '../../src/managed/core/annotations.ts';
 import { until } from '../support/until.ts';
 import { conditionOf, type WidgetWorld, widgetWorld } from './fakes.ts';
 

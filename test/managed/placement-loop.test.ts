@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import type { Offer, PlacementSupport } from '../../src/managed/external-kind.ts';
-import type { PlacementStatus } from '../../src/managed/status-schema.ts';
+import type { Offer, PlacementSupport } from '../../src/managed/core/external-kind.ts';
+import type { PlacementStatus } from '../../src/managed/core/status-schema.ts';
 import {
   conditionOf,
   reshape,

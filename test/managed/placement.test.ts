@@ -3,20 +3,25 @@ import { afterEach, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { ApiCode } from '../../src/api/codes.ts';
 import { CloudApiError } from '../../src/api/errors.ts';
-import { CREATE_INTENT, CREATE_NAME, CREATE_PLACEMENT, OWNER_ENV } from '../../src/managed/annotations.ts';
-import { CloudCache } from '../../src/managed/cloud-cache.ts';
-import { Creation, sealIntent } from '../../src/managed/creation.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
-import type { EventSink } from '../../src/managed/event-sink.ts';
+import { CloudCache } from '../../src/managed/cloud-cache/cloud-cache.ts';
+import {
+  CREATE_INTENT,
+  CREATE_NAME,
+  CREATE_PLACEMENT,
+  OWNER_ENV,
+} from '../../src/managed/core/annotations.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
+import type { EventSink } from '../../src/managed/core/event-sink.ts';
 import type {
   ActContext,
   ExternalKind,
   ManagedObject,
   Offer,
   PlacementSupport,
-} from '../../src/managed/external-kind.ts';
-import { Placer, withLoss } from '../../src/managed/placement.ts';
-import type { PlacementStatus } from '../../src/managed/status-schema.ts';
+} from '../../src/managed/core/external-kind.ts';
+import type { PlacementStatus } from '../../src/managed/core/status-schema.ts';
+import { Creation, sealIntent } from '../../src/managed/creation/creation.ts';
+import { Placer, withLoss } from '../../src/managed/creation/placement.ts';
 import { MovableClock } from '../support/clock.ts';
 import { FakeApi, FakeCloud, type Widget, type WidgetSpec } from './fakes.ts';
 

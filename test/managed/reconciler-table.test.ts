@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
-import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from '../../src/managed/annotations.ts';
-import { sealIntent } from '../../src/managed/creation.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
+import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from '../../src/managed/core/annotations.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
+import { sealIntent } from '../../src/managed/creation/creation.ts';
 import { conditionOf, reshape, type WidgetWorld, widgetWorld } from './fakes.ts';
 
 // The generic reconciler as a table, in the manner of crossplane-runtime's managed reconciler tests: each

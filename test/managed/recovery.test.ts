@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import type { CommonSpec, ManagedObject } from '../../src/managed/external-kind.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
+import { readyReason } from '../../src/managed/core/conditions.ts';
+import type { CommonSpec, ManagedObject } from '../../src/managed/core/external-kind.ts';
+import type { ManagedStatus } from '../../src/managed/core/status-schema.ts';
 import {
   countPreemption,
-  readyReason,
   recreateBackoff,
   recreates,
   spotStatus,
-} from '../../src/managed/recovery.ts';
-import type { ManagedStatus } from '../../src/managed/status-schema.ts';
+} from '../../src/managed/lifecycle/recovery.ts';
 import { conditionOf, FakeCloud, type WidgetWorld, widgetWorld } from './fakes.ts';
 
 // A lost object while its resource lives: finite and failed, preempted and counted once, or made again;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
-import { FINALIZER } from '../../src/managed/annotations.ts';
+import { FINALIZER } from '../../src/managed/core/annotations.ts';
 import { type WidgetWorld, widgetWorld } from './fakes.ts';
 
 // What the reconciler keeps per resource (`remembered()`, the gauge gpucloud_remembered_resources) is

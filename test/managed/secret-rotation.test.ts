@@ -13,7 +13,7 @@ function open(rotated: () => string[]): WidgetWorld {
   world = w;
   reshape(w, (kind) => ({
     ...kind,
-    rotatedSecrets: async () => rotated(),
+    secrets: { ...kind.secrets, rotatedSecrets: async () => rotated() },
     // A call takes time, and the test clock stands still unless moved: lists in flight are older.
     delete: async (id) => {
       await kind.delete?.(id);

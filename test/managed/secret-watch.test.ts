@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createLogger } from '../../src/lib/logger.ts';
-import { SecretWatch } from '../../src/managed/secret-watch.ts';
+import { SecretWatch } from '../../src/managed/secrets/secret-watch.ts';
 
 // The Secret watch on a fake reader: each Secret in use is read once per check, whatever the number of
 // resources using it, and a resource is woken once per change of a Secret its last reconcile read.

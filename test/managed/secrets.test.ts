@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CREATE_INTENT, CREATE_NAME } from '../../src/managed/annotations.ts';
-import { ConnectionSecrets } from '../../src/managed/connection-secret.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
-import type { ManagedObject } from '../../src/managed/external-kind.ts';
-import { resolveEnv } from '../../src/managed/secrets.ts';
-import { TerminalFailures } from '../../src/managed/terminal-failures.ts';
+import { CREATE_INTENT, CREATE_NAME } from '../../src/managed/core/annotations.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
+import type { ManagedObject } from '../../src/managed/core/external-kind.ts';
+import { TerminalFailures } from '../../src/managed/reporting/terminal-failures.ts';
+import { ConnectionSecrets } from '../../src/managed/secrets/connection-secret.ts';
+import { resolveEnv } from '../../src/managed/secrets/secrets.ts';
 import { FakeApi } from './fakes.ts';
 
 // Secret values into env, connection details out to a Secret, and terminal failures held per resource.

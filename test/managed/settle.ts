@@ -1,5 +1,5 @@
 import type { Result } from '../../src/controller/controller.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
 
 /** Why a turn failed, as a test names it: the ReconcileError's reason (a terminal one's cause's), else the error's name. */
 export function reasonOf(error: Error): string {

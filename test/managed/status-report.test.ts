@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { afterEach, describe, test } from 'node:test';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import { fingerprintDigest } from '../../src/managed/cloud-view.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
+import { fingerprintDigest } from '../../src/managed/core/observed.ts';
 import { captureLogs } from '../support/log-capture.ts';
 import { until } from '../support/until.ts';
 import { conditionOf } from './fakes.ts';
@@ -169,7 +169,11 @@ describe('status fields and conditions', () => {
     const w = open({
       adapt: (base) => ({
         ...base,
-        blocker: () => ({ reason: 'WaitingForVolume', message: 'volume v is not ready' }),
+        identity: {
+          ...base.identity,
+          isOwnCreate: base.identity?.isOwnCreate ?? (async () => false),
+          blocker: () => ({ reason: 'WaitingForVolume', message: 'volume v is not ready' }),
+        },
       }),
     });
     w.api.create('w', {});
@@ -711,7 +715,7 @@ describe('details', () => {
 
 describe('connection Secret', () => {
   test('a kind without connection details writes no Secret', async () => {
-    const w = open({ adapt: (base) => ({ ...base, connectionDetails: undefined }) });
+    const w = open({ adapt: (base) => ({ ...base, secrets: undefined }) });
     w.api.create('w', { writeConnectionSecretToRef: { name: 'conn' } });
     await w.settle(KEY);
     assert.equal(w.api.secrets.size, 0);

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeObject } from '../../src/kube/object.ts';
 import { ObjectCache } from '../../src/kube/object-store.ts';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
-import { managedStore, parseManaged } from '../../src/managed/store.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
+import { managedStore, parseManaged } from '../../src/managed/core/store.ts';
 
 interface Made {
   namespace?: string;

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { KubeApiError } from '../../src/kube/client.ts';
 import { collectionPath, objectPath, type ResourceType, secrets } from '../../src/kube/resource-type.ts';
-import type { ManagedObject } from '../../src/managed/external-kind.ts';
-import { CONNECTION_SECRET_TYPE, managedWriter } from '../../src/managed/writer.ts';
+import type { ManagedObject } from '../../src/managed/core/external-kind.ts';
+import { CONNECTION_SECRET_TYPE, managedWriter } from '../../src/managed/core/writer.ts';
 import { FakeApiserver } from './fake-apiserver.ts';
 
 const widgets: ResourceType = {

@@ -14,7 +14,7 @@ import { KubeClient } from '../../src/kube/client.ts';
 import { type ControlPlane, startControlPlane } from '../../src/local/controlplane.ts';
 import { imageBaseName } from '../../src/local/node.ts';
 import { type NodeCluster, startNodeCluster } from '../../src/local/node-cluster.ts';
-import { DELETION_PROTECTION } from '../../src/managed/annotations.ts';
+import { DELETION_PROTECTION } from '../../src/managed/core/annotations.ts';
 import { type RunningSimulator, startSimulator } from '../../src/sim/index.ts';
 import { TENANT_GROUP_VERSION } from '../../src/tenant-api/group.ts';
 import { PLAIN_MANIFESTS, REPO_ROOT } from '../../tools/helm/artifacts.ts';

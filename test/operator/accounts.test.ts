@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { isStatus } from '../../src/kube/client.ts';
 import { collectionPath, objectPath } from '../../src/kube/resource-type.ts';
-import { EXTERNAL_ID, FINALIZER } from '../../src/managed/annotations.ts';
+import { EXTERNAL_ID, FINALIZER } from '../../src/managed/core/annotations.ts';
 import { eventually } from '../support/eventually.ts';
 import { clientAs, grantTenant } from '../support/impersonation.ts';
 import {

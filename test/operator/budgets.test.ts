@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { isStatus } from '../../src/kube/client.ts';
 import { collectionPath } from '../../src/kube/resource-type.ts';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { startAdmissionWebhook } from '../support/admission-webhook.ts';
 import { eventually, NotYet, notYet } from '../support/eventually.ts';
 import {

@@ -7,7 +7,7 @@ import {
   FINALIZER,
   OWNER_ENV,
   SKIP_RECONCILE,
-} from '../../src/managed/annotations.ts';
+} from '../../src/managed/core/annotations.ts';
 import {
   API_KEY,
   cloudObjects,

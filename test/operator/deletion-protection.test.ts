@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DELETION_PROTECTION } from '../../src/managed/annotations.ts';
+import { DELETION_PROTECTION } from '../../src/managed/core/annotations.ts';
 import {
   cloudObjects,
   condition,

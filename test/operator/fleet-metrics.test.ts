@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import { parseMetrics, type Sample } from '../../bench/prometheus.ts';
-import { FleetMetrics } from '../../src/managed/fleet-metrics.ts';
+import { FleetMetrics } from '../../src/managed/core/fleet-metrics.ts';
 import {
   isReady,
   manifests,

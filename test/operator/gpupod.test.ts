@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { GpuCloudClient } from '../../src/api/client.ts';
-import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from '../../src/managed/annotations.ts';
+import { EXTERNAL_ID, FINALIZER, OWNER_ENV, SKIP_RECONCILE } from '../../src/managed/core/annotations.ts';
 import {
   API_KEY,
   cloudObjects,

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { objectPath } from '../../src/kube/resource-type.ts';
-import { FINALIZER } from '../../src/managed/annotations.ts';
+import { FINALIZER } from '../../src/managed/core/annotations.ts';
 import {
   API_KEY,
   cloudObjects,

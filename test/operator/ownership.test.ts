@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import { objectPath } from '../../src/kube/resource-type.ts';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import {
   API_KEY,
   condition,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PlacementStatus } from '../../src/managed/status-schema.ts';
-import { placementStatusSchema } from '../../src/managed/status-schema.ts';
+import type { PlacementStatus } from '../../src/managed/core/status-schema.ts';
+import { placementStatusSchema } from '../../src/managed/core/status-schema.ts';
 import {
   API_KEY,
   condition,

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { z } from 'zod';
 import { objectPath, type ResourceType } from '../../src/kube/resource-type.ts';
-import { RESUME } from '../../src/managed/annotations.ts';
+import { RESUME } from '../../src/managed/core/annotations.ts';
 import type { RunningSimulator } from '../../src/sim/index.ts';
 import { healthScriptPath } from '../../tools/argocd-health/artifacts.ts';
 import { ensureHealthRunner } from '../../tools/argocd-health/ensure.ts';

@@ -4,7 +4,12 @@ import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { collectionPath, objectPath, type ResourceType } from '../../src/kube/resource-type.ts';
-import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, SKIP_RECONCILE } from '../../src/managed/annotations.ts';
+import {
+  CREATE_INTENT,
+  CREATE_NAME,
+  EXTERNAL_ID,
+  SKIP_RECONCILE,
+} from '../../src/managed/core/annotations.ts';
 import { clientAs, grantTenant } from '../support/impersonation.ts';
 import {
   API_KEY,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
 import { collectionPath } from '../../src/kube/resource-type.ts';
-import { EXTERNAL_ID, FINALIZER, SKIP_RECONCILE } from '../../src/managed/annotations.ts';
+import { EXTERNAL_ID, FINALIZER, SKIP_RECONCILE } from '../../src/managed/core/annotations.ts';
 import {
   type AdmissionRequest,
   type AdmissionWebhook,

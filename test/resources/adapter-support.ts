@@ -1,13 +1,13 @@
 // What the adapter tests share: a real client against the in-process simulator over loopback HTTP (simulated
 // time stands still until a test advances it), custom resources as the reconciler hands them to an adapter,
-// and an ActContext whose env resolution is the reconciler's own (src/managed/secrets.ts) over in-memory
+// and an ActContext whose env resolution is the reconciler's own (src/managed/secrets/secrets.ts) over in-memory
 // Secrets. Unit tier: nothing here starts an apiserver.
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { GpuCloudClient } from '../../src/api/client.ts';
-import { OWNER_ENV } from '../../src/managed/annotations.ts';
-import type { ActContext, ManagedObject, Plan, Step } from '../../src/managed/external-kind.ts';
-import { resolveEnv } from '../../src/managed/secrets.ts';
+import { OWNER_ENV } from '../../src/managed/core/annotations.ts';
+import type { ActContext, ManagedObject, Plan, Step } from '../../src/managed/core/external-kind.ts';
+import { resolveEnv } from '../../src/managed/secrets/secrets.ts';
 import { LATE_INITIALIZED } from '../../src/resources/common/schema.ts';
 import { type RunningSimulator, startSimulator } from '../../src/sim/index.ts';
 

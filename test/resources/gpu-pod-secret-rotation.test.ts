@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { ExternalKind, ManagedObject } from '../../src/managed/external-kind.ts';
-import { SECRET_ROTATED } from '../../src/managed/status-report.ts';
+import type { ExternalKind, ManagedObject } from '../../src/managed/core/external-kind.ts';
+import { SECRET_ROTATED } from '../../src/managed/reporting/status-report.ts';
 import { gpuPodAdapter } from '../../src/resources/gpu-pod/adapter.ts';
 import type { PodView } from '../../src/resources/gpu-pod/details.ts';
 import { type GpuPodSpec, GpuPodSpecSchema } from '../../src/resources/gpu-pod/schema.ts';
@@ -31,8 +31,10 @@ describe('GpuPod rotated Secrets', () => {
     changed = false,
     pod = mr,
   ) =>
-    adapter.rotatedSecrets?.(pod, view, { ...actContext(pod, secrets), secretsChanged: () => changed }) ??
-    Promise.resolve(undefined);
+    adapter.secrets?.rotatedSecrets?.(pod, view, {
+      ...actContext(pod, secrets),
+      secretsChanged: () => changed,
+    }) ?? Promise.resolve(undefined);
 
   before(async () => {
     cloud = await startCloud();

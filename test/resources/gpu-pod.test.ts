@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CloudApiError } from '../../src/api/errors.ts';
 import { POD_STATUSES } from '../../src/api/schemas/pods.ts';
-import { OWNER_ENV } from '../../src/managed/annotations.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
-import type { ExternalKind } from '../../src/managed/external-kind.ts';
+import { OWNER_ENV } from '../../src/managed/core/annotations.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
+import { type ExternalKind, meteringOf } from '../../src/managed/core/external-kind.ts';
 import { MANAGED_SPEC_FIELDS } from '../../src/resources/common/schema.ts';
 import { gpuPodAdapter } from '../../src/resources/gpu-pod/adapter.ts';
 import type { PodView } from '../../src/resources/gpu-pod/details.ts';
@@ -432,31 +432,31 @@ describe('GpuPod adapter', () => {
     it('markerOf reads the uid a get shows; the list shows no environment, so no marker', async () => {
       const mr = pod(podSpec());
       const made = await created(mr);
-      assert.equal(adapter.markerOf?.(made), mr.metadata.uid);
-      assert.equal(adapter.markerOf?.(await listed(made.id)), undefined);
+      assert.equal(adapter.identity?.markerOf?.(made), mr.metadata.uid);
+      assert.equal(adapter.identity?.markerOf?.(await listed(made.id)), undefined);
       const foreign = await cloud.client.pods.create({
         name: 'no-marker',
         image: 'x:1',
         gpuType: GPU,
         gpuCount: 1,
       });
-      assert.equal(adapter.markerOf?.(foreign), undefined);
+      assert.equal(adapter.identity?.markerOf?.(foreign), undefined);
     });
 
     it('isOwnCreate: only a pod with the resource’s name and, read by a get, its marker', async () => {
       const mr = pod(podSpec({ name: 'interrupted' }));
       const made = await created(mr);
       const view = await listed(made.id);
-      assert.equal(await adapter.isOwnCreate(mr, view, actContext(mr)), true);
+      assert.equal(await adapter.identity?.isOwnCreate(mr, view, actContext(mr)), true);
       const twin = resource('GpuPod', mr.spec);
       assert.equal(
-        await adapter.isOwnCreate(twin, view, actContext(twin)),
+        await adapter.identity?.isOwnCreate(twin, view, actContext(twin)),
         false,
         'another resource’s marker',
       );
       const renamed = pod({ ...mr.spec, name: 'another-name' });
       assert.equal(
-        await adapter.isOwnCreate(renamed, view, actContext(mr)),
+        await adapter.identity?.isOwnCreate(renamed, view, actContext(mr)),
         false,
         'another name, whatever the marker',
       );
@@ -466,7 +466,10 @@ describe('GpuPod adapter', () => {
         gpuType: GPU,
         gpuCount: 1,
       });
-      assert.equal(await adapter.isOwnCreate(mr, await listed(lookalike.id), actContext(mr)), false);
+      assert.equal(
+        await adapter.identity?.isOwnCreate(mr, await listed(lookalike.id), actContext(mr)),
+        false,
+      );
     });
 
     it('isOwnCreate: a pod the cloud no longer has is not the resource’s', async () => {
@@ -477,13 +480,13 @@ describe('GpuPod adapter', () => {
       cloud.step();
       cloud.sim.clock.advance(60 * STEP_MS); // past the retention of terminated pods
       assert.equal(await adapter.get(made.id), undefined);
-      assert.equal(await adapter.isOwnCreate(mr, view, actContext(mr)), false);
+      assert.equal(await adapter.identity?.isOwnCreate(mr, view, actContext(mr)), false);
     });
   });
 
   it('heldGpus: a pod holds its GPUs unless paused or terminated (docs/crd-reference.md, maxLiveGpus)', () => {
     for (const status of POD_STATUSES) {
-      const held = adapter.heldGpus({ ...running, status, gpuCount: 4 });
+      const held = meteringOf(adapter).heldGpus({ ...running, status, gpuCount: 4 });
       assert.equal(held, status === 'PAUSED' || status === 'TERMINATED' ? 0 : 4, status);
     }
   });
@@ -491,23 +494,27 @@ describe('GpuPod adapter', () => {
   it('a CPU pod holds no GPUs and asks for none', async () => {
     const mr = pod(podSpec({ resourceType: 'CPU', gpuType: 'CPU', gpuCount: 4 }));
     const cpu = await created(mr);
-    assert.equal(adapter.heldGpus(cpu), 0);
-    assert.equal((await adapter.demand(mr)).gpus, undefined);
-    assert.equal(adapter.heldGpus({ ...cpu, resourceType: 'GPU' }), 4, 'the same pod on GPUs holds 4');
+    assert.equal(meteringOf(adapter).heldGpus(cpu), 0);
+    assert.equal((await meteringOf(adapter).demand(mr)).gpus, undefined);
+    assert.equal(
+      meteringOf(adapter).heldGpus({ ...cpu, resourceType: 'GPU' }),
+      4,
+      'the same pod on GPUs holds 4',
+    );
   });
 
   it('demand: the spec’s GPU type and count, live unless paused, and the registry credential as an id string', async () => {
     const spec = podSpec({ gpuType: 'NVIDIA H100 80GB HBM3', gpuCount: 8, containerRegistryAuthId: 42 });
     // Its price is read only when a budget asks (pricing tests): not part of what is compared here.
-    const { perHour: _price, ...demand } = await adapter.demand(pod(spec));
+    const { perHour: _price, ...demand } = await meteringOf(adapter).demand(pod(spec));
     assert.deepEqual(demand, {
       gpus: { types: [spec.gpuType], count: 8 },
       live: true,
       containerRegistryAuthId: '42',
     });
-    assert.equal((await adapter.demand(pod({ ...spec, paused: true }))).live, false);
-    assert.equal((await adapter.demand(pod({ ...spec, paused: false }))).live, true);
-    assert.equal((await adapter.demand(pod(podSpec()))).containerRegistryAuthId, undefined);
+    assert.equal((await meteringOf(adapter).demand(pod({ ...spec, paused: true }))).live, false);
+    assert.equal((await meteringOf(adapter).demand(pod({ ...spec, paused: false }))).live, true);
+    assert.equal((await meteringOf(adapter).demand(pod(podSpec()))).containerRegistryAuthId, undefined);
   });
 
   describe('create', () => {
@@ -588,7 +595,7 @@ describe('GpuPod adapter', () => {
       assert.equal(stored.name, 'env-pod');
       assert.equal(stored.isSpot, true);
       assert.equal(stored.gpuCount, 2);
-      assert.equal(adapter.markerOf?.(stored), mr.metadata.uid);
+      assert.equal(adapter.identity?.markerOf?.(stored), mr.metadata.uid);
     });
 
     it('names the pod metadata.name when the spec leaves the name out, and sends no callback URL when it has none', async (t) => {

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { VM_STATUSES, type Vm, type VmTypeItem } from '../../src/api/schemas/vms.ts';
-import { CREATE_NAME } from '../../src/managed/annotations.ts';
-import type { ExternalKind } from '../../src/managed/external-kind.ts';
+import { CREATE_NAME } from '../../src/managed/core/annotations.ts';
+import { type ExternalKind, meteringOf } from '../../src/managed/core/external-kind.ts';
 import { MANAGED_SPEC_FIELDS } from '../../src/resources/common/schema.ts';
 import { gpuVmAdapter } from '../../src/resources/gpu-vm/adapter.ts';
 import { type GpuVmSpec, GpuVmSpecSchema } from '../../src/resources/gpu-vm/schema.ts';
@@ -233,28 +233,28 @@ describe('GpuVm adapter', () => {
 
   describe('owner marker', () => {
     it('a VM carries no environment to mark: no markerOf', () => {
-      assert.equal(adapter.markerOf, undefined);
+      assert.equal(adapter.identity?.markerOf, undefined);
     });
 
     it('isOwnCreate: a VM with the name the create was sent with (the create-name annotation), else the spec’s', async () => {
       const target = await created(vm(vmSpec({ name: 'sent-name' })));
       const plain = vm(vmSpec({ name: 'sent-name' }));
-      assert.equal(await adapter.isOwnCreate(plain, target, actContext(plain)), true);
+      assert.equal(await adapter.identity?.isOwnCreate(plain, target, actContext(plain)), true);
       const byMetadata = vm(vmSpec(), { name: 'sent-name' });
-      assert.equal(await adapter.isOwnCreate(byMetadata, target, actContext(byMetadata)), true);
+      assert.equal(await adapter.identity?.isOwnCreate(byMetadata, target, actContext(byMetadata)), true);
       // Renamed in the spec before the id was recorded: the annotation still names what was sent.
       const renamed = vm(vmSpec({ name: 'renamed-since' }), { annotations: { [CREATE_NAME]: 'sent-name' } });
-      assert.equal(await adapter.isOwnCreate(renamed, target, actContext(renamed)), true);
+      assert.equal(await adapter.identity?.isOwnCreate(renamed, target, actContext(renamed)), true);
       const other = vm(vmSpec({ name: 'sent-name' }), { annotations: { [CREATE_NAME]: 'another-name' } });
-      assert.equal(await adapter.isOwnCreate(other, target, actContext(other)), false);
+      assert.equal(await adapter.identity?.isOwnCreate(other, target, actContext(other)), false);
       const stranger = vm(vmSpec({ name: 'not-this-one' }));
-      assert.equal(await adapter.isOwnCreate(stranger, target, actContext(stranger)), false);
+      assert.equal(await adapter.identity?.isOwnCreate(stranger, target, actContext(stranger)), false);
     });
   });
 
   it('heldGpus: a VM holds its GPUs unless stopped or terminated (docs/crd-reference.md, maxLiveGpus)', () => {
     for (const status of VM_STATUSES) {
-      const held = adapter.heldGpus({ ...running, status, gpuCount: 8 });
+      const held = meteringOf(adapter).heldGpus({ ...running, status, gpuCount: 8 });
       assert.equal(held, status === 'STOPPED' || status === 'TERMINATED' ? 0 : 8, status);
     }
   });
@@ -265,7 +265,7 @@ describe('GpuVm adapter', () => {
       const reads = cloud.callsOf('vms.types');
       for (const { gpuType, item } of types.slice(0, 5)) {
         const mr = vm(GpuVmSpecSchema.parse({ vmTypeId: item.vmTypeId, region: REGION }));
-        const { perHour: _price, ...demand } = await fresh.demand(mr);
+        const { perHour: _price, ...demand } = await meteringOf(fresh).demand(mr);
         assert.deepEqual(demand, {
           gpus: { types: [gpuType], count: item.gpuCount },
           live: true,
@@ -276,10 +276,10 @@ describe('GpuVm adapter', () => {
 
     it('a type the listing does not have reads it again (a type added since), and then demands no GPUs', async () => {
       const fresh = gpuVmAdapter(cloud.client);
-      await fresh.demand(vm(vmSpec()));
+      await meteringOf(fresh).demand(vm(vmSpec()));
       const reads = cloud.callsOf('vms.types');
       const unknown = Math.max(...types.map(({ item }) => item.vmTypeId)) + 1;
-      const { perHour: _price, ...demand } = await fresh.demand(
+      const { perHour: _price, ...demand } = await meteringOf(fresh).demand(
         vm(GpuVmSpecSchema.parse({ vmTypeId: unknown, region: REGION })),
       );
       assert.deepEqual(demand, { gpus: undefined, live: true });

@@ -2,12 +2,14 @@
 // spec is the price the object reports once the cloud made it, for every GPU type, count and spot choice
 // the cloud offers; a running object priced from its list entry is priced as its own fields say; and the
 // objects the spend rate counts are those each kind's adapter counts against the live-GPU limit.
+
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { POD_STATUSES, type PodListItem } from '../../src/api/schemas/pods.ts';
 import { ENDPOINT_STATUSES, type Endpoint } from '../../src/api/schemas/serverless.ts';
 import { VM_STATUSES, type Vm } from '../../src/api/schemas/vms.ts';
 import { systemClock } from '../../src/lib/clock.ts';
+import { meteringOf } from '../../src/managed/core/external-kind.ts';
 import { gpuPodAdapter } from '../../src/resources/gpu-pod/adapter.ts';
 import type { PodView } from '../../src/resources/gpu-pod/details.ts';
 import { GpuPodSpecSchema } from '../../src/resources/gpu-pod/schema.ts';
@@ -132,12 +134,12 @@ describe('prices against the simulated cloud', () => {
     ].map((raw) => GpuPodSpecSchema.parse({ image: 'ubuntu:24.04', ...raw }));
     for (const spec of pods) {
       const estimate = await estimateSpec(book, { kind: 'GpuPod', spec });
-      const demand = await pod.demand(resource('GpuPod', spec));
+      const demand = await meteringOf(pod).demand(resource('GpuPod', spec));
       assert.deepEqual([estimate.gpus, estimate.live], [demand.gpus, demand.live]);
     }
     const vmSpec = GpuVmSpecSchema.parse({ vmTypeId: 403, region: 'us-east-1' });
     const vmEstimate = await estimateSpec(book, { kind: 'GpuVm', spec: vmSpec });
-    const vmDemand = await vm.demand(resource('GpuVm', vmSpec));
+    const vmDemand = await meteringOf(vm).demand(resource('GpuVm', vmSpec));
     assert.deepEqual([vmEstimate.gpus, vmEstimate.live], [vmDemand.gpus, vmDemand.live]);
     const endpoints = [
       { workers: 3 },
@@ -155,7 +157,7 @@ describe('prices against the simulated cloud', () => {
     );
     for (const spec of endpoints) {
       const estimate = await estimateSpec(book, { kind: 'ServerlessEndpoint', spec });
-      const demand = await endpoint.demand(resource('ServerlessEndpoint', spec));
+      const demand = await meteringOf(endpoint).demand(resource('ServerlessEndpoint', spec));
       assert.deepEqual([estimate.gpus, estimate.live], [demand.gpus, demand.live]);
     }
   });
@@ -175,7 +177,7 @@ describe('prices against the simulated cloud', () => {
         const view: PodView = { ...listedPod, status, ...(resourceType ? { resourceType } : {}) };
         assert.equal(
           heldGpusOf({ kind: 'GpuPod', object: view }),
-          gpuPodAdapter(cloud.client).heldGpus(view),
+          meteringOf(gpuPodAdapter(cloud.client)).heldGpus(view),
           `pod ${status} ${resourceType}`,
         );
       }
@@ -184,7 +186,7 @@ describe('prices against the simulated cloud', () => {
     for (const status of VM_STATUSES) {
       assert.equal(
         heldGpusOf({ kind: 'GpuVm', object: { ...vm, status } }),
-        gpuVmAdapter(cloud.client).heldGpus({ ...vm, status }),
+        meteringOf(gpuVmAdapter(cloud.client)).heldGpus({ ...vm, status }),
         status,
       );
     }
@@ -196,7 +198,7 @@ describe('prices against the simulated cloud', () => {
       const view = { ...endpoint, status };
       assert.equal(
         heldGpusOf({ kind: 'ServerlessEndpoint', object: view }),
-        serverlessEndpointAdapter(cloud.client, context).heldGpus(view),
+        meteringOf(serverlessEndpointAdapter(cloud.client, context)).heldGpus(view),
         status,
       );
     }

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ENDPOINT_STATUSES, type Endpoint } from '../../src/api/schemas/serverless.ts';
 import { systemClock } from '../../src/lib/clock.ts';
-import { OWNER_ENV } from '../../src/managed/annotations.ts';
-import type { ExternalKind } from '../../src/managed/external-kind.ts';
+import { OWNER_ENV } from '../../src/managed/core/annotations.ts';
+import { type ExternalKind, meteringOf } from '../../src/managed/core/external-kind.ts';
 import { IGNORE_DRIFT, MANAGED_SPEC_FIELDS } from '../../src/resources/common/schema.ts';
 import { serverlessEndpointAdapter } from '../../src/resources/serverless-endpoint/adapter.ts';
 import {
@@ -584,24 +584,24 @@ describe('ServerlessEndpoint adapter', () => {
 
   describe('owner marker', () => {
     it('markerOf reads the uid the endpoint’s env carries; an endpoint made elsewhere has none', async () => {
-      assert.equal(adapter.markerOf?.(running), runningMr.metadata.uid);
+      assert.equal(adapter.identity?.markerOf?.(running), runningMr.metadata.uid);
       const foreign = await cloud.client.serverless.create({
         name: 'foreign',
         image: 'x:1',
         resources: [{ region: 'us-east-1', gpuType: L40S, gpuCount: 1 }],
       });
-      assert.equal(adapter.markerOf?.(await fresh(foreign.id)), undefined);
+      assert.equal(adapter.identity?.markerOf?.(await fresh(foreign.id)), undefined);
     });
 
     it('isOwnCreate: only an endpoint whose marker names this resource', async () => {
-      assert.equal(await adapter.isOwnCreate(runningMr, running, actContext(runningMr)), true);
+      assert.equal(await adapter.identity?.isOwnCreate(runningMr, running, actContext(runningMr)), true);
       const twin = endpointResource(runningMr.spec);
-      assert.equal(await adapter.isOwnCreate(twin, running, actContext(twin)), false);
+      assert.equal(await adapter.identity?.isOwnCreate(twin, running, actContext(twin)), false);
       const unmarked = {
         ...running,
         environmentVars: running.environmentVars.filter((item) => item.key !== OWNER_ENV),
       };
-      assert.equal(await adapter.isOwnCreate(runningMr, unmarked, actContext(runningMr)), false);
+      assert.equal(await adapter.identity?.isOwnCreate(runningMr, unmarked, actContext(runningMr)), false);
     });
 
     it('the endpoint object has no creation time: every candidate counts as made after the intent', () => {
@@ -615,7 +615,13 @@ describe('ServerlessEndpoint adapter', () => {
       { ...running.resources[0], region: 'ap-southeast-1', gpuCount: 4 },
     ] as Endpoint['resources'];
     for (const status of ENDPOINT_STATUSES) {
-      const held = adapter.heldGpus({ ...running, status, resources, runningWorkers: 3, totalWorkers: 5 });
+      const held = meteringOf(adapter).heldGpus({
+        ...running,
+        status,
+        resources,
+        runningWorkers: 3,
+        totalWorkers: 5,
+      });
       assert.equal(held, status === 'STOPPED' ? 0 : 5 * 4, status);
     }
     for (const [runningWorkers, totalWorkers, expected] of [
@@ -630,7 +636,11 @@ describe('ServerlessEndpoint adapter', () => {
         runningWorkers,
         totalWorkers,
       };
-      assert.equal(adapter.heldGpus(endpoint), expected, `${runningWorkers} running of ${totalWorkers}`);
+      assert.equal(
+        meteringOf(adapter).heldGpus(endpoint),
+        expected,
+        `${runningWorkers} running of ${totalWorkers}`,
+      );
     }
   });
 
@@ -641,7 +651,7 @@ describe('ServerlessEndpoint adapter', () => {
     ];
     const types = [L40S, 'NVIDIA H100 80GB HBM3'];
     const demand = (raw: Record<string, unknown>) =>
-      adapter.demand(endpointResource(endpointSpec({ resources, ...raw })));
+      meteringOf(adapter).demand(endpointResource(endpointSpec({ resources, ...raw })));
     const { perHour: _price, ...three } = await demand({ workers: 3, credentialId: 12 });
     assert.deepEqual(three, {
       gpus: { types, count: 12 },

@@ -9,9 +9,9 @@ import { ApiCode } from '../../src/api/codes.ts';
 import { CloudApiError } from '../../src/api/errors.ts';
 import { TASK_STATUSES, type TaskSummary } from '../../src/api/schemas/serverless.ts';
 import { systemClock } from '../../src/lib/clock.ts';
-import { ReconcileError } from '../../src/managed/errors.ts';
-import type { ExternalKind, ManagedObject } from '../../src/managed/external-kind.ts';
-import type { Peers } from '../../src/managed/kind-controller.ts';
+import { ReconcileError } from '../../src/managed/core/errors.ts';
+import { type ExternalKind, type ManagedObject, meteringOf } from '../../src/managed/core/external-kind.ts';
+import type { Peers } from '../../src/managed/reconciler/kind-controller.ts';
 import { MANAGED_SPEC_FIELDS } from '../../src/resources/common/schema.ts';
 import { serverlessTaskAdapter } from '../../src/resources/serverless-task/adapter.ts';
 import {
@@ -113,7 +113,7 @@ describe('ServerlessTask adapter', () => {
     const mr = task(taskSpec({ input: { prompt: 'finish me' } }));
     await adapter.create(mr, actContext(mr));
     cloud.step(2);
-    finished = (await adapter.get(adapter.ownId?.(mr) ?? '')) as TaskView;
+    finished = (await adapter.get(adapter.identity?.ownId?.(mr) ?? '')) as TaskView;
     assert.equal(finished.status, 'SUCCESS');
   });
   after(() => cloud?.stop());
@@ -245,7 +245,7 @@ describe('ServerlessTask adapter', () => {
   describe('identity', () => {
     it('the task id is the resource’s uid without hyphens, under its endpoint’s cloud id', () => {
       const mr = task(taskSpec());
-      assert.equal(adapter.ownId?.(mr), `${endpointId}/${cloudTaskId(mr)}`);
+      assert.equal(adapter.identity?.ownId?.(mr), `${endpointId}/${cloudTaskId(mr)}`);
       assert.equal(
         adapter.idOf({ ...finished, taskId: cloudTaskId(mr) }),
         `${endpointId}/${cloudTaskId(mr)}`,
@@ -256,18 +256,18 @@ describe('ServerlessTask adapter', () => {
     it('isOwnCreate: a task whose id is the resource’s; tasks carry no owner marker', async () => {
       const mr = task(taskSpec());
       assert.equal(
-        await adapter.isOwnCreate(mr, { ...finished, taskId: cloudTaskId(mr) }, actContext(mr)),
+        await adapter.identity?.isOwnCreate(mr, { ...finished, taskId: cloudTaskId(mr) }, actContext(mr)),
         true,
       );
-      assert.equal(await adapter.isOwnCreate(mr, finished, actContext(mr)), false);
-      assert.equal(adapter.markerOf, undefined);
+      assert.equal(await adapter.identity?.isOwnCreate(mr, finished, actContext(mr)), false);
+      assert.equal(adapter.identity?.markerOf, undefined);
     });
 
     it('without its endpoint’s cloud id the task cannot be looked up: a non-terminal EndpointNotFound', () => {
       peers.put('no-id-yet', { serviceMode: 'QUEUE' }, { phase: 'INITIALIZING' });
       for (const name of ['no-id-yet', 'missing']) {
         assert.throws(
-          () => adapter.ownId?.(task(taskSpec({ endpointRef: { name } }))),
+          () => adapter.identity?.ownId?.(task(taskSpec({ endpointRef: { name } }))),
           (error: unknown) =>
             error instanceof ReconcileError && error.reason === 'EndpointNotFound' && !error.terminal,
         );
@@ -277,7 +277,7 @@ describe('ServerlessTask adapter', () => {
 
   describe('blocker', () => {
     const blockerOf = (name: string, raw: Record<string, unknown> = {}) =>
-      adapter.blocker?.(task(taskSpec({ endpointRef: { name }, ...raw })));
+      adapter.identity?.blocker?.(task(taskSpec({ endpointRef: { name }, ...raw })));
     const running = { id: '4242', name: 'ep', phase: 'RUNNING' };
 
     it('none once the endpoint is a running QUEUE endpoint of the same account', () => {
@@ -322,8 +322,8 @@ describe('ServerlessTask adapter', () => {
   });
 
   it('holds no GPUs and asks none of its account: the endpoint’s workers do', async () => {
-    assert.equal(adapter.heldGpus(finished), 0);
-    assert.deepEqual(await adapter.demand(task(taskSpec())), { live: false });
+    assert.equal(meteringOf(adapter).heldGpus(finished), 0);
+    assert.deepEqual(await meteringOf(adapter).demand(task(taskSpec())), { live: false });
   });
 
   describe('create', () => {
@@ -375,7 +375,7 @@ describe('ServerlessTask adapter', () => {
         ],
         [cloudTaskId(mr), endpointId, endpointName, 'PROCESSING', 'INIT', `${receiver.url}/results`],
       );
-      const stored = await adapter.get(adapter.ownId?.(mr) ?? '');
+      const stored = await adapter.get(adapter.identity?.ownId?.(mr) ?? '');
       assert.deepEqual([stored?.taskId, stored?.status], [cloudTaskId(mr), 'PROCESSING']);
       cloud.step(2);
       await eventually(() => assert.equal(receiver.received.length, 1));
@@ -446,7 +446,7 @@ describe('ServerlessTask adapter', () => {
       const listed = await own.list();
       assert.deepEqual(
         listed.map((item) => own.idOf(item)),
-        [own.ownId?.(mr)],
+        [own.identity?.ownId?.(mr)],
       );
       assert.equal(lists(), before + 2, 'one list per in-flight status');
       cloud.step(2);
@@ -470,7 +470,7 @@ describe('ServerlessTask adapter', () => {
       const mr = task(taskSpec());
       await adapter.create(mr, actContext(mr));
       assert.deepEqual(await own.list(), []);
-      assert.equal((await own.get(own.ownId?.(mr) ?? ''))?.status, 'PROCESSING');
+      assert.equal((await own.get(own.identity?.ownId?.(mr) ?? ''))?.status, 'PROCESSING');
       assert.ok((await own.list()).some((item) => item.taskId === cloudTaskId(mr)));
     });
   });

@@ -8,8 +8,8 @@ import { collectionPath, objectPath, type ResourceType } from '../../src/kube/re
 import type { Clock } from '../../src/lib/clock.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { type ControlPlane, startControlPlane } from '../../src/local/controlplane.ts';
-import { CREATE_INTENT, CREATE_NAME } from '../../src/managed/annotations.ts';
-import { sealIntent } from '../../src/managed/creation.ts';
+import { CREATE_INTENT, CREATE_NAME } from '../../src/managed/core/annotations.ts';
+import { sealIntent } from '../../src/managed/creation/creation.ts';
 import { loadConfig } from '../../src/operator/config.ts';
 import { runOperator } from '../../src/operator/operator.ts';
 import {

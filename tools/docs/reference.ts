@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { createClientMetrics } from '../../src/api/client-metrics.ts';
 import { RuntimeMetrics } from '../../src/controller/metrics.ts';
-import { FleetMetrics } from '../../src/managed/fleet-metrics.ts';
+import { FleetMetrics } from '../../src/managed/core/fleet-metrics.ts';
 import { kinds } from '../../src/resources/kinds.ts';
 import { registerSpendMetrics } from '../../src/resources/provider-config/spend-metrics.ts';
 import { TenantApiMetrics } from '../../src/tenant-api/metrics.ts';

@@ -1,6 +1,6 @@
 import { CloudApiError, RequestValidationError } from '../../api/errors.ts';
-import { OWNER_ENV } from '../../managed/annotations.ts';
-import type { EnvVar, Readiness } from '../../managed/external-kind.ts';
+import { OWNER_ENV } from '../../managed/core/annotations.ts';
+import type { EnvVar, Readiness } from '../../managed/core/external-kind.ts';
 
 /**
  * The cloud's answer, or `undefined` when it says the resource does not exist — or when the id is not

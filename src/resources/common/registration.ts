@@ -1,9 +1,13 @@
 import type { z } from 'zod';
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { Clock } from '../../lib/clock.ts';
-import type { CommonSpec, ExternalKind } from '../../managed/external-kind.ts';
-import type { FleetResource, Usage } from '../../managed/fleet-metrics.ts';
-import { type AddController, addManagedController, type Peers } from '../../managed/kind-controller.ts';
+import type { CommonSpec, ExternalKind } from '../../managed/core/external-kind.ts';
+import type { FleetResource, Usage } from '../../managed/core/fleet-metrics.ts';
+import {
+  type AddController,
+  addManagedController,
+  type Peers,
+} from '../../managed/reconciler/kind-controller.ts';
 import { type KindDefinition, resourceOf } from './kind.ts';
 
 /** What the operator offers every adapter when it makes it. */

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import type { CelRule } from '../../kube/schema-meta.ts';
 import { listMap, withRules } from '../../kube/schema-meta.ts';
-import { MANAGEMENT_POLICIES, RECOVERY_POLICIES, SECRET_ROTATION_POLICIES } from '../../managed/policies.ts';
+import {
+  MANAGEMENT_POLICIES,
+  RECOVERY_POLICIES,
+  SECRET_ROTATION_POLICIES,
+} from '../../managed/core/policies.ts';
 
 // Field schemas shared by the kinds' specs. Lengths and list sizes the API spec leaves open are
 // bounded anyway: the apiserver only accepts CEL rules whose worst-case cost it can bound.
@@ -196,7 +200,7 @@ export const recoveryNeedsSpotRule: CelRule = {
 export const DEFAULT_PLACEMENT_ATTEMPTS = 3;
 
 /**
- * What a kind that lets the operator choose where its objects run (src/managed/placement.ts) accepts: the
+ * What a kind that lets the operator choose where its objects run (src/managed/creation/placement.ts) accepts: the
  * GPU models, the order, a price cap per GPU-hour and the spot choice. Each kind adds what it needs.
  */
 export const placementShape = {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { FleetResource, Usage } from '../../managed/fleet-metrics.ts';
+import type { FleetResource, Usage } from '../../managed/core/fleet-metrics.ts';
 
 /** Nothing live, nothing spent: a resource whose spec or status does not read (yet). */
 export const NO_USAGE: Usage = { runningGpus: 0, dollarsPerHour: 0, dollarsSoFar: 0 };

@@ -1,7 +1,7 @@
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { PodCreateRequest } from '../../api/schemas/pods.ts';
 import { type Clock, systemClock } from '../../lib/clock.ts';
-import { ReconcileError } from '../../managed/errors.ts';
+import { ReconcileError } from '../../managed/core/errors.ts';
 import {
   type ActContext,
   act,
@@ -10,8 +10,8 @@ import {
   type ManagedObject,
   type Plan,
   type Readiness,
-} from '../../managed/external-kind.ts';
-import type { PlacementStatus } from '../../managed/status-schema.ts';
+} from '../../managed/core/external-kind.ts';
+import type { PlacementStatus } from '../../managed/core/status-schema.ts';
 import {
   fingerprintOf,
   hasMarker,
@@ -64,30 +64,37 @@ export function gpuPodAdapter(
     enrich: async (pod) => (await unlessNotFound(client.pods.get(pod.id))) ?? pod,
     isGone: (pod) => pod.status === 'TERMINATED' || pod.status === 'TERMINATING',
     // Only a get shows the environment: the list's view of a pod has no marker to read.
-    markerOf: (pod) => markerIn(pod.environmentVars),
-    isOwnCreate: async (mr, pod, ctx) => {
-      if (pod.name !== cloudName(mr)) return false;
-      const full = await unlessNotFound(client.pods.get(pod.id));
-      return hasMarker(full?.environmentVars, ctx.ownerMarker);
+    identity: {
+      markerOf: (pod) => markerIn(pod.environmentVars),
+      isOwnCreate: async (mr, pod, ctx) => {
+        if (pod.name !== cloudName(mr)) return false;
+        const full = await unlessNotFound(client.pods.get(pod.id));
+        return hasMarker(full?.environmentVars, ctx.ownerMarker);
+      },
     },
     create: async (mr, ctx) => client.pods.create(await createRequest(mr, ctx, options.callbackUrl)),
-    demand: async ({ spec, status }) => {
-      const placed = status?.placement;
-      return {
-        // A CPU pod holds no GPU: neither the GPU-type allow-list nor the GPU limits apply to it. A placed
-        // pod answers for every type it accepts and the one it was placed on.
-        gpus:
-          spec.resourceType === 'CPU'
-            ? undefined
-            : { types: acceptedTypes(spec, placed?.gpuType), count: spec.gpuCount ?? 0 },
-        live: !spec.paused,
-        perHour: async () =>
-          placed
-            ? Number(placed.chargedPerGpuHour ?? placed.pricePerGpuHour) * spec.gpuCount
-            : perHourOf(await gpuPodSpecPrice(book, spec)),
-        containerRegistryAuthId:
-          spec.containerRegistryAuthId === undefined ? undefined : String(spec.containerRegistryAuthId),
-      };
+    metering: {
+      demand: async ({ spec, status }) => {
+        const placed = status?.placement;
+        return {
+          // A CPU pod holds no GPU: neither the GPU-type allow-list nor the GPU limits apply to it. A placed
+          // pod answers for every type it accepts and the one it was placed on.
+          gpus:
+            spec.resourceType === 'CPU'
+              ? undefined
+              : { types: acceptedTypes(spec, placed?.gpuType), count: spec.gpuCount ?? 0 },
+          live: !spec.paused,
+          perHour: async () =>
+            placed
+              ? Number(placed.chargedPerGpuHour ?? placed.pricePerGpuHour) * spec.gpuCount
+              : perHourOf(await gpuPodSpecPrice(book, spec)),
+          containerRegistryAuthId:
+            spec.containerRegistryAuthId === undefined ? undefined : String(spec.containerRegistryAuthId),
+        };
+      },
+      // A paused pod keeps its volume, not its GPUs.
+      heldGpus: podHeldGpus,
+      priceOf: async (pod) => perHourOf(await gpuPodCloudPrice(book, pod)),
     },
     placement: {
       requested: (spec) => spec.placement !== undefined,
@@ -99,9 +106,6 @@ export function gpuPodAdapter(
       failedToStart: (pod, phase) =>
         pod.status === 'FAILED' && (phase === undefined || phase === 'INITIALIZING'),
     },
-    // A paused pod keeps its volume, not its GPUs.
-    heldGpus: podHeldGpus,
-    priceOf: async (pod) => perHourOf(await gpuPodCloudPrice(book, pod)),
     plan: async (mr, pod) => plan(client, mr, pod),
     lateInit: {
       // A placed pod's spot choice is its placement's: isSpot stays out of its spec.
@@ -113,7 +117,6 @@ export function gpuPodAdapter(
       cleared: { paused: false },
     },
     drift: (mr, pod) => podDrift(mr, pod),
-    rotatedSecrets: (mr, pod, ctx) => rotatedSecrets(client, mr, pod, ctx),
     pause: {
       paused: (spec) => ({ ...spec, paused: true }),
       idle: {
@@ -132,15 +135,18 @@ export function gpuPodAdapter(
       spec.activeDeadlineSeconds === undefined
         ? undefined
         : { seconds: spec.activeDeadlineSeconds, action: spec.deadlineAction ?? 'Pause' },
-    connectionDetails: (status) => ({
-      ...presentStrings({ sshCommand: status.sshCommand, internalIp: status.internalIp }),
-      ...sshEndpoint(status.sshCommand),
-      ...Object.fromEntries(
-        (status.exposedPorts ?? [])
-          .filter((exposed) => exposed.ingressUrl)
-          .map((exposed) => [`url-${exposed.port}`, String(exposed.ingressUrl)]),
-      ),
-    }),
+    secrets: {
+      rotatedSecrets: (mr, pod, ctx) => rotatedSecrets(client, mr, pod, ctx),
+      connectionDetails: (status) => ({
+        ...presentStrings({ sshCommand: status.sshCommand, internalIp: status.internalIp }),
+        ...sshEndpoint(status.sshCommand),
+        ...Object.fromEntries(
+          (status.exposedPorts ?? [])
+            .filter((exposed) => exposed.ingressUrl)
+            .map((exposed) => [`url-${exposed.port}`, String(exposed.ingressUrl)]),
+        ),
+      }),
+    },
     spot: {
       requested: (spec) => spec.isSpot === true || (spec.placement?.spot ?? 'Never') !== 'Never',
       preempted: (pod) => pod.isSpot && pod.status === 'FAILED',

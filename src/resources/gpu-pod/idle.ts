@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { MetricResponse } from '../../api/schemas/metrics.ts';
-import type { IdleRule } from '../../managed/external-kind.ts';
+import type { IdleRule } from '../../managed/core/external-kind.ts';
 import type { PodView } from './details.ts';
 import type { GpuPodSpec } from './schema.ts';
 

@@ -6,7 +6,7 @@ import {
   pauseStatusShape,
   placementStatusShape,
   spotStatusShape,
-} from '../../managed/status-schema.ts';
+} from '../../managed/core/status-schema.ts';
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import {

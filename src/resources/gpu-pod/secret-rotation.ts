@@ -1,6 +1,6 @@
 import type { GpuCloudClient } from '../../api/client.ts';
-import type { ActContext, ManagedObject } from '../../managed/external-kind.ts';
-import { SECRET_ROTATED } from '../../managed/status-report.ts';
+import type { ActContext, ManagedObject } from '../../managed/core/external-kind.ts';
+import { SECRET_ROTATED } from '../../managed/reporting/status-report.ts';
 import { unlessNotFound } from '../common/cloud.ts';
 import type { PodView } from './details.ts';
 import type { GpuPodSpec } from './schema.ts';

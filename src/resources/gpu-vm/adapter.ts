@@ -1,10 +1,10 @@
 import type { GpuCloudClient } from '../../api/client.ts';
 import type { Vm, VmTypeItem } from '../../api/schemas/vms.ts';
 import { type Clock, systemClock } from '../../lib/clock.ts';
-import { CREATE_NAME } from '../../managed/annotations.ts';
-import { ReconcileError } from '../../managed/errors.ts';
-import { act, cloudName, type ExternalKind, type Readiness } from '../../managed/external-kind.ts';
-import type { PlacementStatus } from '../../managed/status-schema.ts';
+import { CREATE_NAME } from '../../managed/core/annotations.ts';
+import { ReconcileError } from '../../managed/core/errors.ts';
+import { act, cloudName, type ExternalKind, type Readiness } from '../../managed/core/external-kind.ts';
+import type { PlacementStatus } from '../../managed/core/status-schema.ts';
 import { fingerprintOf, ignoreNotFound, readinessFrom, unlessNotFound } from '../common/cloud.ts';
 import { DEFAULT_PLACEMENT_ATTEMPTS, presentStrings, sshEndpoint } from '../common/schema.ts';
 import { perHourOf, priceBookOf } from '../pricing/books.ts';
@@ -40,7 +40,9 @@ export function gpuVmAdapter(
     // A VM carries no environment to mark, so its name (and creation after the intent, and no other
     // custom resource claiming it, which the reconciler checks) is all that identifies it: the name the
     // create was sent with, which a rename since may have changed in the spec.
-    isOwnCreate: async (mr, vm) => vm.name === (mr.metadata.annotations?.[CREATE_NAME] ?? cloudName(mr)),
+    identity: {
+      isOwnCreate: async (mr, vm) => vm.name === (mr.metadata.annotations?.[CREATE_NAME] ?? cloudName(mr)),
+    },
     create: async (mr) => {
       const { volumeMountPaths } = mr.spec;
       return client.vms.create({
@@ -49,23 +51,27 @@ export function gpuVmAdapter(
         ...(volumeMountPaths ? { volumeMountPaths } : {}),
       });
     },
-    demand: async ({ spec, status }) => {
-      const placed = status?.placement;
-      const count = spec.placement?.gpuCount;
-      return {
-        // A placed VM answers for every model it accepts and the one it was placed on.
-        gpus:
-          count === undefined
-            ? spec.vmTypeId === undefined
-              ? undefined
-              : await types.gpusOf(spec.vmTypeId)
-            : { types: acceptedTypes(spec.placement?.gpuTypes, placed?.gpuType), count },
-        live: true,
-        perHour: async () =>
-          placed && count !== undefined
-            ? Number(placed.pricePerGpuHour) * count
-            : perHourOf((await gpuVmSpecQuote(book, spec)).price),
-      };
+    metering: {
+      demand: async ({ spec, status }) => {
+        const placed = status?.placement;
+        const count = spec.placement?.gpuCount;
+        return {
+          // A placed VM answers for every model it accepts and the one it was placed on.
+          gpus:
+            count === undefined
+              ? spec.vmTypeId === undefined
+                ? undefined
+                : await types.gpusOf(spec.vmTypeId)
+              : { types: acceptedTypes(spec.placement?.gpuTypes, placed?.gpuType), count },
+          live: true,
+          perHour: async () =>
+            placed && count !== undefined
+              ? Number(placed.pricePerGpuHour) * count
+              : perHourOf((await gpuVmSpecQuote(book, spec)).price),
+        };
+      },
+      heldGpus: vmHeldGpus,
+      priceOf: async (vm) => perHourOf(await gpuVmCloudPrice(book, vm)),
     },
     placement: {
       requested: (spec) => spec.placement !== undefined,
@@ -81,8 +87,6 @@ export function gpuVmAdapter(
       failedToStart: (vm, phase) =>
         vm.status === 'FAILED' && (phase === undefined || phase === 'INITIALIZING'),
     },
-    priceOf: async (vm) => perHourOf(await gpuVmCloudPrice(book, vm)),
-    heldGpus: vmHeldGpus,
     plan: async (mr, vm) => {
       const name = cloudName(mr);
       if (vm.name === name) return { kind: 'in-sync' };
@@ -95,15 +99,17 @@ export function gpuVmAdapter(
       from: (vm, spec) => ({ name: vm.name, ...(spec.placement ? {} : { isSpot: vm.isSpot }) }),
       cleared: {},
     },
-    connectionDetails: (status) => ({
-      ...presentStrings({
-        ipAddress: status.ipAddress,
-        domainName: status.domainName,
-        notebookUrl: status.notebookUrl,
-        sshCommand: status.sshTemplate,
+    secrets: {
+      connectionDetails: (status) => ({
+        ...presentStrings({
+          ipAddress: status.ipAddress,
+          domainName: status.domainName,
+          notebookUrl: status.notebookUrl,
+          sshCommand: status.sshTemplate,
+        }),
+        ...sshEndpoint(status.sshTemplate),
       }),
-      ...sshEndpoint(status.sshTemplate),
-    }),
+    },
     // The VM object does not report its type: region and capacity kind are what can be compared (a
     // placed VM's, with its placement: never with the set it was chosen from, which may change).
     drift: ({ spec, status }, vm) => {

@@ -5,7 +5,7 @@ import {
   deadlineStatusShape,
   placementStatusShape,
   spotStatusShape,
-} from '../../managed/status-schema.ts';
+} from '../../managed/core/status-schema.ts';
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import {

@@ -1,5 +1,5 @@
 import type { GpuCountOption, GpuSpec } from '../../api/schemas/gpus.ts';
-import type { Offer, Offers } from '../../managed/external-kind.ts';
+import type { Offer, Offers } from '../../managed/core/external-kind.ts';
 import type { PodView } from '../gpu-pod/details.ts';
 import type { GpuPodSpec } from '../gpu-pod/schema.ts';
 import { offersFrom, pickPrice, SPOT_VARIANTS } from './offers.ts';

@@ -1,5 +1,5 @@
 import type { Vm } from '../../api/schemas/vms.ts';
-import type { Offer, Offers } from '../../managed/external-kind.ts';
+import type { Offer, Offers } from '../../managed/core/external-kind.ts';
 import type { GpuVmSpec } from '../gpu-vm/schema.ts';
 import { offersFrom, pickPrice, SPOT_VARIANTS } from './offers.ts';
 import {

@@ -1,5 +1,5 @@
-import type { Offer, Offers } from '../../managed/external-kind.ts';
-import { describeOffer } from '../../managed/placement.ts';
+import type { Offer, Offers } from '../../managed/core/external-kind.ts';
+import { describeOffer } from '../../managed/creation/placement.ts';
 
 // For the console, which sees placement only through the kinds.
 export type { Offer };

@@ -1,6 +1,6 @@
 import type { Endpoint } from '../../api/schemas/serverless.ts';
 import type { Vm } from '../../api/schemas/vms.ts';
-import type { Offer } from '../../managed/external-kind.ts';
+import type { Offer } from '../../managed/core/external-kind.ts';
 import type { PodView } from '../gpu-pod/details.ts';
 import { podHeldGpus } from '../gpu-pod/gpus.ts';
 import type { GpuPodSpec } from '../gpu-pod/schema.ts';

@@ -16,11 +16,12 @@ import {
   type Entry,
   makeAccount,
   RotatingKey,
-} from '../../managed/account-registry.ts';
-import { type AccountPolicy, accountOf, budgetScope } from '../../managed/accounts.ts';
-import { type ConditionInput, mergeConditions } from '../../managed/conditions.ts';
-import { ReconcileError } from '../../managed/errors.ts';
-import type { Condition } from '../../managed/status-schema.ts';
+} from '../../managed/accounts/account-registry.ts';
+import { type AccountPolicy, budgetScope } from '../../managed/accounts/accounts.ts';
+import { accountOf } from '../../managed/core/account-ref.ts';
+import { type ConditionInput, mergeConditions } from '../../managed/core/conditions.ts';
+import { ReconcileError } from '../../managed/core/errors.ts';
+import type { Condition } from '../../managed/core/status-schema.ts';
 import { resourceOf } from '../common/kind.ts';
 import { allowsNamespace } from './namespaces.ts';
 import { type ProviderConfigSpec, ProviderConfigSpecSchema, providerConfigKind } from './schema.ts';

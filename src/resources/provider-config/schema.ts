@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { listMap, withRules } from '../../kube/schema-meta.ts';
-import { conditionSchema } from '../../managed/status-schema.ts';
+import { conditionSchema } from '../../managed/core/status-schema.ts';
 import { defineKind } from '../common/kind.ts';
 import { cloudIdSchema, dnsSubdomainSchema, gpuTypeSchema } from '../common/schema.ts';
 import { spendRecordSchema } from './spend-record.ts';

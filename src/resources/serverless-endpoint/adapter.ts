@@ -15,7 +15,7 @@ import {
   type ManagedObject,
   type Plan,
   type Readiness,
-} from '../../managed/external-kind.ts';
+} from '../../managed/core/external-kind.ts';
 import { hasMarker, ignoreNotFound, markerIn, readinessFrom } from '../common/cloud.ts';
 import type { AdapterContext } from '../common/registration.ts';
 import { cloudFieldsOf, presentStrings } from '../common/schema.ts';
@@ -57,21 +57,25 @@ export function serverlessEndpointAdapter(
       return JSON.stringify(watched);
     },
     isGone: () => false,
-    markerOf: (endpoint) => markerIn(endpoint.environmentVars),
-    // An autoscaled endpoint is held to the account's limits at its most.
-    demand: async ({ spec }) => ({
-      gpus: {
-        types: spec.resources.map((resource) => resource.gpuType),
-        count: (spec.workers ?? spec.autoscaling?.maxWorkers ?? 1) * gpusPerWorker(spec.resources),
-      },
-      live: !spec.stopped,
-      perHour: async () => perHourOf(await serverlessEndpointSpecPrice(priceBookOf(client), spec)),
-      credentialId: spec.credentialId === undefined ? undefined : String(spec.credentialId),
-    }),
-    // Its own perHourPrice: what its running workers cost now.
-    priceOf: async (endpoint) => perHourOf(serverlessEndpointCloudPrice(endpoint)),
-    heldGpus: endpointHeldGpus,
-    isOwnCreate: async (_mr, endpoint, ctx) => hasMarker(endpoint.environmentVars, ctx.ownerMarker),
+    metering: {
+      // An autoscaled endpoint is held to the account's limits at its most.
+      demand: async ({ spec }) => ({
+        gpus: {
+          types: spec.resources.map((resource) => resource.gpuType),
+          count: (spec.workers ?? spec.autoscaling?.maxWorkers ?? 1) * gpusPerWorker(spec.resources),
+        },
+        live: !spec.stopped,
+        perHour: async () => perHourOf(await serverlessEndpointSpecPrice(priceBookOf(client), spec)),
+        credentialId: spec.credentialId === undefined ? undefined : String(spec.credentialId),
+      }),
+      heldGpus: endpointHeldGpus,
+      // Its own perHourPrice: what its running workers cost now.
+      priceOf: async (endpoint) => perHourOf(serverlessEndpointCloudPrice(endpoint)),
+    },
+    identity: {
+      markerOf: (endpoint) => markerIn(endpoint.environmentVars),
+      isOwnCreate: async (_mr, endpoint, ctx) => hasMarker(endpoint.environmentVars, ctx.ownerMarker),
+    },
     create: async (mr, ctx) => {
       const desired = await desiredFields(mr, ctx);
       // A new endpoint starts with one worker unless the spec says otherwise, whatever the cloud's default.
@@ -81,7 +85,9 @@ export function serverlessEndpointAdapter(
     plan: async (mr, endpoint, ctx) =>
       (await plan(client, mr, endpoint, ctx)) ?? autoscaling.plan(mr, endpoint),
     revisitAfterMs: (mr) => (mr.spec.autoscaling ? queueIntervalMs : undefined),
-    connectionDetails: (status) => presentStrings({ endpointId: status.id, domain: status.domain }),
+    secrets: {
+      connectionDetails: (status) => presentStrings({ endpointId: status.id, domain: status.domain }),
+    },
     lateInit: {
       from: (endpoint, spec) => ({
         name: endpoint.name,

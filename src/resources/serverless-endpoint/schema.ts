@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { listMap, withRules } from '../../kube/schema-meta.ts';
-import { baseStatusShape } from '../../managed/status-schema.ts';
+import { baseStatusShape } from '../../managed/core/status-schema.ts';
 import { defineKind } from '../common/kind.ts';
 import {
   cloudIdSchema,

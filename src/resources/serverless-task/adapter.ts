@@ -2,15 +2,15 @@ import type { GpuCloudClient } from '../../api/client.ts';
 import { ApiCode } from '../../api/codes.ts';
 import { CloudApiError } from '../../api/errors.ts';
 import type { TaskStatus, TaskSummary } from '../../api/schemas/serverless.ts';
-import { accountOf } from '../../managed/accounts.ts';
-import { ReconcileError } from '../../managed/errors.ts';
+import { accountOf } from '../../managed/core/account-ref.ts';
+import { ReconcileError } from '../../managed/core/errors.ts';
 import type {
   ActContext,
   Blocker,
   ExternalKind,
   ManagedObject,
   Readiness,
-} from '../../managed/external-kind.ts';
+} from '../../managed/core/external-kind.ts';
 import { fingerprintOf, readinessFrom, unlessNotFound } from '../common/cloud.ts';
 import { resourceOf } from '../common/kind.ts';
 import type { AdapterContext } from '../common/registration.ts';
@@ -96,9 +96,11 @@ export function serverlessTaskAdapter(
     createdAtOf: (task) => task.createdAt,
     fingerprint: (task) => fingerprintOf([task.status, task.deliveryStatus, task.deliveryAttempts]),
     isGone: () => false,
-    ownId: (mr) => `${endpointIdOf(mr)}/${taskIdOf(mr)}`,
-    isOwnCreate: async (mr, task) => task.taskId === taskIdOf(mr),
-    blocker: (mr) => blocker(mr, endpointOf(mr)),
+    identity: {
+      ownId: (mr) => `${endpointIdOf(mr)}/${taskIdOf(mr)}`,
+      isOwnCreate: async (mr, task) => task.taskId === taskIdOf(mr),
+      blocker: (mr) => blocker(mr, endpointOf(mr)),
+    },
     create: async (mr, ctx) => {
       const endpointId = endpointIdOf(mr);
       const taskId = taskIdOf(mr);
@@ -139,9 +141,6 @@ export function serverlessTaskAdapter(
       track(submitted);
       return submitted;
     },
-    demand: async () => ({ live: false }),
-    heldGpus: () => 0,
-    priceOf: async () => 0,
     plan: async () => ({ kind: 'in-sync' }),
     finite: {
       outcomeOf: (phase) => (phase === 'SUCCESS' ? 'Complete' : phase === 'FAILED' ? 'Failed' : undefined),

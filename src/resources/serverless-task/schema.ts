@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { anyJson, withRules } from '../../kube/schema-meta.ts';
-import { baseStatusShape, finiteStatusShape } from '../../managed/status-schema.ts';
+import { baseStatusShape, finiteStatusShape } from '../../managed/core/status-schema.ts';
 import { immutableExcept } from '../common/immutability.ts';
 import { defineKind } from '../common/kind.ts';
 import { dnsSubdomainSchema, providerConfigRefRule, providerConfigRefSchema } from '../common/schema.ts';
