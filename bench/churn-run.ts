@@ -8,7 +8,7 @@ import { forEachConcurrently, sleep, until } from './parallel.ts';
 import { startWithProbe } from './phases/startup.ts';
 import { megabytes, usageOf } from './process-stats.ts';
 import { createResource, deleteResource, ensureNamespace, type Session } from './session.ts';
-import { RESOURCES } from './stack.ts';
+import { RESOURCES, SIM_SETTINGS } from './stack.ts';
 import { round } from './stats.ts';
 import { ResourceWatch } from './watch.ts';
 
@@ -32,6 +32,8 @@ export interface ChurnResult {
   rssBeforeMb: number;
   rssAfterMb: number;
   rssGrowthPercent: number;
+  /** RSS after each wave of the churn: a climb that levels off is caches filling, one that goes on a leak. */
+  rssByWaveMb: number[];
 }
 
 async function medianRssMb(pid: number): Promise<number> {
@@ -46,15 +48,16 @@ async function medianRssMb(pid: number): Promise<number> {
 
 /**
  * What each memory holds once it has let go of the gone resources (no memory above the live count), or
- * after five poll intervals if one never does: a cloud cache entry goes with the poll that no longer lists
- * its object. The result, not a wait that throws, says whether it came back.
+ * after the cloud's retention and three poll intervals if one never does: the cloud lists a deleted object
+ * for its retention, and the cache entry goes with the first poll that no longer lists it. The result, not
+ * a wait that throws, says whether it came back.
  */
 async function settled(
   operator: OperatorRun,
   live: number,
   session: Session,
 ): Promise<Record<string, number>> {
-  const deadline = Date.now() + 5 * session.options.pollInterval * 1000;
+  const deadline = Date.now() + SIM_SETTINGS.retentionMs + 3 * session.options.pollInterval * 1000;
   for (;;) {
     const { remembered } = await operator.metrics();
     if (Object.values(remembered).every((count) => count <= live) || Date.now() > deadline) return remembered;
@@ -107,9 +110,11 @@ export async function runChurn(session: Session, cycles: number): Promise<ChurnR
     const rememberedBefore = await settled(operator, alive, session);
     const rssBeforeMb = await medianRssMb(operator.pid);
     const began = Date.now();
+    const rssByWaveMb: number[] = [];
     for (let done = 0; done < cycles; done += WAVE) {
       log.info({ done, cycles }, 'churn');
       await churnWave(Math.min(WAVE, cycles - done));
+      rssByWaveMb.push(megabytes(usageOf(operator.pid)?.rssBytes ?? 0));
     }
     const ms = Date.now() - began;
     const rememberedAfter = await settled(operator, alive, session);
@@ -124,6 +129,7 @@ export async function runChurn(session: Session, cycles: number): Promise<ChurnR
       rssBeforeMb,
       rssAfterMb,
       rssGrowthPercent: round(((rssAfterMb - rssBeforeMb) / rssBeforeMb) * 100, 1),
+      rssByWaveMb,
     };
   } finally {
     await operator.stop();

@@ -213,6 +213,7 @@ function churnParts(results: BenchResults): string[] {
         ['remembered per memory, before', JSON.stringify(r.rememberedBefore)],
         ['remembered per memory, after', JSON.stringify(r.rememberedAfter)],
         ['RSS before / after (MB)', `${r.rssBeforeMb} / ${r.rssAfterMb} (${r.rssGrowthPercent}%)`],
+        ['RSS after each wave (MB)', r.rssByWaveMb.join(' ')],
       ],
     ),
   ];
