@@ -1,5 +1,5 @@
 import { sleep } from '../lib/delay.ts';
-import { MAX_LOG_LINES_PER_PAGE, type PodLogs, type PodLogsQuery } from './schemas/pods.ts';
+import { MAX_LOG_LINES_PER_PAGE, type PodLogLine, type PodLogs, type PodLogsQuery } from './schemas/pods.ts';
 
 export interface ReadLogsOptions {
   /** Lines from this long ago on; the whole log when absent. */
@@ -12,6 +12,8 @@ export interface ReadLogsOptions {
   /** How long to wait between two reads of the log while following. */
   pollMs: number;
   signal: AbortSignal;
+  /** Called once, when the log as it was has been read (before following it): a tail is known then. */
+  onCaughtUp?: (() => void | Promise<void>) | undefined;
 }
 
 /** One page of a pod's log: `client.pods.logs` of one pod, or that behind a rate budget. */
@@ -27,12 +29,13 @@ export type ReadLogPage = (query: PodLogsQuery) => Promise<PodLogs>;
 export async function readLogs(
   read: ReadLogPage,
   options: ReadLogsOptions,
-  print: (line: string) => void | Promise<void>,
+  print: (text: string, line: PodLogLine) => void | Promise<void>,
 ): Promise<void> {
   let cursor: string | undefined;
   let printed = 0;
   /** The time of the last line printed, and how many printed lines have it. */
   let last: { ms: number; lines: number } | undefined;
+  let caughtUp = false;
   const startTime = options.sinceMs === undefined ? undefined : Date.now() - options.sinceMs;
   const keyword = options.keyword === undefined ? {} : { keyword: options.keyword };
   for (;;) {
@@ -53,7 +56,7 @@ export async function readLogs(
         skipped++;
         continue;
       }
-      await print(`${line.timestamp} ${line.content}`);
+      await print(`${line.timestamp} ${line.content}`, line);
       if (options.signal.aborted) return;
       printed++;
       if (Number.isFinite(ms)) last = ms === last?.ms ? { ms, lines: last.lines + 1 } : { ms, lines: 1 };
@@ -61,6 +64,11 @@ export async function readLogs(
     if (options.limit !== undefined && printed >= options.limit) return;
     cursor = page.nextCursor ?? undefined;
     if (cursor !== undefined && page.items.length > 0) continue;
+    if (!caughtUp) {
+      caughtUp = true;
+      await options.onCaughtUp?.();
+      if (options.signal.aborted) return;
+    }
     if (!options.follow) return;
     await sleep(options.pollMs, options.signal);
     if (options.signal.aborted) return;

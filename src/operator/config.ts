@@ -81,6 +81,9 @@ const configSchema = z.object({
   tenantApiStreamsPerAccount: z.coerce.number().int('must be a whole number').min(1).default(10),
   virtualNodeAddress: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
   virtualNodePort: port().default(10250),
+  virtualNodeTlsCertFile: z.string().optional(),
+  virtualNodeTlsKeyFile: z.string().optional(),
+  virtualNodeClientCaFile: z.string().optional(),
 });
 
 type Setting = keyof z.input<typeof configSchema>;
@@ -134,6 +137,9 @@ const sources: Readonly<Record<Setting, { flag: string; env: string }>> = {
   },
   virtualNodeAddress: { flag: 'virtual-node-address', env: 'POD_IP' },
   virtualNodePort: { flag: 'virtual-node-port', env: 'VIRTUAL_NODE_PORT' },
+  virtualNodeTlsCertFile: { flag: 'virtual-node-tls-cert-file', env: 'VIRTUAL_NODE_TLS_CERT_FILE' },
+  virtualNodeTlsKeyFile: { flag: 'virtual-node-tls-key-file', env: 'VIRTUAL_NODE_TLS_KEY_FILE' },
+  virtualNodeClientCaFile: { flag: 'virtual-node-client-ca-file', env: 'VIRTUAL_NODE_CLIENT_CA_FILE' },
 };
 
 export type OperatorConfig = z.output<typeof configSchema> & {
@@ -187,6 +193,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
     );
   }
   checkTenantApi(parsed.data);
+  checkKubeletApi(parsed.data);
   return { ...parsed.data, apiKey: readApiKey(parsed.data.apiKeyFile, env), callbackToken };
 }
 
@@ -206,6 +213,16 @@ function checkTenantApi(config: z.output<typeof configSchema>): void {
   if (!files && (!tenantApiTlsSecret || !tenantApiService)) {
     throw new ConfigError(
       '--tenant-api-port needs its serving pair: --tenant-api-cert-file and --tenant-api-key-file, or --tenant-api-tls-secret and --tenant-api-service (the operator makes and keeps it)',
+    );
+  }
+}
+
+/** The virtual nodes' kubelet API serves with its three files, or not at all. */
+function checkKubeletApi(config: z.output<typeof configSchema>): void {
+  const files = [config.virtualNodeTlsCertFile, config.virtualNodeTlsKeyFile, config.virtualNodeClientCaFile];
+  if (files.some((file) => file !== undefined) && !files.every((file) => file !== undefined)) {
+    throw new ConfigError(
+      '--virtual-node-tls-cert-file, --virtual-node-tls-key-file and --virtual-node-client-ca-file go together: the kubelet API serves with all three',
     );
   }
 }

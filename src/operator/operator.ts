@@ -19,6 +19,9 @@ import type { ManagedControllerSettings } from '../managed/reconciler/kind-contr
 import { gpuPodKind, registrations, resourceOf } from '../resources/kinds.ts';
 import { addProviderConfigController } from '../resources/provider-config/controller.ts';
 import { type RunningTenantApi, startTenantApi } from '../tenant-api/tenant-api.ts';
+import { startKubeletApi } from '../virtual-node/kubelet-api/kubelet-api.ts';
+import type { KubeletApiServer, NodePods } from '../virtual-node/kubelet-api/server.ts';
+import type { AccountEntries } from '../virtual-node/node-controller.ts';
 import { addVirtualNodes } from '../virtual-node/virtual-nodes.ts';
 import { callbackUrl, startCallbackServer } from './callback-server.ts';
 import { insecureApiUrl, type OperatorConfig } from './config.ts';
@@ -100,13 +103,14 @@ export async function runOperator(
     log: logger.child({ controller: 'providerconfig' }),
   });
 
-  addVirtualNodes(manager, {
+  const nodePods = addVirtualNodes(manager, {
     accounts,
     address: config.virtualNodeAddress,
     port: config.virtualNodePort,
     clock,
     log: logger.child({ controller: 'virtual-node' }),
   });
+  const kubeletApi = await startKubeletApiOf(config, manager, nodePods, accounts, logger);
 
   const callbacks =
     config.callbackPort && config.callbackToken
@@ -141,10 +145,35 @@ export async function runOperator(
     await manager.run(signal);
   } finally {
     await tenantApi?.close();
+    await kubeletApi?.close();
     await callbacks?.close();
     stopWatchingKey();
     await accounts.close();
   }
+}
+
+/** The virtual nodes' kubelet API (docs/virtual-node.md), when its serving pair and client CA are given. */
+async function startKubeletApiOf(
+  config: OperatorConfig,
+  manager: Manager,
+  pods: NodePods,
+  accounts: AccountEntries,
+  logger: Logger,
+): Promise<KubeletApiServer | undefined> {
+  const { virtualNodeTlsCertFile, virtualNodeTlsKeyFile, virtualNodeClientCaFile } = config;
+  if (!virtualNodeTlsCertFile || !virtualNodeTlsKeyFile || !virtualNodeClientCaFile) return undefined;
+  return startKubeletApi({
+    port: config.virtualNodePort,
+    files: {
+      certFile: virtualNodeTlsCertFile,
+      keyFile: virtualNodeTlsKeyFile,
+      clientCaFile: virtualNodeClientCaFile,
+    },
+    kube: manager.client,
+    pods,
+    accounts,
+    log: logger.child({ component: 'kubelet-api' }),
+  });
 }
 
 /**

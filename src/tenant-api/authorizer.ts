@@ -6,9 +6,15 @@ import type { KubeRequests } from '../kube/client.ts';
 import type { User } from './front-proxy.ts';
 import { TENANT_GROUP } from './group.ts';
 
-/** What a request does, as RBAC names it: `get` on `gpupods/log` in the group, in one namespace. */
+/**
+ * What a request does, as RBAC names it: `get` on `gpupods/log` in the group, in one namespace; or, with
+ * `group` (`''`, the core group), on another resource, as the virtual nodes' kubelet API asks `nodes/proxy`.
+ */
 export interface RequestAttributes {
-  readonly verb: 'get' | 'create';
+  readonly verb: 'get' | 'create' | 'update' | 'patch' | 'delete';
+  /** The tenant API's group when absent. */
+  readonly group?: string;
+  /** `''` for a cluster-scoped resource. */
   readonly namespace: string;
   readonly resource: string;
   readonly subresource: string;

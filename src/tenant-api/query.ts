@@ -13,11 +13,11 @@ import { TenantApiError } from './status.ts';
 /** `true`, `1`, `t`... as Go's strconv.ParseBool reads them: what Kubernetes' servers take for a flag. */
 const TRUE = ['1', 't', 'T', 'TRUE', 'true', 'True'] as const;
 const FALSE = ['0', 'f', 'F', 'FALSE', 'false', 'False'] as const;
-const flag = z
+export const flag = z
   .enum([...TRUE, ...FALSE], { error: 'must be true or false' })
   .transform((text) => (TRUE as readonly string[]).includes(text));
 
-function wholeNumber(min: number, max: number, unit: string) {
+export function wholeNumber(min: number, max: number, unit: string) {
   const range = `a whole number of ${unit} from ${min} to ${max}`;
   return z
     .string()

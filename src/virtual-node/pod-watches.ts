@@ -58,6 +58,11 @@ export class PodWatches {
     return undefined;
   }
 
+  /** The nodes watched now: those this process maintains. */
+  nodes(): string[] {
+    return [...this.#watches.keys()];
+  }
+
   /** The keys of the watched Pods of `node`, or of every node's in `namespace`. */
   keys(where: { node: string } | { namespace: string }): ObjectKey[] {
     const watches =

@@ -17,7 +17,8 @@ export interface VirtualNodeOptions {
   readonly log: Logger;
 }
 
-export function addVirtualNodes(manager: Manager, options: VirtualNodeOptions): void {
+/** Adds the controllers; returns the Pods of the nodes this process maintains, for the kubelet API. */
+export function addVirtualNodes(manager: Manager, options: VirtualNodeOptions): PodWatches {
   const changed = new ChannelSource();
   const watches = new PodWatches(manager.client, changed, options.log);
   addNodeController(manager, { ...options, watches });
@@ -26,4 +27,5 @@ export function addVirtualNodes(manager: Manager, options: VirtualNodeOptions): 
     await new Promise((resolve) => leading.addEventListener('abort', resolve, { once: true }));
     await watches.stopAll();
   });
+  return watches;
 }

@@ -94,3 +94,21 @@ test('plain http to another host is flagged, to this machine it is not', () => {
     assert.equal(insecureApiUrl(url), false, url);
   }
 });
+
+test('the virtual nodes’ kubelet API takes its three files together, or none', () => {
+  const all = [
+    '--virtual-node-tls-cert-file',
+    'c',
+    '--virtual-node-tls-key-file',
+    'k',
+    '--virtual-node-client-ca-file',
+    'ca',
+  ];
+  assert.equal(loadConfig(all, base).virtualNodeClientCaFile, 'ca');
+  assert.equal(loadConfig([], base).virtualNodeTlsCertFile, undefined);
+  assert.throws(
+    () => loadConfig(all.slice(0, 4), base),
+    (error) =>
+      error instanceof ConfigError && /--virtual-node-client-ca-file go together/.test(error.message),
+  );
+});

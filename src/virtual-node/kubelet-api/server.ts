@@ -1,0 +1,187 @@
+// The virtual nodes' kubelet API: one HTTPS server on the port every node of this operator names in its
+// `daemonEndpoints`, answering as a kubelet does. Each request is authenticated by its client certificate
+// and authorised by a SubjectAccessReview of the kubelet's attributes on the node it concerns: the node of
+// the Pod it names, or every node this process maintains when it names none.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { DeepReadonly, KubeObject, ObjectKey } from '../../kube/object.ts';
+import type { Logger } from '../../lib/logger.ts';
+import type { Authorizer } from '../../tenant-api/authorizer.ts';
+import { asTenantError } from '../../tenant-api/failures.ts';
+import type { User } from '../../tenant-api/front-proxy.ts';
+import { sendJson, statusBody, TenantApiError } from '../../tenant-api/status.ts';
+import type { AccountEntries } from '../node-controller.ts';
+import { authenticateClientCertificate } from './client-certificate.ts';
+import { containerLogs } from './container-logs.ts';
+import { type RoutedRequest, routeRequest, type Streaming } from './routes.ts';
+
+export interface ServingTls {
+  readonly certPem: string;
+  readonly keyPem: string;
+  /** The CA that signs the apiserver's client certificate for kubelets. */
+  readonly clientCaPem: string;
+}
+
+/** The Pods of the nodes this process maintains (none on a standby replica). */
+export interface NodePods {
+  nodes(): string[];
+  find(key: ObjectKey): { pod: DeepReadonly<KubeObject>; node: string; config: string } | undefined;
+}
+
+export interface KubeletApiServerOptions {
+  readonly port: number;
+  readonly host?: string | undefined;
+  readonly tls: ServingTls;
+  readonly authorizer: Authorizer;
+  readonly pods: NodePods;
+  readonly accounts: AccountEntries;
+  readonly followPollMs: number;
+  readonly log: Logger;
+}
+
+/** As the tenant API: a slow sender holds a connection no longer than this; a followed log streams on. */
+const TIMEOUTS = { headersMs: 10_000, requestMs: 20_000 };
+
+/** Answered for exec, attach, portForward and run: a cloud pod is reached by SSH, not through a kubelet. */
+export function streamingRefusal(operation: Streaming, pod: string): string {
+  return `${operation} is not supported on gpucloud nodes: the Pod runs as a GPU cloud pod; for a shell use "kubectl gpucloud ssh ${pod}"`;
+}
+
+export class KubeletApiServer {
+  readonly #options: KubeletApiServerOptions;
+  readonly #server: Server;
+
+  constructor(options: KubeletApiServerOptions) {
+    this.#options = options;
+    // The client certificate is asked for but checked per request, so that a request without one gets a
+    // 401 that says why rather than a failed handshake (as the kubelet does).
+    this.#server = createServer(
+      {
+        cert: options.tls.certPem,
+        key: options.tls.keyPem,
+        ca: options.tls.clientCaPem,
+        requestCert: true,
+        rejectUnauthorized: false,
+        minVersion: 'TLSv1.2',
+        headersTimeout: TIMEOUTS.headersMs,
+        requestTimeout: TIMEOUTS.requestMs,
+        connectionsCheckingInterval: 1_000,
+      },
+      (request, response) => void this.#serve(request, response),
+    );
+  }
+
+  get port(): number {
+    return (this.#server.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  async start(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(this.#options.port, this.#options.host, () => {
+        this.#server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  /** Stops accepting, and ends the streams in flight. */
+  async close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    this.#server.closeAllConnections();
+    await closed;
+  }
+
+  async #serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const gone = new AbortController();
+    response.on('close', () => gone.abort());
+    let routed: RoutedRequest | undefined;
+    try {
+      const identity = authenticateClientCertificate(request);
+      if ('refused' in identity) throw new TenantApiError(401, `Unauthorized: ${identity.refused}`);
+      const url = URL.parse(request.url ?? '/', 'https://x');
+      routed = routeRequest(request.method ?? '', url?.pathname ?? '');
+      if (!routed) throw new TenantApiError(405, `method ${request.method} is not allowed`);
+      const { route } = routed;
+      const found = 'pod' in route ? this.#options.pods.find(route.pod) : undefined;
+      const nodes = found ? [found.node] : this.#options.pods.nodes();
+      if (nodes.length === 0) {
+        throw new TenantApiError(
+          503,
+          'this operator replica maintains no virtual node now (the leader serves the nodes)',
+          5,
+        );
+      }
+      await this.#authorize(identity.user, routed, nodes);
+      if (route.kind === 'streaming') {
+        throw new TenantApiError(
+          405,
+          streamingRefusal(route.operation, `${route.pod.namespace}/${route.pod.name}`),
+        );
+      }
+      if (route.kind === 'containerLogs') {
+        if (!found) throw new TenantApiError(404, `pod "${route.pod.name}" does not exist`);
+        await containerLogs({
+          pod: found.pod,
+          config: found.config,
+          container: route.container,
+          query: url?.searchParams ?? new URLSearchParams(),
+          accounts: this.#options.accounts,
+          followPollMs: this.#options.followPollMs,
+          signal: gone.signal,
+          response,
+        });
+        return;
+      }
+      throw new TenantApiError(404, '404 page not found');
+    } catch (error) {
+      const failure = asTenantError(error, gone.signal.aborted ? 'client-gone' : undefined);
+      if (failure.code >= 500)
+        this.#options.log.warn({ err: error, path: request.url }, 'kubelet API request failed');
+      this.#answer(response, failure, routed?.route.kind === 'streaming');
+    }
+  }
+
+  /** Allowed when the review allows the request on one of `nodes` (its Pod's node when it names a Pod). */
+  async #authorize(user: User, routed: RoutedRequest, nodes: readonly string[]): Promise<void> {
+    for (const node of nodes) {
+      const decision = await this.#options.authorizer.authorize(user, {
+        verb: routed.verb,
+        group: '',
+        namespace: '',
+        resource: 'nodes',
+        subresource: routed.subresource,
+        name: node,
+      });
+      if (decision.allowed) return;
+    }
+    throw new TenantApiError(
+      403,
+      `Forbidden (user=${user.name}, verb=${routed.verb}, resource=nodes, subresource=${routed.subresource})`,
+    );
+  }
+
+  /**
+   * A failure as the kubelet writes one: plain text, which the apiserver passes on as the message of its
+   * own Status. A streaming request gets a Status, which kubectl's exec and port-forward decode and print.
+   */
+  #answer(response: ServerResponse, failure: TenantApiError, asStatus: boolean): void {
+    if (response.headersSent) {
+      response.end();
+      return;
+    }
+    if (failure.retryAfterSeconds !== undefined)
+      response.setHeader('retry-after', String(failure.retryAfterSeconds));
+    if (asStatus) {
+      sendJson(response, failure.code, statusBody(failure.code, failure.message));
+      return;
+    }
+    const text = `${failure.message}\n`;
+    response.writeHead(failure.code, {
+      'content-type': 'text/plain; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+    });
+    response.end(text);
+  }
+}
