@@ -15,7 +15,8 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   resources: ['managed', 'controller', 'kube', 'api', 'lib'],
   sim: ['api', 'lib', 'undici.ts'],
   'tenant-api': ['resources', 'managed', 'controller', 'kube', 'api', 'lib'],
-  'virtual-node': ['resources', 'managed', 'controller', 'kube', 'api', 'lib', 'version.ts'],
+  // The kubelet API reuses the tenant API's edge: its SubjectAccessReviews, query parsing and failure mapping.
+  'virtual-node': ['tenant-api', 'resources', 'managed', 'controller', 'kube', 'api', 'lib', 'version.ts'],
   operator: [
     'virtual-node',
     'tenant-api',

@@ -11,7 +11,7 @@ import { GpuCloudClient } from '../../src/api/client.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { pods } from '../../src/kube/resource-type.ts';
 import { type IssuedCertificate, issueCertificate } from '../../src/lib/x509.ts';
-import { EXTERNAL_ID } from '../../src/managed/annotations.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { writeKubeconfigAs } from '../support/impersonation.ts';
 import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
 import { poll, until } from '../support/until.ts';

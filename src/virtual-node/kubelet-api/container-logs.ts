@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { readLogs } from '../../api/pod-logs.ts';
 import type { DeepReadonly, KubeObject } from '../../kube/object.ts';
-import { EXTERNAL_ID } from '../../managed/annotations.ts';
+import { EXTERNAL_ID } from '../../managed/core/annotations.ts';
 import { TenantApiError } from '../../tenant-api/status.ts';
 import type { AccountEntries } from '../node-controller.ts';
 import { readContainerLogOptions } from './log-options.ts';
