@@ -140,13 +140,14 @@ export class AccountLinks<Spec extends CommonSpec, Cloud> {
 
   /** What the open links keep, summed over accounts: see `ManagedReconciler.remembered`. */
   remembered(): Record<string, number> {
-    const sums = { creations: 0, details: 0, idleChecks: 0, acts: 0, cloudObjects: 0 };
+    const sums = { creations: 0, details: 0, idleChecks: 0, acts: 0, cloudObjects: 0, completedViews: 0 };
     for (const link of this.#links.values()) {
       sums.creations += link.creation.size;
       sums.details += link.details?.size ?? 0;
       sums.idleChecks += link.idle?.size ?? 0;
       sums.acts += link.actedAt.size;
       sums.cloudObjects += link.cache.size;
+      sums.completedViews += link.cache.views;
     }
     return sums;
   }

@@ -164,6 +164,11 @@ export class CloudCache<Cloud> {
       this.#completed.set(adapter.idOf(full), { fingerprint: adapter.fingerprint(full), cloud: full });
   }
 
+  /** Completed views it keeps (`complete`, `rememberComplete`): one per object a resource holds. */
+  get views(): number {
+    return this.#completed.size;
+  }
+
   /** Drops the completed view of `id`: no resource holds it any more. */
   forget(id: string): void {
     this.#completed.delete(id);
