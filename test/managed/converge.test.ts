@@ -15,7 +15,7 @@ import { sealIntent } from '../../src/managed/creation/creation.ts';
 import { expireFinished, finishedAt } from '../../src/managed/lifecycle/time-to-live.ts';
 import { MovableClock } from '../support/clock.ts';
 import { until } from '../support/until.ts';
-import { conditionOf, FakeApi, type Kind, type WidgetSpec } from './fakes.ts';
+import { blockedBy, conditionOf, FakeApi, type Kind, type WidgetSpec } from './fakes.ts';
 import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // The order of one reconcile of a living resource: what it returns (when to look again), the steps it
@@ -94,15 +94,9 @@ describe('one reconcile of a living resource', () => {
   test('a resource its kind says is blocked waits, reported, with no cloud call', async () => {
     let blocked = true;
     const w = open({
-      adapt: (kind) => ({
-        ...kind,
-        identity: {
-          ...kind.identity,
-          isOwnCreate: kind.identity?.isOwnCreate ?? (async () => false),
-          blocker: () =>
-            blocked ? { reason: 'WaitingForVolume', message: 'volume v is not ready' } : undefined,
-        },
-      }),
+      adapt: blockedBy(() =>
+        blocked ? { reason: 'WaitingForVolume', message: 'volume v is not ready' } : undefined,
+      ),
     });
     w.api.create('w', {});
     assert.deepEqual(await w.reconciler.reconcile(AT), { requeueAfterMs: 10_000 });
@@ -116,16 +110,7 @@ describe('one reconcile of a living resource', () => {
   });
 
   test('a named resource is not held up by its kind’s blocker', async () => {
-    const w = open({
-      adapt: (kind) => ({
-        ...kind,
-        identity: {
-          ...kind.identity,
-          isOwnCreate: kind.identity?.isOwnCreate ?? (async () => false),
-          blocker: () => ({ reason: 'WaitingForVolume', message: 'no' }),
-        },
-      }),
-    });
+    const w = open({ adapt: blockedBy(() => ({ reason: 'WaitingForVolume', message: 'no' })) });
     const outside = w.cloud.put({ name: 'w' });
     w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
     await w.settle(KEY);

@@ -11,6 +11,7 @@ import { accountOf } from '../../src/managed/core/account-ref.ts';
 import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { ReconcileError } from '../../src/managed/core/errors.ts';
 import {
+  type Blocker,
   type CommonSpec,
   cloudName,
   type ExternalKind,
@@ -93,6 +94,18 @@ export const pausesOnlyAtDeadlines = (kind: Kind): Kind => ({
   ...kind,
   pause: kind.pause && { paused: kind.pause.paused },
 });
+
+/** The widget kind with a blocker: what holds up a resource's create (a volume not ready, say). */
+export const blockedBy =
+  (blocker: () => Blocker | undefined) =>
+  (kind: Kind): Kind => ({
+    ...kind,
+    identity: {
+      ...kind.identity,
+      isOwnCreate: kind.identity?.isOwnCreate ?? (async () => false),
+      blocker,
+    },
+  });
 
 /** What one unit of a widget costs per hour, in the budgets' dollars. */
 export const WIDGET_PRICE_PER_HOUR = 2;

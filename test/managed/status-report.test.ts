@@ -5,7 +5,7 @@ import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { fingerprintDigest } from '../../src/managed/core/observed.ts';
 import { captureLogs } from '../support/log-capture.ts';
 import { until } from '../support/until.ts';
-import { conditionOf, type Kind } from './fakes.ts';
+import { blockedBy, conditionOf, type Kind } from './fakes.ts';
 import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // What a reconcile reports of the cloud object: status fields, conditions, events and fleet events, the
@@ -167,14 +167,7 @@ describe('status fields and conditions', () => {
 
   test('a resource blocked on another is Ready=False with the blocker, Synced=True, and keeps its status', async () => {
     const w = open({
-      adapt: (base) => ({
-        ...base,
-        identity: {
-          ...base.identity,
-          isOwnCreate: base.identity?.isOwnCreate ?? (async () => false),
-          blocker: () => ({ reason: 'WaitingForVolume', message: 'volume v is not ready' }),
-        },
-      }),
+      adapt: blockedBy(() => ({ reason: 'WaitingForVolume', message: 'volume v is not ready' })),
     });
     w.api.create('w', {});
     w.api.setStatus(KEY, { note: 'kept' });
