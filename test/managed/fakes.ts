@@ -21,17 +21,6 @@ import {
 import type { Claim, ManagedStore } from '../../src/managed/core/store.ts';
 import type { ManagedWriter, Metadata, ObjectPatch } from '../../src/managed/core/writer.ts';
 
-/** Account-link settings for worlds on the fakes: quick lists and graces, details on a wide budget. */
-export const FAST_LINKS = {
-  pollIntervalMs: 10,
-  refreshMinIntervalMs: 0,
-  detailsCallsPerSecond: 100,
-  detailsIntervalMs: 60_000,
-  idleChecksPerSecond: 100,
-  idleCheckIntervalMs: 60_000,
-  creation: { graceMs: 30, skewMs: 1_000 },
-} as const;
-
 export interface WidgetSpec extends CommonSpec {
   size?: number | undefined;
   paused?: boolean | undefined;

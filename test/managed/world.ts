@@ -19,7 +19,6 @@ import { TurnCopies } from '../../src/managed/reconciler/turn-copies.ts';
 import { SecretWatch } from '../../src/managed/secrets/secret-watch.ts';
 import { MovableClock } from '../support/clock.ts';
 import {
-  FAST_LINKS,
   FakeApi,
   FakeCloud,
   type Kind,
@@ -31,6 +30,17 @@ import {
 import { type SettleOptions, settleKey } from './settle.ts';
 
 const API_URL = 'http://127.0.0.1:9/';
+
+/** Account-link settings for the world: quick lists and graces, details on a wide budget. */
+const FAST_LINKS = {
+  pollIntervalMs: 10,
+  refreshMinIntervalMs: 0,
+  detailsCallsPerSecond: 100,
+  detailsIntervalMs: 60_000,
+  idleChecksPerSecond: 100,
+  idleCheckIntervalMs: 60_000,
+  creation: { graceMs: 30, skewMs: 1_000 },
+} as const;
 
 export interface WorldOptions {
   policy?: Partial<AccountPolicy>;
