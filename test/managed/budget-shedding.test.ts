@@ -5,21 +5,21 @@ import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { meteringOf } from '../../src/managed/core/external-kind.ts';
 import { BudgetShedding } from '../../src/managed/lifecycle/budget-shedding.ts';
 import { until } from '../support/until.ts';
-import type { Widget, WidgetSpec } from './fakes.ts';
 import {
   cannotPause,
   type Kind,
-  type LinkWorld,
-  linkWorld,
   parseWidgetSpec,
   pausesOnlyAtDeadlines,
-} from './link-world.ts';
+  type Widget,
+  type WidgetSpec,
+} from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // A budget that pauses pods when it is exceeded, one decision at a time on the real account link of the
 // fake widget kind (its cache, and its metering of prices): which pods it picks, and the spend it counts
 // as shed until the cache shows them paused. A widget of size 1 costs 2 per hour.
 
-const opened: LinkWorld[] = [];
+const opened: WidgetWorld[] = [];
 afterEach(async () => {
   for (const world of opened.splice(0)) await world.close();
 });
@@ -55,7 +55,7 @@ interface Pod {
 }
 
 function open(budgets: BudgetLimit[] | undefined, change?: (kind: Kind) => Kind) {
-  const world = linkWorld({ policy: { budgets }, change });
+  const world = widgetWorld({ policy: { budgets }, adapt: change, still: true });
   opened.push(world);
   const { api, cloud, clock, link } = world;
   const shedding = new BudgetShedding<WidgetSpec, Widget>({

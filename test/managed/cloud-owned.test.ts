@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { cloudOwned, driftOf } from '../../src/managed/core/cloud-owned.ts';
-import { conditionOf, type WidgetWorld, widgetWorld } from './fakes.ts';
+import { conditionOf } from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // spec.ignoreDrift on the generic reconciler: the fields listed take the cloud's value (no step corrects
 // them) and are not reported as drift; late initialisation still fills them once.

@@ -15,7 +15,8 @@ import { sealIntent } from '../../src/managed/creation/creation.ts';
 import { expireFinished, finishedAt } from '../../src/managed/lifecycle/time-to-live.ts';
 import { MovableClock } from '../support/clock.ts';
 import { until } from '../support/until.ts';
-import { conditionOf, FakeApi, reshape, type WidgetSpec, type WidgetWorld, widgetWorld } from './fakes.ts';
+import { blockedBy, conditionOf, FakeApi, type Kind, type WidgetSpec } from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // The order of one reconcile of a living resource: what it returns (when to look again), the steps it
 // takes and the calls it makes; and the time to live of a finished resource.
@@ -32,14 +33,12 @@ function open(options?: Parameters<typeof widgetWorld>[0]): WidgetWorld {
 }
 
 /** Widgets that finish: PAUSED is Complete, FAILED is Failed. */
-function finite(w: WidgetWorld): void {
-  reshape(w, (kind) => ({
-    ...kind,
-    finite: {
-      outcomeOf: (phase) => (phase === 'PAUSED' ? 'Complete' : phase === 'FAILED' ? 'Failed' : undefined),
-    },
-  }));
-}
+const finite = (kind: Kind): Kind => ({
+  ...kind,
+  finite: {
+    outcomeOf: (phase) => (phase === 'PAUSED' ? 'Complete' : phase === 'FAILED' ? 'Failed' : undefined),
+  },
+});
 
 /** The create intent the operator writes before a create, dated `at`. */
 function intent(uid: string, at: number) {
@@ -52,8 +51,9 @@ const creates = (w: WidgetWorld) => w.cloud.calls.filter((call) => call.op === '
 
 describe('one reconcile of a living resource', () => {
   test('in sync, it asks to look again only when its kind revisits', async () => {
-    const w = open();
-    reshape(w, (kind) => ({ ...kind, revisitAfterMs: (mr) => (mr.spec.size === 3 ? 1234 : undefined) }));
+    const w = open({
+      adapt: (kind) => ({ ...kind, revisitAfterMs: (mr) => (mr.spec.size === 3 ? 1234 : undefined) }),
+    });
     w.api.create('w', {});
     await w.settle(KEY);
     assert.deepEqual(await w.reconciler.reconcile(AT), {});
@@ -92,17 +92,12 @@ describe('one reconcile of a living resource', () => {
   });
 
   test('a resource its kind says is blocked waits, reported, with no cloud call', async () => {
-    const w = open();
     let blocked = true;
-    reshape(w, (kind) => ({
-      ...kind,
-      identity: {
-        ...kind.identity,
-        isOwnCreate: kind.identity?.isOwnCreate ?? (async () => false),
-        blocker: () =>
-          blocked ? { reason: 'WaitingForVolume', message: 'volume v is not ready' } : undefined,
-      },
-    }));
+    const w = open({
+      adapt: blockedBy(() =>
+        blocked ? { reason: 'WaitingForVolume', message: 'volume v is not ready' } : undefined,
+      ),
+    });
     w.api.create('w', {});
     assert.deepEqual(await w.reconciler.reconcile(AT), { requeueAfterMs: 10_000 });
     assert.equal(ready(w)?.reason, 'WaitingForVolume');
@@ -115,15 +110,7 @@ describe('one reconcile of a living resource', () => {
   });
 
   test('a named resource is not held up by its kind’s blocker', async () => {
-    const w = open();
-    reshape(w, (kind) => ({
-      ...kind,
-      identity: {
-        ...kind.identity,
-        isOwnCreate: kind.identity?.isOwnCreate ?? (async () => false),
-        blocker: () => ({ reason: 'WaitingForVolume', message: 'no' }),
-      },
-    }));
+    const w = open({ adapt: blockedBy(() => ({ reason: 'WaitingForVolume', message: 'no' })) });
     const outside = w.cloud.put({ name: 'w' });
     w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
     await w.settle(KEY);
@@ -199,21 +186,22 @@ describe('one reconcile of a living resource', () => {
   });
 
   test('the owner marker and Secret values reach the kind; a value its failure echoes is redacted', async () => {
-    const w = open();
-    w.api.secrets.set('ns-a/db', { data: { password: 'hunter2' } });
     const markers: string[] = [];
-    reshape(w, (kind) => ({
-      ...kind,
-      create: async (_mr, ctx) => {
-        markers.push(`${ctx.ownerMarker.key}=${ctx.ownerMarker.value}`);
-        const env = await ctx.resolveEnv([
-          { key: 'P', valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } },
-        ]);
-        throw new ReconcileError('CloudRejected', `bad env ${env.map((item) => item.value).join()}`, {
-          terminal: true,
-        });
-      },
-    }));
+    const w = open({
+      adapt: (kind) => ({
+        ...kind,
+        create: async (_mr, ctx) => {
+          markers.push(`${ctx.ownerMarker.key}=${ctx.ownerMarker.value}`);
+          const env = await ctx.resolveEnv([
+            { key: 'P', valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } },
+          ]);
+          throw new ReconcileError('CloudRejected', `bad env ${env.map((item) => item.value).join()}`, {
+            terminal: true,
+          });
+        },
+      }),
+    });
+    w.api.secrets.set('ns-a/db', { data: { password: 'hunter2' } });
     const obj = w.api.create('w', {});
     await w.settle(KEY, { expect: ['CloudRejected'] });
     assert.equal(markers[0], `${OWNER_ENV}=${obj.metadata.uid}`);
@@ -275,8 +263,7 @@ describe('a resource with an interrupted create', () => {
 
 describe('kinds and policies', () => {
   test('a kind without spot capacity is never preempted', async () => {
-    const w = open();
-    reshape(w, ({ spot: _spot, ...kind }) => kind);
+    const w = open({ adapt: ({ spot: _spot, ...kind }) => kind });
     w.api.create('w', { spot: true, recoveryPolicy: 'Recreate' });
     await w.settle(KEY);
     const id = String(w.api.get(KEY)?.status?.id);
@@ -334,8 +321,7 @@ describe('a vanished resource of a namespace the account refuses', () => {
 
 describe('a finished resource', () => {
   test('is never read from the cloud again, and looked at when its time to live ends', async () => {
-    const w = open();
-    finite(w);
+    const w = open({ adapt: finite });
     w.api.create('w', { ttlSecondsAfterFinished: 3600 });
     await w.settle(KEY);
     const id = String(w.api.get(KEY)?.status?.id);
@@ -372,8 +358,7 @@ describe('a finished resource', () => {
   });
 
   test('past its time to live is deleted; when deleted, its deletion runs as any other', async () => {
-    const w = open();
-    finite(w);
+    const w = open({ adapt: finite });
     w.api.create('w', { ttlSecondsAfterFinished: 0 });
     await w.settle(KEY);
     const id = String(w.api.get(KEY)?.status?.id);

@@ -11,7 +11,8 @@ import {
 import { ReconcileError } from '../../src/managed/core/errors.ts';
 import { sealIntent } from '../../src/managed/creation/creation.ts';
 import { DELETION_PROTECTED } from '../../src/managed/lifecycle/deletion.ts';
-import { conditionOf, reshape, type WidgetWorld, widgetWorld } from './fakes.ts';
+import { conditionOf } from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // Deletion and release: which cloud object a deleted resource deletes, if any; the events that say why
 // it was let go; resources the apiserver removed with the finalizer; skipped and refused resources.
@@ -72,8 +73,7 @@ describe('a deleted resource', () => {
   });
 
   test('of a kind that cannot delete is Released, and its object left', async () => {
-    const w = open();
-    reshape(w, ({ delete: _delete, ...kind }) => kind);
+    const w = open({ adapt: ({ delete: _delete, ...kind }) => kind });
     const id = await made(w);
     w.api.delete(KEY);
     assert.deepEqual(await w.reconciler.reconcile(AT), {});
@@ -464,15 +464,16 @@ describe('a resource the apiserver removed with the finalizer', () => {
   });
 
   test('whose delete fails is retried, and deleted then', async () => {
-    const w = open();
     let failures = 1;
-    reshape(w, (kind) => ({
-      ...kind,
-      delete: async (id) => {
-        if (failures-- > 0) throw new ReconcileError('CloudUnavailable', 'busy', { terminal: false });
-        return kind.delete?.(id);
-      },
-    }));
+    const w = open({
+      adapt: (kind) => ({
+        ...kind,
+        delete: async (id) => {
+          if (failures-- > 0) throw new ReconcileError('CloudUnavailable', 'busy', { terminal: false });
+          return kind.delete?.(id);
+        },
+      }),
+    });
     const id = await made(w);
     w.reconciler.vanished(w.api.vanish(KEY), true);
     await assert.rejects(w.reconciler.reconcile(AT), /busy/);
@@ -481,13 +482,14 @@ describe('a resource the apiserver removed with the finalizer', () => {
   });
 
   test('whose delete is refused for good is given up', async () => {
-    const w = open();
-    reshape(w, (kind) => ({
-      ...kind,
-      delete: async () => {
-        throw new ReconcileError('PermissionDenied', 'no', { terminal: true });
-      },
-    }));
+    const w = open({
+      adapt: (kind) => ({
+        ...kind,
+        delete: async () => {
+          throw new ReconcileError('PermissionDenied', 'no', { terminal: true });
+        },
+      }),
+    });
     const id = await made(w);
     w.reconciler.vanished(w.api.vanish(KEY), true);
     assert.deepEqual(await w.reconciler.reconcile(AT), {});

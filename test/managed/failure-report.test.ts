@@ -4,28 +4,28 @@ import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { ReconcileError } from '../../src/managed/core/errors.ts';
 import { captureLogs } from '../support/log-capture.ts';
 import { conditionOf } from './fakes.ts';
-import { type KindWorld, kindWorld } from './kind-world.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // A failed reconcile as the user sees it: a Warning event and Synced=False with the failure's reason,
 // Secret values scrubbed, terminal failures not retried; a conflict looked at again, a deposed leader
 // silent. On the fakes.
 
 const KEY = 'ns-a/w';
-let worlds: KindWorld[] = [];
+let worlds: WidgetWorld[] = [];
 
 afterEach(async () => {
   for (const w of worlds) await w.close();
   worlds = [];
 });
 
-function open(options?: Parameters<typeof kindWorld>[0]): KindWorld {
-  const w = kindWorld(options);
+function open(options?: Parameters<typeof widgetWorld>[0]): WidgetWorld {
+  const w = widgetWorld(options);
   worlds.push(w);
   return w;
 }
 
-const synced = (w: KindWorld, key = KEY) => conditionOf(w.api.get(key), 'Synced');
-const creates = (w: KindWorld) => w.cloud.calls.filter((call) => call.op === 'create').length;
+const synced = (w: WidgetWorld, key = KEY) => conditionOf(w.api.get(key), 'Synced');
+const creates = (w: WidgetWorld) => w.cloud.calls.filter((call) => call.op === 'create').length;
 
 async function rejection(run: Promise<unknown>): Promise<Error> {
   try {

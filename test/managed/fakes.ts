@@ -1,47 +1,25 @@
-import type { EventSink } from '../../src/managed/core/event-sink.ts';
 // Small fakes of the generic reconciler's own interfaces, as crossplane-runtime tests its managed
 // reconciler: a kind ("Widget") over an in-memory cloud, an in-memory apiserver that is both the
 // informer's store and the writer (preconditions, finalizers and deletion as the apiserver keeps them),
-// and recorders for events and fleet events. The real AccountLinks, Creation, CloudCache and
-// AccountRegistry run on top of them.
+// and what a world records of events and fleet events. world.ts runs the real AccountLinks, Creation,
+// CloudCache, AccountRegistry and ManagedReconciler on top of them.
 
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
 import { z } from 'zod';
 import { KubeApiError } from '../../src/kube/client.ts';
 import type { ObjectKey } from '../../src/kube/object.ts';
-import { AccountLinks, AccountMetering } from '../../src/managed/accounts/account-links.ts';
-import { AccountRegistry, makeAccount, RotatingKey } from '../../src/managed/accounts/account-registry.ts';
-import type { AccountPolicy } from '../../src/managed/accounts/accounts.ts';
 import { accountOf } from '../../src/managed/core/account-ref.ts';
 import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { ReconcileError } from '../../src/managed/core/errors.ts';
 import {
+  type Blocker,
   type CommonSpec,
   cloudName,
   type ExternalKind,
   keyOf,
   type ManagedObject,
 } from '../../src/managed/core/external-kind.ts';
-import type { KindEvents } from '../../src/managed/core/fleet-metrics.ts';
 import type { Claim, ManagedStore } from '../../src/managed/core/store.ts';
 import type { ManagedWriter, Metadata, ObjectPatch } from '../../src/managed/core/writer.ts';
-import { ManagedReconciler } from '../../src/managed/reconciler/reconciler.ts';
-import { TurnCopies } from '../../src/managed/reconciler/turn-copies.ts';
-import { SecretWatch } from '../../src/managed/secrets/secret-watch.ts';
-import { MovableClock } from '../support/clock.ts';
-import { type SettleOptions, settleKey } from './settle.ts';
-
-/** Account-link settings for worlds on the fakes: quick lists and graces, details on a wide budget. */
-export const FAST_LINKS = {
-  pollIntervalMs: 10,
-  refreshMinIntervalMs: 0,
-  detailsCallsPerSecond: 100,
-  detailsIntervalMs: 60_000,
-  idleChecksPerSecond: 100,
-  idleCheckIntervalMs: 60_000,
-  creation: { graceMs: 30, skewMs: 1_000 },
-} as const;
 
 export interface WidgetSpec extends CommonSpec {
   size?: number | undefined;
@@ -72,6 +50,11 @@ const widgetSpec = z.looseObject({
   providerConfigRef: z.object({ name: z.string() }).optional(),
 });
 
+/** A stored widget spec as the reconciler parses it; one that does not parse throws, as a kind's schema does. */
+export function parseWidgetSpec(raw: unknown): WidgetSpec {
+  return widgetSpec.parse(raw);
+}
+
 export type WidgetStatus = 'RUNNING' | 'PAUSED' | 'FAILED' | 'TERMINATED';
 
 export interface Widget {
@@ -90,9 +73,33 @@ export interface Widget {
   charged?: number | undefined;
 }
 
-/** A cloud of widgets for one organisation's key, with a log of every call and hooks to interleave. */
+export type Kind = ExternalKind<WidgetSpec, Widget>;
+
+/** The widget kind as a kind that cannot pause (an endpoint's, say). */
+export const cannotPause = ({ pause: _none, ...kind }: Kind): Kind => kind;
+
+/** The widget kind pausing only at deadlines: neither idle checks nor budget shedding. */
+export const pausesOnlyAtDeadlines = (kind: Kind): Kind => ({
+  ...kind,
+  pause: kind.pause && { paused: kind.pause.paused },
+});
+
+/** The widget kind with a blocker: what holds up a resource's create (a volume not ready, say). */
+export const blockedBy =
+  (blocker: () => Blocker | undefined) =>
+  (kind: Kind): Kind => ({
+    ...kind,
+    identity: {
+      ...kind.identity,
+      isOwnCreate: kind.identity?.isOwnCreate ?? (async () => false),
+      blocker,
+    },
+  });
+
 /** What one unit of a widget costs per hour, in the budgets' dollars. */
 export const WIDGET_PRICE_PER_HOUR = 2;
+
+/** A cloud of widgets for one organisation's key, with a log of every call and hooks to interleave. */
 
 export class FakeCloud {
   readonly objects = new Map<string, Widget>();
@@ -132,7 +139,7 @@ export class FakeCloud {
     );
   }
 
-  kind(org = 'org-1', name = 'Widget'): ExternalKind<WidgetSpec, Widget> {
+  kind(org = 'org-1', name = 'Widget'): Kind {
     const visible = (widget: Widget | undefined) =>
       widget && widget.org === org ? { ...widget } : undefined;
     const step = (reason: string, describe: string, run: () => void) => ({
@@ -475,170 +482,7 @@ export interface Recorded {
   fleet: string[];
 }
 
-/** The reconciler of widgets on the fakes, with the real link pool and account registry. */
-export function widgetWorld(
-  options: {
-    policy?: Partial<AccountPolicy>;
-    signingKey?: string;
-    /** More accounts on the same API URL, each an organisation of its own (its key sees only its objects). */
-    others?: ReadonlyArray<{
-      name: string;
-      org: string;
-      policy?: Partial<AccountPolicy>;
-      /** Opened with the default account's key: another ProviderConfig of the same cloud account. */
-      sameKey?: boolean;
-    }>;
-  } = {},
-) {
-  const cloud = new FakeCloud();
-  const api = new FakeApi();
-  const recorded: Recorded = { events: [], fleet: [] };
-  const events: EventSink = {
-    event: (obj, type, reason, message) =>
-      void recorded.events.push({ key: keyOf(obj), type, reason, message }),
-  };
-  const log = pino({ level: 'silent' });
-  const key = new RotatingKey(options.signingKey ?? 'signing-key', async () => 'signing-key');
-  const policy: AccountPolicy = { allowsNamespace: () => true, adoption: true, ...options.policy };
-  const account = makeAccount('default', 'http://127.0.0.1:9/', key, policy, {
-    requestTimeoutMs: 1000,
-    requestsPerSecond: 100,
-    logger: log,
-    registry: new Registry(),
-  });
-  const accounts = new AccountRegistry({ account, key });
-  const orgs = new Map([[account.client, 'org-1']]);
-  for (const other of options.others ?? []) {
-    const text = other.sameKey ? key.current() : `${other.name}-key`;
-    const otherKey = new RotatingKey(text, async () => text);
-    const made = makeAccount(
-      other.name,
-      'http://127.0.0.1:9/',
-      otherKey,
-      { allowsNamespace: () => true, adoption: true, ...other.policy },
-      { requestTimeoutMs: 1000, requestsPerSecond: 100, logger: log, registry: new Registry() },
-      {},
-      accounts.usageFor('http://127.0.0.1:9/', text),
-    );
-    accounts.set(other.name, { account: made, key: otherKey });
-    orgs.set(made.client, other.org);
-  }
-  const fleet: KindEvents = {
-    becameReady: () => void recorded.fleet.push('ready'),
-    drifted: () => void recorded.fleet.push('drifted'),
-    preempted: () => void recorded.fleet.push('preempted'),
-    refused: (reason) => void recorded.fleet.push(`refused ${reason}`),
-    pausedByOperator: (reason) => void recorded.fleet.push(`paused ${reason}`),
-    deadlineExceeded: (action) => void recorded.fleet.push(`deadline ${action}`),
-  };
-  const clock = new MovableClock({ flowing: true });
-  /** Another GPU-holding kind (no resource of it in the cluster): its objects are in `gadgets`. */
-  const gadgets = new FakeCloud();
-  /** Keys the Secret watch woke, in order. */
-  const woken: string[] = [];
-  /**
-   * One operator process over the world's apiserver and cloud: everything it remembers is its own, so
-   * `restart` (a kill, a new leader) starts from what the apiserver and the cloud hold and nothing else.
-   */
-  const startProcess = () => {
-    const metering = new AccountMetering();
-    const turns = new TurnCopies(api.writer, { kind: 'Widget', mayAct: () => true });
-    /** One kind's links over `kindCloud`, metered with every other kind of the world. */
-    const linksOf = (kindCloud: FakeCloud, kindName: string) =>
-      new AccountLinks<WidgetSpec, Widget>({
-        events,
-        adapterFor: (client) => kindCloud.kind(orgs.get(client), kindName),
-        accounts,
-        store: api.store,
-        writer: turns.writer,
-        settings: FAST_LINKS,
-        mayAct: () => true,
-        wake: () => {},
-        wakeKey: () => {},
-        metering,
-        clock,
-        log,
-      });
-    const links = linksOf(cloud, 'Widget');
-    const gadgetLinks = linksOf(gadgets, 'Gadget');
-    gadgetLinks.start();
-    const secrets = new SecretWatch({
-      read: api.writer.readSecret,
-      wake: (key) => void woken.push(key),
-      intervalMs: 60_000,
-      log,
-    });
-    const reconciler = new ManagedReconciler<WidgetSpec, Widget>({
-      kind: 'Widget',
-      parseSpec: (raw) => widgetSpec.parse(raw),
-      store: api.store,
-      writer: turns.writer,
-      turns,
-      events,
-      links,
-      fleet,
-      verifyAfterMs: 20,
-      secrets,
-      clock,
-      log,
-    });
-    links.start();
-    return { links, gadgetLinks, secrets, reconciler };
-  };
-  let process = startProcess();
-  return {
-    get secrets() {
-      return process.secrets;
-    },
-    woken,
-    /** The clock every part reads: a test moves it to pass a backoff, a grace or a time to live. */
-    clock,
-    cloud,
-    gadgets,
-    api,
-    recorded,
-    get reconciler() {
-      return process.reconciler;
-    },
-    /** The operator killed and started again (or another taking over): nothing of the old one's memory. */
-    restart(): void {
-      process.links.stop();
-      process.gadgetLinks.stop();
-      process = startProcess();
-    },
-    /** Reconciles `key` as the work queue would, until it asks for nothing more (or `turns` run out). */
-    /**
-     * Reconciles `key` as the work queue would, until it asks for nothing more (or `turns` run out); a
-     * failure whose reason is not in `expect` is thrown (see `settleKey`).
-     */
-    settle(objKey: string, options: number | SettleOptions = {}): Promise<{ errors: Error[] }> {
-      const [namespace = '', name = ''] = objKey.split('/');
-      const settle = typeof options === 'number' ? { turns: options } : options;
-      return settleKey(() => process.reconciler.reconcile({ namespace, name }), { turns: 12, ...settle });
-    },
-    reasonsOf(objKey: string): string[] {
-      return recorded.events.filter((event) => event.key === objKey).map((event) => event.reason);
-    },
-    async close(): Promise<void> {
-      process.links.stop();
-      process.gadgetLinks.stop();
-      await accounts.close();
-    },
-  };
-}
-
-export type WidgetWorld = ReturnType<typeof widgetWorld>;
-
 /** The Synced or Ready condition of a stored object. */
 export function conditionOf(obj: Stored | undefined, type: string) {
   return obj?.status?.conditions?.find((condition) => condition.type === type);
-}
-
-/** Changes a world's kind before its first reconcile, for what a widget is not (finite, no delete, ...). */
-export function reshape(
-  w: WidgetWorld,
-  change: (kind: ExternalKind<WidgetSpec, Widget>) => ExternalKind<WidgetSpec, Widget>,
-): void {
-  const base = FakeCloud.prototype.kind;
-  w.cloud.kind = (org, name) => change(base.call(w.cloud, org, name));
 }

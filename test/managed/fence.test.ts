@@ -4,7 +4,7 @@ import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import type { ExternalKind, ManagedObject, Plan } from '../../src/managed/core/external-kind.ts';
 import { fencedAdapter, NotLeaderError } from '../../src/managed/core/fence.ts';
 import { conditionOf } from './fakes.ts';
-import { kindWorld } from './kind-world.ts';
+import { widgetWorld } from './world.ts';
 
 interface Cloud {
   id: string;
@@ -80,7 +80,7 @@ describe('a process that may no longer lead, or whose turn was aborted', () => {
   });
 
   test('writes nothing to the apiserver either, and reports nothing', async () => {
-    const w = kindWorld();
+    const w = widgetWorld();
     worlds.push(w);
     w.api.create('w', {});
     await w.settle(KEY);
@@ -110,7 +110,7 @@ describe('a process that may no longer lead, or whose turn was aborted', () => {
   });
 
   test('a turn whose signal aborts mid-way (a lost lease) writes nothing after, and the next turn makes no second object', async () => {
-    const w = kindWorld();
+    const w = widgetWorld();
     worlds.push(w);
     w.api.create('w', {});
     const lease = new AbortController();

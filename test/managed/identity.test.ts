@@ -3,28 +3,28 @@ import { afterEach, describe, test } from 'node:test';
 import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from '../../src/managed/core/annotations.ts';
 import { sealIntent } from '../../src/managed/creation/creation.ts';
 import { captureLogs } from '../support/log-capture.ts';
-import { conditionOf } from './fakes.ts';
-import { type Kind, type KindWorld, kindWorld } from './kind-world.ts';
+import { conditionOf, type Kind } from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // Which cloud object a resource is about: adoption, claims, re-pointing, a named object missing, and
 // what creating or recovering one reports. On the fakes: no apiserver, no simulator.
 
 const KEY = 'ns-a/w';
-let worlds: KindWorld[] = [];
+let worlds: WidgetWorld[] = [];
 
 afterEach(async () => {
   for (const w of worlds) await w.close();
   worlds = [];
 });
 
-function open(options?: Parameters<typeof kindWorld>[0]): KindWorld {
-  const w = kindWorld(options);
+function open(options?: Parameters<typeof widgetWorld>[0]): WidgetWorld {
+  const w = widgetWorld(options);
   worlds.push(w);
   return w;
 }
 
-const synced = (w: KindWorld, key = KEY) => conditionOf(w.api.get(key), 'Synced');
-const statusOf = (w: KindWorld, key = KEY) => w.api.get(key)?.status ?? {};
+const synced = (w: WidgetWorld, key = KEY) => conditionOf(w.api.get(key), 'Synced');
+const statusOf = (w: WidgetWorld, key = KEY) => w.api.get(key)?.status ?? {};
 /** The create intent an operator writes before a create, dated `at`. */
 function intent(uid: string, name: string, at: number) {
   return { [CREATE_INTENT]: `${at}.${sealIntent('signing-key', uid, at, name)}`, [CREATE_NAME]: name };
@@ -167,7 +167,7 @@ describe('claims', () => {
   });
 
   test("a claim in an account of another API URL does not count: that is another cloud's object", async () => {
-    const w = open({ others: ['elsewhere'] });
+    const w = open({ others: [{ name: 'elsewhere', url: 'http://127.0.0.2:10/' }] });
     const outside = w.cloud.put({ name: 'x' });
     w.api.create('theirs', { providerConfigRef: { name: 'elsewhere' } }, {}, 'ns-b');
     w.api.setStatus('ns-b/theirs', { id: outside.id });
@@ -178,7 +178,7 @@ describe('claims', () => {
   });
 
   test('a claim proved in the same account counts', async () => {
-    const w = open({ others: ['elsewhere'] });
+    const w = open({ others: [{ name: 'elsewhere', url: 'http://127.0.0.2:10/' }] });
     const outside = w.cloud.put({ name: 'x' });
     w.api.create('theirs', {}, {}, 'ns-b');
     w.api.setStatus('ns-b/theirs', { id: outside.id });

@@ -3,14 +3,8 @@ import { test } from 'node:test';
 import { RESUME } from '../../src/managed/core/annotations.ts';
 import type { Offer, PlacementSupport } from '../../src/managed/core/external-kind.ts';
 import type { PausedBy, PlacementStatus } from '../../src/managed/core/status-schema.ts';
-import {
-  conditionOf,
-  reshape,
-  type Widget,
-  type WidgetSpec,
-  type WidgetWorld,
-  widgetWorld,
-} from './fakes.ts';
+import { conditionOf, type Widget, type WidgetSpec } from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // Seeded, replayable interleavings of what the reconciler meets in a cluster: an informer that lags behind
 // the writes (a stale copy), the same key delivered again, users changing and deleting resources, the cloud
@@ -77,25 +71,26 @@ interface Seen {
 async function run(seed: number): Promise<string[]> {
   const draw = random(seed);
   const pick = <T>(items: readonly T[]): T | undefined => items[Math.floor(draw() * items.length)];
-  const w: WidgetWorld = widgetWorld();
   const market = new Market();
-  market.asOf = w.clock.now() - 1_000;
   for (const gpuType of ['A', 'B', 'C']) if (draw() < 0.5) market.failing.add(gpuType);
   /** Creates of placed objects for each resource since the offers were last read. */
   const placedCreates = new Map<string, number>();
-  reshape(w, (kind) => ({
-    ...kind,
-    placement: market,
-    create: async (mr, ctx) => {
-      const placed = mr.status?.placement as PlacementStatus | undefined;
-      const made = await kind.create(mr, ctx);
-      if (!placed) return made;
-      placedCreates.set(mr.metadata.uid, (placedCreates.get(mr.metadata.uid) ?? 0) + 1);
-      const widget = w.cloud.objects.get(made.id);
-      if (widget && market.failing.has(placed.gpuType)) widget.status = 'FAILED';
-      return widget ? { ...widget } : made;
-    },
-  }));
+  const w: WidgetWorld = widgetWorld({
+    adapt: (kind, cloud) => ({
+      ...kind,
+      placement: market,
+      create: async (mr, ctx) => {
+        const placed = mr.status?.placement as PlacementStatus | undefined;
+        const made = await kind.create(mr, ctx);
+        if (!placed) return made;
+        placedCreates.set(mr.metadata.uid, (placedCreates.get(mr.metadata.uid) ?? 0) + 1);
+        const widget = cloud.objects.get(made.id);
+        if (widget && market.failing.has(placed.gpuType)) widget.status = 'FAILED';
+        return widget ? { ...widget } : made;
+      },
+    }),
+  });
+  market.asOf = w.clock.now() - 1_000;
   const steps: string[] = [];
   const violations: string[] = [];
   const seen = new Map<string, Seen>();

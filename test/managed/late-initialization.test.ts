@@ -1,28 +1,28 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import { EXTERNAL_ID, FINALIZER } from '../../src/managed/core/annotations.ts';
-import { type KindWorld, kindWorld } from './kind-world.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // Late initialisation: the spec fields a user left out, filled once from the cloud object in the write
 // that makes the resource hold it, recorded in status.lateInitialized. On the fakes.
 
 const KEY = 'ns-a/w';
-let worlds: KindWorld[] = [];
+let worlds: WidgetWorld[] = [];
 
 afterEach(async () => {
   for (const w of worlds) await w.close();
   worlds = [];
 });
 
-function open(options?: Parameters<typeof kindWorld>[0]): KindWorld {
-  const w = kindWorld(options);
+function open(options?: Parameters<typeof widgetWorld>[0]): WidgetWorld {
+  const w = widgetWorld(options);
   worlds.push(w);
   return w;
 }
 
-const statusOf = (w: KindWorld, key = KEY) => w.api.get(key)?.status ?? {};
-const specOf = (w: KindWorld, key = KEY) => w.api.get(key)?.spec as Record<string, unknown>;
-const metadataWrites = (w: KindWorld) => w.api.writes.filter((write) => write.what.startsWith('metadata'));
+const statusOf = (w: WidgetWorld, key = KEY) => w.api.get(key)?.status ?? {};
+const specOf = (w: WidgetWorld, key = KEY) => w.api.get(key)?.spec as Record<string, unknown>;
+const metadataWrites = (w: WidgetWorld) => w.api.writes.filter((write) => write.what.startsWith('metadata'));
 
 describe('late initialisation when adopting', () => {
   test('fills only the fields the spec leaves out, with the finalizer, in one write', async () => {
@@ -228,7 +228,7 @@ describe('late initialisation when creating', () => {
 
 describe('the record of what was filled', () => {
   /** The resource's copy as it was before its first status write: the spec filled, no status yet. */
-  async function staleCopyAfterAdoption(w: KindWorld) {
+  async function staleCopyAfterAdoption(w: WidgetWorld) {
     const outside = w.cloud.put({ name: 'o', status: 'PAUSED', size: 4 });
     w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });
     await w.settle(KEY);

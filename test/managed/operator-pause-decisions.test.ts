@@ -7,15 +7,15 @@ import type { Condition, ManagedStatus, PausedBy } from '../../src/managed/core/
 import { OperatorPause } from '../../src/managed/lifecycle/operator-pause.ts';
 import { captureLogs } from '../support/log-capture.ts';
 import { until } from '../support/until.ts';
-import type { Widget, WidgetSpec } from './fakes.ts';
 import {
   cannotPause,
   type Kind,
-  type LinkWorld,
-  linkWorld,
   parseWidgetSpec,
   pausesOnlyAtDeadlines,
-} from './link-world.ts';
+  type Widget,
+  type WidgetSpec,
+} from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // The operator's pause one decision at a time, on the real account link of the fake widget kind and a
 // clock that stands still: exactly when a deadline passes, when the idle check is spent, what is said
@@ -28,14 +28,14 @@ const WINDOW_MS = 30 * 60_000;
 const SAYS_HOW_TO_RESUME = `it resumes when its user changes the spec or sets annotation ${RESUME} (gpucloud resume)`;
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const opened: LinkWorld[] = [];
+const opened: WidgetWorld[] = [];
 afterEach(async () => {
   for (const world of opened.splice(0)) await world.close();
 });
 
 /** An OperatorPause of the widget kind (as `change` makes it) and its account link, recording what it says. */
 function open(change?: (kind: Kind) => Kind) {
-  const world = linkWorld({ change });
+  const world = widgetWorld({ adapt: change, still: true });
   opened.push(world);
   const { clock, cloud, link, woken, events, recorded } = world;
   const logs = captureLogs('info');

@@ -3,7 +3,8 @@ import { afterEach, describe, test } from 'node:test';
 import type { BudgetLimit } from '../../src/managed/accounts/accounts.ts';
 import { RESUME } from '../../src/managed/core/annotations.ts';
 import { until } from '../support/until.ts';
-import { conditionOf, type WidgetWorld, widgetWorld } from './fakes.ts';
+import { conditionOf } from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // The operator's own pause (idle, deadline) on the fake widget kind: a record in status, never the spec,
 // lifted only by the resource's user; and a deadline that deletes for good.

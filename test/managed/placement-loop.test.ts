@@ -2,14 +2,8 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import type { Offer, PlacementSupport } from '../../src/managed/core/external-kind.ts';
 import type { PlacementStatus } from '../../src/managed/core/status-schema.ts';
-import {
-  conditionOf,
-  reshape,
-  type Widget,
-  type WidgetSpec,
-  type WidgetWorld,
-  widgetWorld,
-} from './fakes.ts';
+import { conditionOf, type Widget, type WidgetSpec } from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // Placement through the whole reconciler on the fakes: what it decided (attempts, losses) lives in the
 // resource's status only, so every turn — this process's, a restarted one's — counts the same attempts.
@@ -44,26 +38,27 @@ const offer = (gpuType: string, pricePerGpuHour: number): Offer => ({
 });
 
 function placedWorld(): { w: WidgetWorld; market: Market; creates: string[] } {
-  const w = widgetWorld();
   const market = new Market();
   const creates: string[] = [];
-  reshape(w, (kind) => ({
-    ...kind,
-    placement: market,
-    create: async (mr, ctx) => {
-      const placed = mr.status?.placement as PlacementStatus | undefined;
-      const gpuType = placed?.gpuType ?? 'none';
-      creates.push(gpuType);
-      const made = await kind.create(mr, ctx);
-      const widget = w.cloud.objects.get(made.id);
-      assert.ok(widget);
-      widget.gpuType = gpuType;
-      widget.charged = market.charges.get(gpuType) ?? Number(placed?.pricePerGpuHour);
-      // A pool whose starts fail: the object is made, billed for a moment, and fails before it runs.
-      if (market.failing.has(gpuType)) widget.status = 'FAILED';
-      return { ...widget };
-    },
-  }));
+  const w = widgetWorld({
+    adapt: (kind, cloud) => ({
+      ...kind,
+      placement: market,
+      create: async (mr, ctx) => {
+        const placed = mr.status?.placement as PlacementStatus | undefined;
+        const gpuType = placed?.gpuType ?? 'none';
+        creates.push(gpuType);
+        const made = await kind.create(mr, ctx);
+        const widget = cloud.objects.get(made.id);
+        assert.ok(widget);
+        widget.gpuType = gpuType;
+        widget.charged = market.charges.get(gpuType) ?? Number(placed?.pricePerGpuHour);
+        // A pool whose starts fail: the object is made, billed for a moment, and fails before it runs.
+        if (market.failing.has(gpuType)) widget.status = 'FAILED';
+        return { ...widget };
+      },
+    }),
+  });
   return { w, market, creates };
 }
 

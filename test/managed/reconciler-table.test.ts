@@ -3,7 +3,8 @@ import { afterEach, test } from 'node:test';
 import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from '../../src/managed/core/annotations.ts';
 import { ReconcileError } from '../../src/managed/core/errors.ts';
 import { sealIntent } from '../../src/managed/creation/creation.ts';
-import { conditionOf, reshape, type WidgetWorld, widgetWorld } from './fakes.ts';
+import { conditionOf } from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // The generic reconciler as a table, in the manner of crossplane-runtime's managed reconciler tests: each
 // row arranges the fakes (cloud, apiserver, clock), reconciles the key until it asks for nothing more, and
@@ -233,11 +234,13 @@ const rows: Row[] = [
   },
   {
     name: 'a finite kind: finished, never read again, never made again',
-    arrange: async (w) => {
-      reshape(w, (kind) => ({
+    world: {
+      adapt: (kind) => ({
         ...kind,
         finite: { outcomeOf: (phase) => (phase === 'FAILED' ? 'Failed' : undefined) },
-      }));
+      }),
+    },
+    arrange: async (w) => {
       w.api.create('w', {});
       await w.settle(KEY);
       w.cloud.calls.length = 0;

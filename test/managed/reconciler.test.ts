@@ -3,7 +3,8 @@ import { afterEach, describe, test } from 'node:test';
 import { CREATE_INTENT, CREATE_NAME, EXTERNAL_ID, FINALIZER } from '../../src/managed/core/annotations.ts';
 import { ReconcileError } from '../../src/managed/core/errors.ts';
 import { sealIntent } from '../../src/managed/creation/creation.ts';
-import { conditionOf, type WidgetWorld, widgetWorld } from './fakes.ts';
+import { conditionOf } from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // The generic reconciler's stories that take more than one row of reconciler-table.test.ts (the table of
 // its branches): races, what is written in which order, what a refusal says. On the fakes of

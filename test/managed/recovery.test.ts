@@ -10,7 +10,8 @@ import {
   recreates,
   spotStatus,
 } from '../../src/managed/lifecycle/recovery.ts';
-import { conditionOf, FakeCloud, type WidgetWorld, widgetWorld } from './fakes.ts';
+import { conditionOf, FakeCloud } from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // A lost object while its resource lives: finite and failed, preempted and counted once, or made again;
 // and the backoff before a preempted resource's replacement.

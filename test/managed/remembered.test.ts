@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
 import { FINALIZER } from '../../src/managed/core/annotations.ts';
-import { type WidgetWorld, widgetWorld } from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // What the reconciler keeps per resource (`remembered()`, the gauge gpucloud_remembered_resources) is
 // let go when the resource goes, whatever path it went by: deleted through the finalizer, removed by the

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import { conditionOf, reshape, type WidgetWorld, widgetWorld } from './fakes.ts';
+import { conditionOf } from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // A kind whose objects keep the environment they were made with: rotated Secrets are reported, or, when
 // the resource asks, the object is replaced (old one deleted first), never under Observe.
@@ -9,17 +10,18 @@ let world: WidgetWorld;
 afterEach(async () => world?.close());
 
 function open(rotated: () => string[]): WidgetWorld {
-  const w = widgetWorld();
+  const w: WidgetWorld = widgetWorld({
+    adapt: (kind) => ({
+      ...kind,
+      secrets: { ...kind.secrets, rotatedSecrets: async () => rotated() },
+      // A call takes time, and the test clock stands still unless moved: lists in flight are older.
+      delete: async (id) => {
+        await kind.delete?.(id);
+        w.clock.advance(1);
+      },
+    }),
+  });
   world = w;
-  reshape(w, (kind) => ({
-    ...kind,
-    secrets: { ...kind.secrets, rotatedSecrets: async () => rotated() },
-    // A call takes time, and the test clock stands still unless moved: lists in flight are older.
-    delete: async (id) => {
-      await kind.delete?.(id);
-      w.clock.advance(1);
-    },
-  }));
   return w;
 }
 

@@ -5,27 +5,27 @@ import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { fingerprintDigest } from '../../src/managed/core/observed.ts';
 import { captureLogs } from '../support/log-capture.ts';
 import { until } from '../support/until.ts';
-import { conditionOf } from './fakes.ts';
-import { type Kind, type KindWorld, kindWorld } from './kind-world.ts';
+import { blockedBy, conditionOf, type Kind } from './fakes.ts';
+import { type WidgetWorld, widgetWorld } from './world.ts';
 
 // What a reconcile reports of the cloud object: status fields, conditions, events and fleet events, the
 // details on their schedule. On the fakes: no apiserver, no simulator.
 
 const KEY = 'ns-a/w';
-let world: KindWorld | undefined;
+let world: WidgetWorld | undefined;
 
 afterEach(async () => {
   await world?.close();
   world = undefined;
 });
 
-function open(options?: Parameters<typeof kindWorld>[0]): KindWorld {
-  world = kindWorld(options);
+function open(options?: Parameters<typeof widgetWorld>[0]): WidgetWorld {
+  world = widgetWorld(options);
   return world;
 }
 
-const cond = (w: KindWorld, type: string, key = KEY) => conditionOf(w.api.get(key), type);
-const statusOf = (w: KindWorld, key = KEY) => w.api.get(key)?.status ?? {};
+const cond = (w: WidgetWorld, type: string, key = KEY) => conditionOf(w.api.get(key), type);
+const statusOf = (w: WidgetWorld, key = KEY) => w.api.get(key)?.status ?? {};
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('status fields and conditions', () => {
@@ -167,14 +167,7 @@ describe('status fields and conditions', () => {
 
   test('a resource blocked on another is Ready=False with the blocker, Synced=True, and keeps its status', async () => {
     const w = open({
-      adapt: (base) => ({
-        ...base,
-        identity: {
-          ...base.identity,
-          isOwnCreate: base.identity?.isOwnCreate ?? (async () => false),
-          blocker: () => ({ reason: 'WaitingForVolume', message: 'volume v is not ready' }),
-        },
-      }),
+      adapt: blockedBy(() => ({ reason: 'WaitingForVolume', message: 'volume v is not ready' })),
     });
     w.api.create('w', {});
     w.api.setStatus(KEY, { note: 'kept' });
@@ -636,7 +629,7 @@ describe('details', () => {
     assert.deepEqual((await w.settle(KEY)).errors, []);
     assert.equal(statusOf(w).runtime, undefined, 'not yet due');
     await sleep(300);
-    assert.deepEqual(w.state.woken, [KEY], 'the schedule wakes the resource');
+    assert.deepEqual(w.woken, [KEY], 'the schedule wakes the resource');
     await w.reconcile(KEY);
     assert.equal(statusOf(w).runtime, 10);
     await w.reconcile(KEY);
@@ -689,7 +682,7 @@ describe('details', () => {
     await w.settle(KEY);
     await sleep(300);
     await w.reconcile(KEY);
-    assert.deepEqual(w.state.woken, []);
+    assert.deepEqual(w.woken, []);
     assert.equal(statusOf(w).runtime, 5);
     assert.deepEqual(
       w.cloud.calls.filter((call) => call.op === 'details'),
@@ -705,7 +698,7 @@ describe('details', () => {
     await sleep(300);
     await w.reconcile(KEY);
     assert.equal('runtime' in statusOf(w), false);
-    assert.deepEqual(w.state.woken, [], 'never scheduled');
+    assert.deepEqual(w.woken, [], 'never scheduled');
     assert.deepEqual(
       w.cloud.calls.filter((call) => call.op === 'details'),
       [],
