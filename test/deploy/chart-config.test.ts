@@ -98,8 +98,11 @@ describe('the operator reads the container the chart renders', () => {
         leaderElect: undefined,
         leaseName: RELEASE,
         leaseNamespace: NAMESPACE,
+        // The pod's own address, from the downward API: what the leader advertises and its nodes name.
+        tenantApiAdvertiseAddress: POD_IP,
+        virtualNodeAddress: POD_IP,
       },
-      'the chart defaults are the operator defaults, but for the Lease of the release',
+      'the chart defaults are the operator defaults, but for the Lease of the release and the pod address',
     );
     assert.equal(config.leaderElect, true);
   });
@@ -109,9 +112,17 @@ describe('the operator reads the container the chart renders', () => {
     const config = await containerConfig(rendered, {
       [`${RELEASE}-credentials`]: decodedData(rendered.one('Secret')),
       'remote-cluster': { config: 'apiVersion: v1\nkind: Config\n' },
+      'gpucloud-virtual-node-tls': { 'tls.crt': 'cert', 'tls.key': 'key', 'ca.crt': 'ca' },
     });
     assert.deepEqual(
-      { ...config, apiKeyFile: undefined, kubeconfig: undefined },
+      {
+        ...config,
+        apiKeyFile: undefined,
+        kubeconfig: undefined,
+        virtualNodeTlsCertFile: undefined,
+        virtualNodeTlsKeyFile: undefined,
+        virtualNodeClientCaFile: undefined,
+      },
       {
         apiUrl: 'https://api.gpucloud.example',
         apiKeyFile: undefined,
@@ -154,9 +165,21 @@ describe('the operator reads the container the chart renders', () => {
         tenantApiRequestsPerSecond: 3,
         tenantApiStreamsPerUser: 4,
         tenantApiStreamsPerAccount: 20,
+        virtualNodeAddress: POD_IP,
+        virtualNodePort: 10251,
+        virtualNodeTlsCertFile: undefined,
+        virtualNodeTlsKeyFile: undefined,
+        virtualNodeClientCaFile: undefined,
       },
     );
     assert.match(config.kubeconfig ?? '', /\/kubeconfig\/kubeconfig$/);
+    // The kubelet API's three files come from the Secret the values name, mounted where the flags point.
+    const files = ['TlsCertFile', 'TlsKeyFile', 'ClientCaFile'] as const;
+    const paths = files.map((file) => config[`virtualNode${file}`]);
+    assert.deepEqual(
+      paths.map((path) => path?.split('/').at(-1)),
+      ['tls.crt', 'tls.key', 'ca.crt'],
+    );
   });
 
   test('every operator setting has a chart value: all-on sets each flag or its variable', async () => {

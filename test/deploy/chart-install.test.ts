@@ -201,7 +201,7 @@ describe('the chart installed with helm', () => {
         { verb: 'delete', resource: 'events', namespace: WORKLOADS },
         { verb: 'create', group: 'apps', resource: 'deployments', namespace: WORKLOADS },
         { verb: 'get', resource: 'configmaps', namespace: WORKLOADS },
-        { verb: 'get', resource: 'pods', namespace: chart.namespace },
+        { verb: 'delete', resource: 'pods', namespace: chart.namespace },
         { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: 'default' },
         {
           verb: 'update',

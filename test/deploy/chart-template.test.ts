@@ -354,7 +354,7 @@ describe('the chart with every option on', async () => {
 
   test('the callback port is a container port behind its own Service', () => {
     const ports = rendered.container().ports?.map((port) => port.name);
-    assert.deepEqual(ports, ['http-health', 'http-callbacks', 'https-tenant']);
+    assert.deepEqual(ports, ['http-health', 'http-callbacks', 'https-tenant', 'https-kubelet']);
     const service = rendered.one('Service', `${RELEASE}-callbacks`) as Manifest & {
       spec: { ports: Array<{ targetPort: string }> };
     };

@@ -69,8 +69,18 @@ function open(change?: (kind: Kind) => Kind) {
     link,
     recorded,
     woken,
-    decide: (mr: ManagedObject<WidgetSpec>, widget: Widget, on: AccountLink<WidgetSpec, Widget> = link) =>
-      pause.decide(mr, widget, on),
+    /** One decision, and its status write landed: what it says once the write lands is said. */
+    decide: async (
+      mr: ManagedObject<WidgetSpec>,
+      widget: Widget,
+      on: AccountLink<WidgetSpec, Widget> = link,
+    ) => {
+      const decision = await pause.decide(mr, widget, on);
+      decision.resumed?.();
+      return decision;
+    },
+    /** One decision whose status write never lands (a stale copy's turn). */
+    decideRefused: (mr: ManagedObject<WidgetSpec>, widget: Widget) => pause.decide(mr, widget, link),
     warnings: () => lines('warn'),
     infos: () => lines('info'),
     checks: () => cloud.calls.filter((call) => call.op === 'idle').length,
@@ -377,6 +387,9 @@ describe('what the operator took', () => {
       'no resume token, as when it was paused',
     );
     assert.deepEqual(t.recorded.events, []);
+    const refused = await t.decideRefused(resource({}, { status, annotations: { [RESUME]: 'now' } }), widget);
+    assert.equal(refused.pausedBy, undefined);
+    assert.deepEqual(t.recorded.events, [], 'a turn whose write does not land says nothing');
 
     const byToken = await t.decide(resource({}, { status, annotations: { [RESUME]: 'now' } }), widget);
     assert.equal(byToken.pausedBy, undefined);

@@ -402,6 +402,21 @@ export const valuesSchema = z
       })
       .strict()
       .describe('Prometheus metrics on `/metrics` of the health port.'),
+    virtualNode: z
+      .object({
+        port: port(
+          10250,
+          "Port of the kubelet API, named in each virtual node's daemonEndpoints (`--virtual-node-port`).",
+        ),
+        tlsSecret: objectName(
+          "Secret holding the kubelet API's serving pair and the CA of the apiserver's kubelet client certificate " +
+            '(keys tls.crt, tls.key, ca.crt). Empty: the kubelet API is not served.',
+        ),
+      })
+      .strict()
+      .describe(
+        "The virtual nodes' kubelet API (docs/virtual-node.md): `kubectl logs` of Pods on a virtual node.",
+      ),
     tenantApi: z
       .object({
         enabled: z

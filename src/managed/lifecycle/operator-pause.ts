@@ -42,6 +42,11 @@ export interface PauseDecision {
   readonly deadline: DeadlineState | undefined;
   /** Look again this soon though nothing changes: a budget that pauses pods may go over meanwhile. */
   readonly revisitAfterMs: number | undefined;
+  /**
+   * Its user lifted the pause and nothing holds it: says so, once the status that drops the pause has
+   * landed. A turn working from a stale copy is refused that write and must not say it.
+   */
+  readonly resumed?: (() => void) | undefined;
 }
 
 /**
@@ -97,12 +102,21 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
       const overBudget = await this.#shedding.decide(mr, cloud, link);
       if (overBudget !== undefined) pausedBy = this.#take(mr, 'BudgetExceeded', overBudget, now);
     }
-    if (held.lifted && !pausedBy) {
-      const message = `resumed by its user (${held.how}); it was paused: ${held.lifted.message}`;
-      this.#o.events.event(mr, 'Normal', 'Resumed', message);
-      logResource(this.#o.log, 'info', mr, {}, message);
-    }
-    return { pausedBy, startTime, deadline, revisitAfterMs: this.#shedding.watches(mr, link) };
+    const lifted = held.lifted && !pausedBy ? held.lifted : undefined;
+    const resumed = lifted
+      ? () => {
+          const message = `resumed by its user (${held.how}); it was paused: ${lifted.message}`;
+          this.#o.events.event(mr, 'Normal', 'Resumed', message);
+          logResource(this.#o.log, 'info', mr, {}, message);
+        }
+      : undefined;
+    return {
+      pausedBy,
+      startTime,
+      deadline,
+      revisitAfterMs: this.#shedding.watches(mr, link),
+      ...(resumed && { resumed }),
+    };
   }
 
   /**
@@ -247,6 +261,7 @@ export function pauseReport<Spec, Cloud>(pause: PauseDecision | undefined): Stat
         deadlineTime: deadline && new Date(deadline.at).toISOString(),
       },
       ...(pausedBy && { hold: { ready: false, reason: pausedBy.reason, message: pausedBy.message } }),
+      ...(pause?.resumed && { landed: pause.resumed }),
       conditions: deadline
         ? [
             {
