@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { freshSeed } from '../../chaos/random.ts';
 import { clientAs } from '../support/impersonation.ts';
-import { API_KEY, manifests, resources, useStack } from '../support/operator.ts';
+import { API_KEY, useStack } from '../support/operator.ts';
 import { FUZZ_PROFILES, fuzzEdge } from './edge-fuzz.ts';
-import { openFollows, type TenantWorld, useTenantWorld } from './support.ts';
+import { openFollows, podAndQueues, type TenantWorld, useTenantWorld } from './support.ts';
 
 // The edge fuzz (edge-fuzz.ts): the short profile runs with the tests, in seconds, on loopback;
 // `EDGE_FUZZ_PROFILE=long` runs the long one, `EDGE_FUZZ_SEED=<n>` replays a run.
@@ -24,19 +24,7 @@ describe('a fuzz of the tenant API edge', () => {
       [TEAM, 'edit', 'editor'],
       [OTHER, 'view', 'neighbour'],
     ],
-    objects: [
-      { resource: resources.gpuPod, namespace: TEAM, manifest: manifests.gpuPod('trainer') },
-      {
-        resource: resources.serverlessEndpoint,
-        namespace: TEAM,
-        manifest: manifests.serverlessEndpoint('queue'),
-      },
-      {
-        resource: resources.serverlessEndpoint,
-        namespace: OTHER,
-        manifest: manifests.serverlessEndpoint('queue'),
-      },
-    ],
+    objects: podAndQueues(TEAM, OTHER),
     served: (plane) =>
       clientAs(plane, 'neighbour')
         .lines(

@@ -5,9 +5,9 @@ import { z } from 'zod';
 import { KubeApiError, type KubeClient } from '../../src/kube/client.ts';
 import { TENANT_GROUP_VERSION } from '../../src/tenant-api/group.ts';
 import { clientAs } from '../support/impersonation.ts';
-import { manifests, resources, useStack } from '../support/operator.ts';
+import { useStack } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
-import { direct, openFollows, type TenantWorld, useTenantWorld } from './support.ts';
+import { direct, openFollows, podAndQueues, type TenantWorld, useTenantWorld } from './support.ts';
 
 // The tenant API's edge, as a tenant meets it through the apiserver (and straight to the port where the
 // apiserver would hide what the operator answers): every bad parameter is a 400 that names it, the cloud's
@@ -60,19 +60,7 @@ describe('the edge of the tenant API', () => {
       [TEAM, 'edit', 'editor'],
       [OTHER, 'edit', 'neighbour'],
     ],
-    objects: [
-      { resource: resources.gpuPod, namespace: TEAM, manifest: manifests.gpuPod('trainer') },
-      {
-        resource: resources.serverlessEndpoint,
-        namespace: TEAM,
-        manifest: manifests.serverlessEndpoint('queue'),
-      },
-      {
-        resource: resources.serverlessEndpoint,
-        namespace: OTHER,
-        manifest: manifests.serverlessEndpoint('queue'),
-      },
-    ],
+    objects: podAndQueues(TEAM, OTHER),
     served: async (plane) => (await answer(clientAs(plane, 'viewer'), METRICS)).code === 200,
   });
 

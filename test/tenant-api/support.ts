@@ -14,7 +14,9 @@ import { LOCAL_TENANT_SERVICE, makeServingPair, registerTenantApi } from '../../
 import { API_SERVICE_NAME } from '../../src/tenant-api/group.ts';
 import {
   isReady,
+  manifests,
   type RunningOperator,
+  resources,
   type Stack,
   startOperator,
   type TestObject,
@@ -271,4 +273,21 @@ export function useTenantWorld(stack: Stack, options: TenantWorldOptions): Tenan
     setup: () => required(setup, 'tenant API setup'),
     ready: () => ready,
   };
+}
+
+/** A pod `trainer` in `team` and an endpoint `queue` in both namespaces: what the edge tests read. */
+export function podAndQueues(team: string, other: string): TenantWorldOptions['objects'] {
+  return [
+    { resource: resources.gpuPod, namespace: team, manifest: manifests.gpuPod('trainer') },
+    {
+      resource: resources.serverlessEndpoint,
+      namespace: team,
+      manifest: manifests.serverlessEndpoint('queue'),
+    },
+    {
+      resource: resources.serverlessEndpoint,
+      namespace: other,
+      manifest: manifests.serverlessEndpoint('queue'),
+    },
+  ];
 }
