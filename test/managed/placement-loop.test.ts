@@ -19,12 +19,17 @@ class Market implements PlacementSupport<WidgetSpec, Widget> {
   readonly failing = new Set<string>();
   /** What the cloud charges per GPU-hour by type, when it differs from the offer (a price rose). */
   readonly charges = new Map<string, number>();
+  /** Runs right after each create or delete the cloud answered: a place to interleave another writer. */
+  afterChange: (() => void) | undefined;
+  /** Deletes the cloud fails before they take effect (a 500), one each. */
+  failingDeletes = 0;
   requested = () => true;
   maxAttempts = () => 2;
   maxPricePerGpuHour = () => 0.5;
   charged = (widget: Widget) => (widget.charged === undefined ? undefined : widget.charged.toFixed(4));
+  // As a pod's: failed with no phase recorded before, it never ran (widgets have no INITIALIZING).
   failedToStart = (widget: Widget, phase: string | undefined) =>
-    widget.status === 'FAILED' && phase !== 'RUNNING';
+    widget.status === 'FAILED' && phase === undefined;
   async offers() {
     return { asOf: this.asOf, offers: this.offersNow, none: 'nothing fits' };
   }
@@ -55,7 +60,16 @@ function placedWorld(): { w: WidgetWorld; market: Market; creates: string[] } {
         widget.charged = market.charges.get(gpuType) ?? Number(placed?.pricePerGpuHour);
         // A pool whose starts fail: the object is made, billed for a moment, and fails before it runs.
         if (market.failing.has(gpuType)) widget.status = 'FAILED';
+        market.afterChange?.();
         return { ...widget };
+      },
+      delete: async (id) => {
+        if (market.failingDeletes > 0) {
+          market.failingDeletes -= 1;
+          throw new Error('the cloud answered 500');
+        }
+        await kind.delete?.(id);
+        market.afterChange?.();
       },
     }),
   });
@@ -101,6 +115,58 @@ describe('placement through the reconciler', () => {
     await w.settle(KEY, 40);
     assert.deepEqual(creates, ['A', 'B', 'A']);
     assert.equal(conditionOf(w.api.get(KEY), 'Synced')?.reason, 'ReconcileSuccess');
+  });
+
+  test('a loss is recorded before its object is deleted: the status writes around the delete refused (409), the attempt still counts and the next turn replaces it', async () => {
+    const { w, market, creates } = placedWorld();
+    worlds.push(w);
+    market.offersNow = [offer('A', 0.1), offer('B', 0.2)];
+    market.asOf = w.clock.now() - 1_000;
+    market.failing.add('A');
+    // Another writer touches the resource right after each cloud call that makes or deletes an object,
+    // so the status write of that turn is refused, as a stale copy's is (chaos, cloud-faults: an object
+    // taken over and deleted in turns whose status writes were lost was later refused for good).
+    let touches = 0;
+    market.afterChange = () => w.api.annotate(KEY, { touched: String(++touches) });
+    w.api.create('w', { size: 1 });
+    for (let turn = 0; turn < 40; turn++)
+      await w.reconciler.reconcile({ namespace: 'ns-a', name: 'w' }).catch(() => {});
+    const stored = w.api.get(KEY);
+    assert.notEqual(conditionOf(stored, 'Synced')?.reason, 'ExternalResourceNotFound');
+    assert.deepEqual(
+      creates,
+      ['A', 'B'],
+      'A failed to start once and is never tried again before the next read',
+    );
+    assert.deepEqual(
+      w.cloud.live().map((widget) => widget.gpuType),
+      ['B'],
+    );
+    const placement = stored?.status?.placement as PlacementStatus | undefined;
+    assert.deepEqual(
+      placement?.attempts?.map((attempt) => `${attempt.gpuType}:${attempt.outcome}`),
+      ['A:FailedToStart'],
+    );
+    assert.ok(w.api.conflicts.length > 0, 'the status writes were refused');
+  });
+
+  test('a recorded loss survives a delete that failed: the object that failed to start is still deleted and replaced', async () => {
+    const { w, market, creates } = placedWorld();
+    worlds.push(w);
+    market.offersNow = [offer('A', 0.1), offer('B', 0.2)];
+    market.asOf = w.clock.now() - 1_000;
+    market.failing.add('A');
+    market.failingDeletes = 1;
+    w.api.create('w', { size: 1 });
+    for (let turn = 0; turn < 40; turn++)
+      await w.reconciler.reconcile({ namespace: 'ns-a', name: 'w' }).catch(() => {});
+    assert.equal(market.failingDeletes, 0, 'the first delete failed');
+    assert.deepEqual(creates, ['A', 'B']);
+    assert.deepEqual(
+      w.cloud.live().map((widget) => widget.gpuType),
+      ['B'],
+      'the object that failed to start is gone, its replacement runs',
+    );
   });
 
   test('an object charged above maxPricePerGpuHour is deleted at once, recorded AboveCap, and placement moves on', async () => {

@@ -185,7 +185,7 @@ const rows: Row[] = [
     want: { calls: [], resource: 'released', live: 1, events: ['Orphaned'] },
   },
   {
-    name: 'preempted with Recreate: deleted first, then replaced once the moved clock passes the backoff',
+    name: 'preempted with Recreate: the preemption recorded, the object deleted, then replaced once the moved clock passes the backoff',
     arrange: async (w) => {
       w.api.create('w', { spot: true, recoveryPolicy: 'Recreate' });
       await w.settle(KEY);
@@ -199,7 +199,7 @@ const rows: Row[] = [
       calls: ['delete', 'create'],
       ready: 'Running',
       live: 1,
-      events: ['Recovering', 'Preempted', 'Created'],
+      events: ['Preempted', 'Recovering', 'Created'],
     },
   },
   {

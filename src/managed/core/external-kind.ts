@@ -328,7 +328,8 @@ export interface PlacementSupport<Spec, Cloud> {
   maxPricePerGpuHour(spec: Spec): number | undefined;
   /**
    * Whether the object failed before it ever ran, as when its offer turned out to have no room: `phase` is
-   * the one its resource's status last recorded. Such an object is deleted and the resource placed again.
+   * the one its resource's status last recorded for this object (undefined for a replacement the status
+   * does not name yet). Such an object is deleted and the resource placed again.
    */
   failedToStart(cloud: Cloud, phase: string | undefined): boolean;
 }

@@ -6,6 +6,7 @@ import type { AccountLink, AccountLinks } from '../accounts/account-links.ts';
 import { NamespaceNotAllowedError } from '../accounts/accounts.ts';
 import { EXTERNAL_ID, FINALIZER, namedId, OWNER_ENV, SKIP_RECONCILE } from '../core/annotations.ts';
 import { cloudOwned } from '../core/cloud-owned.ts';
+import { readyReason } from '../core/conditions.ts';
 import { toReconcileError } from '../core/errors.ts';
 import type { EventSink } from '../core/event-sink.ts';
 import {
@@ -23,7 +24,7 @@ import { logResource } from '../core/resource-log.ts';
 import type { StatusContributor } from '../core/status-contribution.ts';
 import type { ManagedStore } from '../core/store.ts';
 import type { ManagedWriter } from '../core/writer.ts';
-import { aboveCap, placementReport } from '../creation/placement.ts';
+import { aboveCap, FAILED_TO_START, placementReport } from '../creation/placement.ts';
 import { Identity } from '../identity/identity.ts';
 import { type Holding, LateInitialization, lateInitReport } from '../identity/late-initialization.ts';
 import { Deletion } from '../lifecycle/deletion.ts';
@@ -331,6 +332,21 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
           : allows(policies, 'Update')
             ? await adapter.plan(held.mr, observed.cloud, ctx)
             : ({ kind: 'in-sync' } as const);
+    if (lost !== undefined && plan.kind === 'act') {
+      // The loss is recorded before its object is deleted: a turn that deleted it and then lost its status
+      // write would leave an id the status never named, which no later turn could tell from a user's.
+      const recorded = await this.#status.report(
+        held.mr,
+        observed,
+        link,
+        this.#contributors(held, lost, link, pause),
+        {
+          rotated: [],
+        },
+      );
+      await this.#act(recorded.mr, observed.cloud, plan, link);
+      return { requeueAfterMs: this.#o.verifyAfterMs };
+    }
     if (plan.kind === 'act') await this.#act(held.mr, observed.cloud, plan, link);
     const rotated =
       plan.kind === 'in-sync' && !lost && adapter.secrets?.rotatedSecrets && allows(policies, 'Update')
@@ -490,7 +506,11 @@ function lostObject<Spec extends CommonSpec, Cloud>(
   if (adapter.spot?.preempted(cloud)) return 'Preempted';
   const placement = adapter.placement;
   if (!placement?.requested(mr.spec)) return undefined;
-  if (placement.failedToStart(cloud, mr.status?.phase)) return 'FailedToStart';
+  // The recorded phase is this object's only if the status names it: a replacement starts with none. Once
+  // recorded, the loss holds for the object until it is gone, though its status then shows it FAILED.
+  const own = mr.status?.id === adapter.idOf(cloud);
+  const recorded = own && readyReason(mr.status) === FAILED_TO_START;
+  if (recorded || placement.failedToStart(cloud, own ? mr.status?.phase : undefined)) return 'FailedToStart';
   if (aboveCap(placement, mr.spec, cloud)) return 'AboveCap';
   return undefined;
 }
