@@ -119,6 +119,19 @@ describe('Usage', () => {
     assert.equal(usage.total(), 6, 'a reservation once done is dropped for good');
   });
 
+  test('an account nobody checks keeps no done reservation for good: each create of one without limits would leak one', () => {
+    const usage = new Usage();
+    const open = new Set<number>();
+    for (let create = 0; create < 10_000; create++) {
+      open.add(create);
+      usage.reserve(gpus(1), () => !open.has(create));
+      // Each create's object is listed soon after: only the last few are still in flight.
+      open.delete(create - 8);
+    }
+    assert.ok(usage.reservations < 200, `${usage.reservations} reservations kept after 10,000 creates`);
+    assert.equal(usage.total(), 8, 'the eight in flight still count');
+  });
+
   test('a reservation of nothing counts nothing; a negative one is what a pause in flight sheds', () => {
     const usage = new Usage();
     usage.meter('Pod', { heldGpus: () => 3, counted: () => true, spendPerHour: () => 6 });

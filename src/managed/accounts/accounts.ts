@@ -87,6 +87,9 @@ interface Reservation {
   cached(): boolean;
 }
 
+/** Reservations below this many are never swept but by a check: a handful costs nothing. */
+const MIN_SWEEP = 64;
+
 /**
  * The GPUs an account holds: every metered kind's last list, plus what steps in flight were allowed to
  * add and no list shows yet. A check and the reservation it allows happen in one synchronous turn, so checks that
@@ -95,6 +98,8 @@ interface Reservation {
 export class Usage {
   readonly #meters = new Map<string, Meter>();
   readonly #reserved = new Set<Reservation>();
+  /** Reservations after the last sweep: the next one comes once that many more were made. */
+  #sweptAt = 0;
 
   /** `kind`'s GPUs, read when the total is asked for. */
   meter(kind: string, meter: Meter): void {
@@ -140,7 +145,20 @@ export class Usage {
     done: () => boolean,
     cached: () => boolean = () => false,
   ): void {
-    if (adds.gpus !== 0 || adds.perHour !== 0) this.#reserved.add({ ...adds, done, cached });
+    if (adds.gpus === 0 && adds.perHour === 0) return;
+    this.#reserved.add({ ...adds, done, cached });
+    // Only the checks of an account with limits read the reservations, and sweep them as they go: an
+    // account without limits would otherwise keep one per create for good. Swept when they have doubled,
+    // so that a burst of creates costs each a constant share of the sweeps.
+    if (this.#reserved.size > 2 * this.#sweptAt + MIN_SWEEP) {
+      for (const reservation of this.#reserved) if (reservation.done()) this.#reserved.delete(reservation);
+      this.#sweptAt = this.#reserved.size;
+    }
+  }
+
+  /** Reservations kept now, some perhaps done and not yet swept. */
+  get reservations(): number {
+    return this.#reserved.size;
   }
 
   *#pending(): Iterable<Reservation> {
