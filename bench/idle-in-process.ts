@@ -148,6 +148,8 @@ const refused = () => Promise.reject(new Error('the idle path writes nothing to 
 const NO_WRITES: ManagedWriter = {
   patchObject: refused,
   isOwnWrite: () => false,
+  forget: () => {},
+  size: 0,
   patchStatus: refused,
   deleteObject: refused,
   readSecret: refused,
@@ -201,7 +203,7 @@ export async function measureIdleInProcess(
   // store and parse specs), and a literal would tie this file to one version of them.
   const pauseOptions = {
     kind: 'GpuPod',
-    events: { event: () => {} },
+    events: { event: () => {}, forget: () => {} },
     fleet,
     store,
     parseSpec: (raw: unknown) => GpuPodSpecSchema.parse(raw),
@@ -223,7 +225,7 @@ export async function measureIdleInProcess(
   };
   const links = new AccountLinks<GpuPodSpec, PodView>({
     // Creates nothing: nothing to tell.
-    events: { event: () => {} },
+    events: { event: () => {}, forget: () => {} },
     adapterFor: (client) => gpuPodAdapter(client),
     accounts,
     store,

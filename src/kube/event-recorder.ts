@@ -158,6 +158,20 @@ export class EventRecorder {
     this.#startWriters();
   }
 
+  /**
+   * Forgets the series and rate limit of object `uid`, which is gone: nothing more is said of it. A series
+   * still queued is written all the same.
+   */
+  forget(uid: string): void {
+    this.#buckets.delete(uid);
+    for (const [key, series] of this.#series) if (series.reference.uid === uid) this.#series.delete(key);
+  }
+
+  /** Distinct objects the recorder keeps a rate limit for. */
+  get size(): number {
+    return this.#buckets.size;
+  }
+
   /** Resolves once every event recorded so far is written (or failed). */
   async flush(): Promise<void> {
     while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);

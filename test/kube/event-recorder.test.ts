@@ -53,6 +53,23 @@ describe('EventRecorder against a real apiserver', () => {
     return items;
   }
 
+  test('forgets a gone object: its rate limit and series go, another object’s stay and still fold', async () => {
+    const gone = await createConfigMap(client, namespace, 'forgotten');
+    const kept = await createConfigMap(client, namespace, 'remembered');
+    const events = recorder();
+    events.event(gone, 'Warning', 'Failed', 'it failed');
+    events.event(kept, 'Warning', 'Failed', 'it failed');
+    await events.flush();
+    assert.equal(events.size, 2);
+    events.forget(gone.metadata.uid ?? '');
+    assert.equal(events.size, 1, 'only the live object is kept');
+    events.event(kept, 'Warning', 'Failed', 'it failed');
+    await events.flush();
+    const [folded, ...more] = await eventsFor(kept);
+    assert.equal(more.length, 0);
+    assert.equal(folded?.count, 2, 'the kept object’s repeat still folds into its series');
+  });
+
   test('records an event that kubectl describe finds for the object', async () => {
     const target = await createConfigMap(client, namespace, 'described');
     const events = recorder();

@@ -454,7 +454,7 @@ function linksWorld(
   const woken: string[] = [];
   const wokenKeys: string[] = [];
   const links = new AccountLinks<WidgetSpec, Widget>({
-    events: { event: () => {} },
+    events: { event: () => {}, forget: () => {} },
     adapterFor: (client) => {
       let cloud = clouds.get(client);
       if (!cloud) {

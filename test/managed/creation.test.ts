@@ -72,7 +72,7 @@ function setup(
     graceMs: options.graceMs ?? GRACE,
     skewMs: SKEW,
     intentKeys: () => keys,
-    events: { event: () => {} },
+    events: { event: () => {}, forget: () => {} },
     clock,
   });
   return { cloud, api, cache, creation, adapter, clock };

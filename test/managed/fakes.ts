@@ -410,6 +410,8 @@ export class FakeApi {
       return structuredClone(obj.metadata);
     },
     isOwnWrite: () => false,
+    forget: () => {},
+    size: 0,
     patchStatus: async (mr, status) => {
       const key = keyOf(mr);
       const obj = this.objects.get(key);

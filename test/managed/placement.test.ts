@@ -105,6 +105,7 @@ function setup(options: { full?: string[]; allowed?: string[]; graceMs?: number 
   const events: string[] = [];
   const sink: EventSink = {
     event: (_obj, type, reason, message) => void events.push(`${type} ${reason}: ${message}`),
+    forget: () => {},
   };
   const allowed = options.allowed;
   const placer = new Placer(market, (gpuType) => allowed === undefined || allowed.includes(gpuType), clock);

@@ -84,6 +84,7 @@ export function widgetWorld(options: WorldOptions = {}) {
   const events: EventSink = {
     event: (obj, type, reason, message) =>
       void recorded.events.push({ key: keyOf(obj), type, reason, message }),
+    forget: () => {},
   };
   const log = pino({ level: 'silent' });
   const clientSettings = () => ({

@@ -184,6 +184,20 @@ describe('the managed writer on a fake that answers as the apiserver does', () =
       assert.equal(writer.isOwnWrite(mr.metadata.resourceVersion, version), false);
     });
 
+    test('a gone resource’s patches are forgotten: the event of its last one never comes', async () => {
+      const { writer, create } = world();
+      const gone = create('gone');
+      const kept = create('kept');
+      const { resourceVersion: last } = await writer.patchObject(gone, { annotations: { a: 'b' } });
+      const { resourceVersion: other } = await writer.patchObject(kept, { annotations: { a: 'b' } });
+      assert.equal(writer.size, 2);
+      writer.forget(gone.metadata.uid);
+      assert.equal(writer.size, 1, 'only the live resource is remembered');
+      assert.equal(writer.isOwnWrite(gone.metadata.resourceVersion, last), false);
+      assert.equal(writer.isOwnWrite(kept.metadata.resourceVersion, other), true, 'another’s untouched');
+      assert.equal(writer.size, 0, 'an event that came frees its entry');
+    });
+
     test('the memory of own writes is bounded: the oldest is forgotten first', async () => {
       const { writer, create, at } = world();
       let mr = create('w');

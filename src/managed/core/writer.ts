@@ -42,14 +42,31 @@ function controllerReference(mr: ManagedObject<unknown>) {
 /** The generic reconciler's writes, as apiserver calls on one custom-resource kind. */
 export function managedWriter(client: KubeRequests, resource: ResourceType): ManagedWriter {
   const path = (mr: ManagedObject<unknown>) => objectPath(resource, mr.metadata);
-  // The version each metadata patch produced, keyed to the version it was made from, until its watch
-  // event comes. Bounded: the event of a resource deleted meanwhile never comes.
-  const ownWrites = new Map<string, string>();
+  // The version each metadata patch produced, keyed to the version it was made from and the resource's
+  // uid, until its watch event comes or the resource goes (the event of a patch that removed the last
+  // finalizer never comes: the apiserver deletes instead). Bounded besides, against events missed.
+  const ownWrites = new Map<string, { from: string; uid: string }>();
+  const versionsOf = new Map<string, Set<string>>();
+  const drop = (version: string) => {
+    const write = ownWrites.get(version);
+    if (!write) return;
+    ownWrites.delete(version);
+    const versions = versionsOf.get(write.uid);
+    versions?.delete(version);
+    if (versions?.size === 0) versionsOf.delete(write.uid);
+  };
   return {
     isOwnWrite(from: string, to: string): boolean {
-      const base = ownWrites.get(to);
-      ownWrites.delete(to);
+      const base = ownWrites.get(to)?.from;
+      drop(to);
       return base === from;
+    },
+    forget(uid: string): void {
+      for (const version of versionsOf.get(uid) ?? []) ownWrites.delete(version);
+      versionsOf.delete(uid);
+    },
+    get size(): number {
+      return versionsOf.size;
     },
     async patchObject(
       mr: ManagedObject<unknown>,
@@ -73,8 +90,11 @@ export function managedWriter(client: KubeRequests, resource: ResourceType): Man
         .catch((error: unknown) => {
           throw isUidMismatch(error) ? replaced(error) : error;
         });
-      ownWrites.set(updated.metadata.resourceVersion, mr.metadata.resourceVersion ?? '');
-      if (ownWrites.size > MAX_OWN_WRITES) ownWrites.delete(ownWrites.keys().next().value ?? '');
+      const { uid } = mr.metadata;
+      const version = updated.metadata.resourceVersion;
+      ownWrites.set(version, { from: mr.metadata.resourceVersion ?? '', uid });
+      versionsOf.set(uid, (versionsOf.get(uid) ?? new Set()).add(version));
+      if (ownWrites.size > MAX_OWN_WRITES) drop(ownWrites.keys().next().value ?? '');
       return updated.metadata;
     },
     async patchStatus(
@@ -174,6 +194,10 @@ export interface ManagedWriter {
    * after a missed event) is not. Each version is answered once.
    */
   isOwnWrite(from: string, to: string): boolean;
+  /** Forgets the patches made to resource `uid` whose events have not come: it is gone. */
+  forget(uid: string): void;
+  /** Resources with a patch whose event has not come yet. */
+  readonly size: number;
   /**
    * Replaces the status whole, only on the version `mr` was read at (a 409 conflict otherwise); answers the
    * resourceVersion it made, which the next write of the same turn must carry.

@@ -112,7 +112,14 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     this.#recovery = new Recovery(options);
     this.#status = new StatusReport(options);
     this.#failures = new FailureReport(options, this.#refused);
-    this.#memories = [this.#refused, this.#status, this.#pause, options.secrets];
+    this.#memories = [
+      this.#refused,
+      this.#status,
+      this.#pause,
+      options.secrets,
+      options.writer,
+      options.events,
+    ];
     this.#deletion = new Deletion(options, this.#identity, this.#memories, (uid) => {
       this.#released.add(uid);
       if (this.#released.size > MAX_RELEASED)
@@ -133,6 +140,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       secretReaders: this.#o.secrets.size,
       vanished: this.#vanished.size,
       released: this.#released.size,
+      ownWrites: this.#o.writer.size,
       ...this.#o.links.remembered(),
     };
   }
