@@ -74,7 +74,8 @@ describe('HealthServer', () => {
     const body = await response.text();
     assert.match(body, /\[-\]throws failed: cache corrupted/);
     assert.match(body, /\[-\]hangs failed: no answer within 200 ms/);
-    assert.match(body, /\[\+\]event-loop ok/);
+    // The other checks still answer beside them (ok, or failed on a loaded machine: timing is not the point).
+    assert.match(body, /\[[+-]\]event-loop (ok|failed: event loop blocked)/);
   });
 
   test('/metrics serves the registry in the Prometheus text format', async () => {
