@@ -219,13 +219,32 @@ describe('Pods on the virtual node', () => {
     assert.equal(creates().length, 3);
   });
 
-  test('scaled to 1: two cloud pods deleted, one left, the Pods gone', async () => {
-    await admin.request(z.unknown(), {
-      method: 'PATCH',
-      path: objectPath(deployments, { namespace: NS, name: 'llm' }),
-      body: { spec: { replicas: 1 } },
-    });
-    const left = await poll(listPods, (items) => items.length === 1, 'one Pod left', 60_000);
+  test('scaled to 1: two cloud pods deleted, one left; no Pod goes before its cloud pod is deleted', async () => {
+    const before = (await listPods()).map((pod) => pod.metadata.name);
+    // A slow cloud delete: a Pod let go before its GpuPod is gone would be seen gone with its cloud pod running.
+    stack.sim().faults.set({ latencyMs: 1500, operations: ['pods.delete'] });
+    try {
+      await admin.request(z.unknown(), {
+        method: 'PATCH',
+        path: objectPath(deployments, { namespace: NS, name: 'llm' }),
+        body: { spec: { replicas: 1 } },
+      });
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const present = new Set((await listPods()).map((pod) => pod.metadata.name));
+        const runningInCloud = liveCloudPods()
+          .filter((pod) => pod.status === 'RUNNING')
+          .map((pod) => pod.name);
+        const outlived = before.filter((name) => !present.has(name) && runningInCloud.includes(name));
+        assert.deepEqual(outlived, [], 'a Pod gone while its cloud pod still runs');
+        if (present.size === 1 && liveCloudPods().length === 1) break;
+        assert.ok(Date.now() < deadline, `still ${[...present].join(', ')} after 60 s`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      stack.sim().faults.reset();
+    }
+    const left = await listPods();
     assert.deepEqual(
       liveCloudPods().map((p) => p.name),
       left.map((p) => p.metadata.name),
