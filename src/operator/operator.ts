@@ -107,6 +107,7 @@ export async function runOperator(
     accounts,
     address: config.virtualNodeAddress,
     port: config.virtualNodePort,
+    namespaces: config.namespace,
     clock,
     log: logger.child({ controller: 'virtual-node' }),
   });

@@ -48,3 +48,10 @@ export function placeLabel(prefix: string, value: string): string | undefined {
 export function fitsLabelValue(value: string): boolean {
   return value.length <= LABEL_VALUE_MAX && (value === '' || LABEL_NAME.test(value));
 }
+
+/** On a Pod bound to a virtual node: held until its cloud pod is gone, as its kubelet holds it. */
+export const POD_FINALIZER = 'gpucloud.io/virtual-node';
+/** On the GpuPod made for a Pod: the Pod's uid, so that a Pod of the same name made later tells it apart. */
+export const POD_UID_LABEL = 'gpucloud.io/pod-uid';
+/** On a Pod: the GPU types its cloud pod may be placed on, in order ("A,B"). */
+export const GPU_TYPES_ANNOTATION = 'gpucloud.io/gpu-types';

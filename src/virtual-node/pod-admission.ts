@@ -1,14 +1,13 @@
 // What the virtual node refuses, as a kubelet's admission does: the Pod fails at once with a reason and a
 // message, and nothing of it reaches the cloud. Pure.
-import { z } from 'zod';
-import { objectMetaSchema } from '../kube/object.ts';
+import type { ObjectMeta } from '../kube/object.ts';
 
-export const podSchema = z.looseObject({
-  metadata: objectMetaSchema,
-  spec: z.looseObject({ nodeName: z.string().optional() }),
-  status: z.looseObject({ phase: z.string().optional() }).optional(),
-});
-export type NodePod = z.output<typeof podSchema>;
+/** What admission reads of a Pod. */
+export interface NodePod {
+  readonly metadata: ObjectMeta;
+  readonly spec: { readonly nodeName?: string | undefined };
+  readonly status?: { readonly phase?: string | undefined } | undefined;
+}
 
 /** The Pod status a refusal writes (pods/status): a kubelet's words for a Pod it will not run. */
 export interface Refusal {

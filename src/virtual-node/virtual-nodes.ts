@@ -13,6 +13,8 @@ export interface VirtualNodeOptions {
   /** The nodes' InternalIP and kubelet API port: where the operator serves. */
   readonly address: string;
   readonly port: number;
+  /** The namespaces the operator watches; every one when empty. */
+  readonly namespaces: readonly string[];
   readonly clock: Clock;
   readonly log: Logger;
 }
@@ -22,7 +24,7 @@ export function addVirtualNodes(manager: Manager, options: VirtualNodeOptions): 
   const changed = new ChannelSource();
   const watches = new PodWatches(manager.client, changed, options.log);
   addNodeController(manager, { ...options, watches });
-  addPodController(manager, { watches, changed, log: options.log });
+  addPodController(manager, { ...options, watches, changed });
   manager.whileLeading(async (leading) => {
     await new Promise((resolve) => leading.addEventListener('abort', resolve, { once: true }));
     await watches.stopAll();

@@ -31,12 +31,15 @@ const accountRules: V1PolicyRule[] = [
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
 ];
 
-/** Virtual nodes: the Nodes themselves, and the Pods bound to them in any namespace. */
+/** Virtual nodes: the Nodes themselves, the Pods bound to them in any namespace, and what runs those Pods. */
 const virtualNodeRules: V1PolicyRule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
-  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
+  { apiGroups: [''], resources: ['pods/finalizers'], verbs: ['update'] },
+  { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
+  { apiGroups: ['gpucloud.io'], resources: ['gpupods'], verbs: ['create', 'delete'] },
 ];
 
 /** Account keys are Secrets in the release namespace, read by name. */

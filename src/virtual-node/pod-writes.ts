@@ -1,0 +1,152 @@
+// The writes a virtual node makes to its Pods and their GpuPods, as a kubelet makes its own: each
+// conditional on what it was computed from (the resourceVersion read, the uid), so that a write never lands
+// on a newer state or on another object of the same name.
+import { z } from 'zod';
+import { isStatus, type KubeClient } from '../kube/client.ts';
+import { collectionPath, objectPath, pods, type ResourceType } from '../kube/resource-type.ts';
+import { EXTERNAL_ID } from '../managed/core/annotations.ts';
+import { POD_FINALIZER } from './names.ts';
+import type { NodePodObject } from './pod-object.ts';
+
+/** A conditional write refused because the object changed since it was read: look again. */
+export class StaleRead extends Error {
+  constructor(what: string) {
+    super(`${what} changed since it was read`);
+    this.name = 'StaleRead';
+  }
+}
+
+export class PodWrites {
+  readonly #client: KubeClient;
+  readonly #gpuPods: ResourceType;
+
+  constructor(client: KubeClient, gpuPods: ResourceType) {
+    this.#client = client;
+    this.#gpuPods = gpuPods;
+  }
+
+  /** Merges `status` into the Pod's (pods/status), as of the version read. */
+  async status(pod: NodePodObject, status: Record<string, unknown>): Promise<void> {
+    await this.#conditional('the Pod', {
+      method: 'PATCH',
+      path: `${objectPath(pods, keyOf(pod))}/status`,
+      body: { metadata: { resourceVersion: pod.metadata.resourceVersion }, status },
+    });
+  }
+
+  /** Adds the node's finalizer: the Pod stays until its cloud pod is gone. */
+  async holdPod(pod: NodePodObject): Promise<void> {
+    await this.#finalizers(pod, [...(pod.metadata.finalizers ?? []), POD_FINALIZER]);
+  }
+
+  /** Takes the node's finalizer off, when it is on. */
+  async releasePod(pod: NodePodObject): Promise<void> {
+    const finalizers = pod.metadata.finalizers ?? [];
+    if (!finalizers.includes(POD_FINALIZER)) return;
+    await this.#finalizers(
+      pod,
+      finalizers.filter((each) => each !== POD_FINALIZER),
+    );
+  }
+
+  /** Names the Pod's cloud pod, for the kubelet API. */
+  async annotateCloudId(pod: NodePodObject, id: string): Promise<void> {
+    await this.#conditional('the Pod', {
+      method: 'PATCH',
+      path: objectPath(pods, keyOf(pod)),
+      body: {
+        metadata: {
+          uid: pod.metadata.uid,
+          resourceVersion: pod.metadata.resourceVersion,
+          annotations: { [EXTERNAL_ID]: id },
+        },
+      },
+    });
+  }
+
+  /** The kubelet's last word on a deleted Pod: gone now, and only this Pod, never a new one of its name. */
+  async deletePod(pod: NodePodObject): Promise<void> {
+    await this.#client
+      .request(z.unknown(), {
+        method: 'DELETE',
+        path: objectPath(pods, keyOf(pod)),
+        body: {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          gracePeriodSeconds: 0,
+          preconditions: { uid: pod.metadata.uid },
+        },
+      })
+      .catch(goneOr409);
+  }
+
+  async createGpuPod(namespace: string, gpuPod: Record<string, unknown>): Promise<void> {
+    await this.#conditional('the GpuPod', {
+      method: 'POST',
+      path: collectionPath(this.#gpuPods, namespace),
+      body: gpuPod,
+    });
+  }
+
+  async patchGpuPod(
+    key: { namespace: string; name: string; uid: string },
+    spec: Record<string, unknown>,
+  ): Promise<void> {
+    await this.#conditional('the GpuPod', {
+      method: 'PATCH',
+      path: objectPath(this.#gpuPods, key),
+      body: { metadata: { uid: key.uid }, spec },
+    });
+  }
+
+  /** Deletes the GpuPod `uid`; its own finalizer deletes the cloud pod first. */
+  async deleteGpuPod(key: { namespace: string; name: string; uid: string }): Promise<void> {
+    await this.#client
+      .request(z.unknown(), {
+        method: 'DELETE',
+        path: objectPath(this.#gpuPods, key),
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: key.uid } },
+      })
+      .catch(goneOr409);
+  }
+
+  /** Whether a GpuPod of that key exists now, read from the apiserver rather than a cache. */
+  async gpuPodExists(key: { namespace: string; name: string }): Promise<boolean> {
+    try {
+      await this.#client.request(z.unknown(), { method: 'GET', path: objectPath(this.#gpuPods, key) });
+      return true;
+    } catch (error) {
+      if (isStatus(error, 404)) return false;
+      throw error;
+    }
+  }
+
+  async #finalizers(pod: NodePodObject, finalizers: string[]): Promise<void> {
+    // A merge patch replaces the whole list: conditional on the list read.
+    await this.#conditional('the Pod', {
+      method: 'PATCH',
+      path: objectPath(pods, keyOf(pod)),
+      body: {
+        metadata: { uid: pod.metadata.uid, resourceVersion: pod.metadata.resourceVersion, finalizers },
+      },
+    });
+  }
+
+  async #conditional(what: string, request: Parameters<KubeClient['request']>[1]): Promise<void> {
+    try {
+      await this.#client.request(z.unknown(), request);
+    } catch (error) {
+      if (isStatus(error, 409)) throw new StaleRead(what);
+      throw error;
+    }
+  }
+}
+
+function keyOf(pod: NodePodObject): { namespace: string; name: string } {
+  return { namespace: pod.metadata.namespace ?? '', name: pod.metadata.name };
+}
+
+/** Gone already, or a newer one of that name (the uid precondition): nothing of ours left to delete. */
+function goneOr409(error: unknown): void {
+  if (!isStatus(error, 404) && !isStatus(error, 409)) throw error;
+}

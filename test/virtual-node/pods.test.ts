@@ -1,0 +1,446 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { z } from 'zod';
+import { isStatus, type KubeClient } from '../../src/kube/client.ts';
+import { collectionPath, deployments, objectPath, pods } from '../../src/kube/resource-type.ts';
+import { type SchedulingCluster, startSchedulingCluster } from '../../src/local/node-cluster.ts';
+import { clientAs, grantTenant } from '../support/impersonation.ts';
+import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
+import { poll } from '../support/until.ts';
+
+// Pods on the virtual node become cloud pods, on the real apiserver with kube-scheduler and the workload
+// controllers of kube-controller-manager, the operator in-process and the simulator over HTTP: a Deployment
+// runs, scales, rolls out and goes with no cloud pod left or doubled; what the node cannot run fails with
+// no cloud call; and what a tenant can do through a Pod, and to the GpuPod of their Pod, as that tenant.
+const TEAM_A_KEY = 'team-a-pods-key';
+const TEAM_B_KEY = 'team-b-pods-key';
+const stack = useStack({
+  apiKeys: [
+    { key: 'operator-default-key', org: 'ops' },
+    { key: TEAM_A_KEY, org: 'team-a' },
+    { key: TEAM_B_KEY, org: 'team-b' },
+  ],
+});
+const NS = 'team-a';
+const OTHER_NS = 'team-b';
+const KEY_NS = 'gpucloud-system';
+const TENANT = 'alice';
+const TOLERATION = { key: 'gpucloud.io/virtual-node', operator: 'Exists', effect: 'NoSchedule' };
+
+const podSchema = z.looseObject({
+  metadata: z.looseObject({
+    name: z.string(),
+    uid: z.string(),
+    deletionTimestamp: z.string().optional(),
+    annotations: z.record(z.string(), z.string()).optional(),
+    finalizers: z.array(z.string()).optional(),
+  }),
+  spec: z.looseObject({ nodeName: z.string().optional() }),
+  status: z.looseObject({
+    phase: z.string(),
+    reason: z.string().optional(),
+    message: z.string().optional(),
+    hostIP: z.string().optional(),
+    conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })).optional(),
+    containerStatuses: z
+      .array(
+        z.looseObject({
+          containerID: z.string().optional(),
+          ready: z.boolean(),
+          state: z.record(z.string(), z.looseObject({ reason: z.string().optional() })),
+        }),
+      )
+      .optional(),
+  }),
+});
+type Pod = z.output<typeof podSchema>;
+const podList = z.object({ items: z.array(podSchema) });
+const gpuPodList = z.object({
+  items: z.array(
+    z.looseObject({
+      metadata: z.looseObject({ name: z.string(), labels: z.record(z.string(), z.string()).optional() }),
+      spec: z.looseObject({ image: z.string(), paused: z.boolean().optional() }),
+      status: z.looseObject({ id: z.string().optional() }).optional(),
+    }),
+  ),
+});
+
+let admin: KubeClient;
+let operator: RunningOperator;
+let scheduling: SchedulingCluster | undefined;
+
+function providerConfig(name: string, namespace: string) {
+  return {
+    apiVersion: 'gpucloud.io/v1alpha1',
+    kind: 'ProviderConfig',
+    metadata: { name },
+    spec: {
+      apiUrl: stack.sim().url,
+      credentials: { secretRef: { namespace: KEY_NS, name: `${name}-key`, key: 'api-key' } },
+      namespaces: { names: [namespace] },
+      guardrails: { gpuTypes: ['NVIDIA L40S', 'NVIDIA GeForce RTX 4090'], maxLiveGpus: 12 },
+      virtualNode: { enabled: true },
+    },
+  };
+}
+
+function deployment(image: string, replicas: number) {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'llm' },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: 'llm' } },
+      // One Pod at a time, the new one Ready before an old one goes.
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+      template: {
+        metadata: { labels: { app: 'llm' } },
+        spec: {
+          nodeSelector: { 'gpucloud.io/virtual-node': 'true', 'gpucloud.io/provider-config': 'team-a' },
+          tolerations: [TOLERATION],
+          containers: [{ name: 'main', image, resources: { limits: { 'nvidia.com/gpu': '1' } } }],
+        },
+      },
+    },
+  };
+}
+
+const listPods = async (namespace = NS) =>
+  (await admin.request(podList, { method: 'GET', path: collectionPath(pods, namespace) })).items;
+const listGpuPods = async (namespace = NS) =>
+  (await admin.request(gpuPodList, { method: 'GET', path: collectionPath(resources.gpuPod, namespace) }))
+    .items;
+const readPod = (name: string, namespace = NS) =>
+  admin.request(podSchema, { method: 'GET', path: objectPath(pods, { namespace, name }) });
+/** The cloud pods alive in the simulator, by name. */
+const liveCloudPods = () =>
+  stack
+    .sim()
+    .state.snapshot()
+    .pods.filter((pod) => pod.status !== 'TERMINATED' && pod.status !== 'TERMINATING');
+/** Create calls the simulator received: a refusal must make none. */
+const creates = () =>
+  stack
+    .sim()
+    .calls.log()
+    .filter((call) => call.method === 'POST' && !call.operation.includes('search'));
+const running = (pod: Pod) =>
+  pod.status.phase === 'Running' && pod.status.containerStatuses?.[0]?.ready === true;
+
+describe('Pods on the virtual node', () => {
+  before(async () => {
+    const cluster = stack.cluster();
+    admin = cluster.client;
+    for (const namespace of [KEY_NS, NS, OTHER_NS]) await cluster.ensureNamespace(namespace);
+    for (const [name, key] of [
+      ['team-a', TEAM_A_KEY],
+      ['team-b', TEAM_B_KEY],
+    ] as const) {
+      await cluster.create(resources.secret, KEY_NS, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: `${name}-key` },
+        stringData: { 'api-key': key },
+      });
+    }
+    // The workload controllers, node lifecycle (it lifts the not-ready taint a node registers with) and the scheduler.
+    scheduling = await startSchedulingCluster(stack.plane());
+    operator = await startOperator(stack.plane(), stack.sim(), {
+      apiKey: 'operator-default-key',
+      flags: ['--virtual-node-address', '10.1.2.3'],
+    });
+    await cluster.create(resources.providerConfig, '', providerConfig('team-a', NS));
+    await cluster.create(resources.providerConfig, '', providerConfig('team-b', OTHER_NS));
+    for (const node of ['gpucloud-team-a', 'gpucloud-team-b']) {
+      await poll(
+        () =>
+          admin
+            .request(
+              z.looseObject({
+                status: z
+                  .looseObject({
+                    conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })).optional(),
+                  })
+                  .optional(),
+              }),
+              {
+                method: 'GET',
+                path: `/api/v1/nodes/${node}`,
+              },
+            )
+            .catch(() => undefined),
+        (found) => found?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+        `node ${node} Ready`,
+        60_000,
+      );
+    }
+    // The default ServiceAccount Pod admission wants, made by the controller-manager.
+    await poll(
+      () =>
+        admin
+          .request(z.unknown(), { method: 'GET', path: `/api/v1/namespaces/${NS}/serviceaccounts/default` })
+          .catch(() => undefined),
+      (found) => found !== undefined,
+      'the default ServiceAccount',
+    );
+  });
+  after(async () => {
+    await operator?.stop();
+    await scheduling?.stop();
+  });
+
+  test('a Deployment of 3 asking for a GPU each: 3 Pods Running on the virtual node, 3 cloud pods', async () => {
+    await admin.request(z.unknown(), {
+      method: 'POST',
+      path: collectionPath(deployments, NS),
+      body: deployment('example/llm:1', 3),
+    });
+    const up = await poll(
+      listPods,
+      (items) => items.length === 3 && items.every(running),
+      '3 Pods Running and ready',
+      90_000,
+    );
+    for (const pod of up) {
+      assert.equal(pod.spec.nodeName, 'gpucloud-team-a');
+      assert.equal(pod.status.hostIP, '10.1.2.3');
+      const id = pod.metadata.annotations?.['gpucloud.io/external-id'];
+      assert.ok(id, 'the cloud id named for the kubelet API');
+      assert.equal(pod.status.containerStatuses?.[0]?.containerID, `gpucloud://${id}`);
+      assert.ok(pod.metadata.finalizers?.includes('gpucloud.io/virtual-node'));
+    }
+    const cloud = liveCloudPods();
+    assert.deepEqual(cloud.map((p) => p.name).sort(), up.map((p) => p.metadata.name).sort());
+    assert.ok(
+      cloud.every((p) => p.org === 'team-a'),
+      'in the account of the node’s ProviderConfig',
+    );
+    assert.equal(creates().length, 3);
+  });
+
+  test('scaled to 1: two cloud pods deleted, one left; no Pod goes before its cloud pod is deleted', async () => {
+    const before = (await listPods()).map((pod) => pod.metadata.name);
+    // A slow cloud delete: a Pod let go before its GpuPod is gone would be seen gone with its cloud pod running.
+    stack.sim().faults.set({ latencyMs: 1500, operations: ['pods.delete'] });
+    try {
+      await admin.request(z.unknown(), {
+        method: 'PATCH',
+        path: objectPath(deployments, { namespace: NS, name: 'llm' }),
+        body: { spec: { replicas: 1 } },
+      });
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const present = new Set((await listPods()).map((pod) => pod.metadata.name));
+        const runningInCloud = liveCloudPods()
+          .filter((pod) => pod.status === 'RUNNING')
+          .map((pod) => pod.name);
+        const outlived = before.filter((name) => !present.has(name) && runningInCloud.includes(name));
+        assert.deepEqual(outlived, [], 'a Pod gone while its cloud pod still runs');
+        if (present.size === 1 && liveCloudPods().length === 1) break;
+        assert.ok(Date.now() < deadline, `still ${[...present].join(', ')} after 60 s`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      stack.sim().faults.reset();
+    }
+    const left = await listPods();
+    assert.deepEqual(
+      liveCloudPods().map((p) => p.name),
+      left.map((p) => p.metadata.name),
+    );
+    assert.equal((await listGpuPods()).length, 1);
+  });
+
+  test('a rollout to a new image: a new cloud pod of the new image, the old one gone, never two for one Pod', async () => {
+    const [old] = await listPods();
+    await admin.request(z.unknown(), {
+      method: 'PATCH',
+      path: objectPath(deployments, { namespace: NS, name: 'llm' }),
+      body: deployment('example/llm:2', 1),
+    });
+    const [now] = await poll(
+      listPods,
+      (items) => items.length === 1 && items[0]?.metadata.name !== old?.metadata.name && items.every(running),
+      'the new Pod Running, the old one gone',
+      90_000,
+    );
+    const gpuPods = await poll(listGpuPods, (items) => items.length === 1, 'one GpuPod');
+    assert.equal(gpuPods[0]?.spec.image, 'example/llm:2');
+    await poll(
+      async () => liveCloudPods().map((p) => p.name),
+      (names) => names.length === 1 && names[0] === now?.metadata.name,
+      'the one cloud pod the new Pod’s',
+    );
+    // 3 Pods, then one more for the rollout: one create each, none twice.
+    assert.equal(creates().length, 4);
+  });
+
+  test('deleting the Deployment leaves no Pod, no GpuPod and no cloud pod', async () => {
+    await admin.request(z.unknown(), {
+      method: 'DELETE',
+      path: objectPath(deployments, { namespace: NS, name: 'llm' }),
+      body: { propagationPolicy: 'Foreground' },
+    });
+    await poll(listPods, (items) => items.length === 0, 'no Pod', 60_000);
+    await poll(listGpuPods, (items) => items.length === 0, 'no GpuPod');
+    assert.deepEqual(liveCloudPods(), []);
+  });
+
+  test('a Pod the node cannot run fails with the reason, and no cloud call', async () => {
+    const before = creates().length;
+    await admin.request(z.unknown(), {
+      method: 'POST',
+      path: collectionPath(pods, NS),
+      body: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'two-containers' },
+        spec: {
+          nodeName: 'gpucloud-team-a',
+          tolerations: [TOLERATION],
+          containers: [
+            { name: 'main', image: 'a:1', resources: { limits: { 'nvidia.com/gpu': '1' } } },
+            { name: 'sidecar', image: 'b:1' },
+          ],
+        },
+      },
+    });
+    const refused = await poll(
+      () => readPod('two-containers'),
+      (pod) => pod.status.phase === 'Failed',
+      'the Pod refused',
+    );
+    assert.equal(refused.status.reason, 'UnsupportedPodSpec');
+    assert.match(refused.status.message ?? '', /one container per Pod; this Pod has 2 \(main, sidecar\)/);
+    assert.equal(creates().length, before);
+    assert.equal((await listGpuPods()).length, 0);
+    // Deleted, it goes at once (the node's final delete), having held nothing.
+    await admin.request(z.unknown(), {
+      method: 'DELETE',
+      path: objectPath(pods, { namespace: NS, name: 'two-containers' }),
+    });
+    await poll(listPods, (items) => items.length === 0, 'the refused Pod gone');
+  });
+
+  describe('a tenant of an allowed namespace', () => {
+    let tenant: KubeClient;
+    before(async () => {
+      await grantTenant(admin, NS, TENANT, ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete']);
+      await admin.request(z.unknown(), {
+        method: 'POST',
+        path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`,
+        body: {
+          metadata: { name: 'pods' },
+          rules: [
+            {
+              apiGroups: [''],
+              resources: ['pods'],
+              verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+            },
+          ],
+        },
+      });
+      await admin.request(z.unknown(), {
+        method: 'POST',
+        path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`,
+        body: {
+          metadata: { name: 'pods' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pods' },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: TENANT }],
+        },
+      });
+      tenant = clientAs(stack.plane(), TENANT);
+    });
+
+    const podOn = (name: string, node: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: {
+        nodeName: node,
+        tolerations: [TOLERATION],
+        containers: [
+          { name: 'main', image: 'example/app:1', resources: { limits: { 'nvidia.com/gpu': '1' } } },
+        ],
+      },
+    });
+
+    test('cannot reach another account through a Pod: bound by hand to its node, the Pod is refused, no cloud call', async () => {
+      const before = creates().length;
+      await tenant.request(z.unknown(), {
+        method: 'POST',
+        path: collectionPath(pods, NS),
+        body: podOn('elsewhere', 'gpucloud-team-b'),
+      });
+      const refused = await poll(
+        () => readPod('elsewhere'),
+        (pod) => pod.status.phase === 'Failed',
+        'the Pod refused',
+      );
+      assert.equal(refused.status.reason, 'NamespaceNotAllowed');
+      assert.equal(creates().length, before);
+      assert.ok(
+        stack
+          .sim()
+          .state.snapshot()
+          .pods.every((p) => p.org !== 'team-b'),
+        'nothing in the other account',
+      );
+    });
+
+    test('the GpuPod of their Pod: an edit is put back; a deletion is a restart, one cloud pod for the Pod at a time', async () => {
+      await tenant.request(z.unknown(), {
+        method: 'POST',
+        path: collectionPath(pods, NS),
+        body: podOn('mine', 'gpucloud-team-a'),
+      });
+      const first = await poll(() => readPod('mine'), running, 'the Pod Running', 60_000);
+      const firstId = first.metadata.annotations?.['gpucloud.io/external-id'];
+      const gpuPodPath = objectPath(resources.gpuPod, { namespace: NS, name: 'mine' });
+      await tenant.request(z.unknown(), {
+        method: 'PATCH',
+        path: gpuPodPath,
+        body: { spec: { paused: true, deletionPolicy: 'Orphan' } },
+      });
+      const gpuPodSchema = z.looseObject({
+        spec: z.looseObject({ paused: z.boolean().optional(), deletionPolicy: z.string().optional() }),
+      });
+      await poll(
+        () => admin.request(gpuPodSchema, { method: 'GET', path: gpuPodPath }),
+        (gp) => gp.spec.paused === false && gp.spec.deletionPolicy === 'Delete',
+        'the GpuPod put back as the Pod says',
+      );
+      await tenant.request(z.unknown(), { method: 'DELETE', path: gpuPodPath });
+      const again = await poll(
+        () => readPod('mine'),
+        (pod) => running(pod) && pod.metadata.annotations?.['gpucloud.io/external-id'] !== firstId,
+        'the Pod Running on a new cloud pod',
+        60_000,
+      );
+      assert.ok(again.metadata.annotations?.['gpucloud.io/external-id']);
+      assert.deepEqual(
+        liveCloudPods().filter((p) => p.name === 'mine').length,
+        1,
+        'the first cloud pod deleted before the second',
+      );
+      await tenant.request(z.unknown(), {
+        method: 'DELETE',
+        path: objectPath(pods, { namespace: NS, name: 'mine' }),
+      });
+      await poll(
+        () =>
+          readPod('mine').catch((error: unknown) =>
+            isStatus(error, 404) ? undefined : Promise.reject(error),
+          ),
+        (pod) => pod === undefined,
+        'the Pod gone',
+        60_000,
+      );
+      assert.deepEqual(
+        liveCloudPods().filter((p) => p.name === 'mine'),
+        [],
+      );
+    });
+  });
+});
