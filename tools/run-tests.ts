@@ -7,7 +7,8 @@
 // [-- node --test options]; `all` (the default) runs the unit tier and, if it passes, the integration tier.
 import { spawnSync } from 'node:child_process';
 import { existsSync, globSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -79,11 +80,19 @@ export function tiers(): { unit: string[]; integration: string[]; alone: string[
   return { unit, integration, alone };
 }
 
+/**
+ * V8's compile cache for every process of the run (test files, operator processes): each of the ~200 test
+ * processes compiles the same modules, and with the cache a warm start imports them in half the CPU time.
+ * Node checks each entry against its source, so an edited file is compiled afresh.
+ */
+const COMPILE_CACHE = join(homedir(), '.cache', 'gpucloud-operator', 'node-compile-cache');
+
 function run(name: string, files: readonly string[], options: readonly string[]): number {
   console.log(`\n=== ${name} tier: ${files.length} files ===`);
   const result = spawnSync(process.execPath, ['--test', ...options, ...files], {
     cwd: ROOT,
     stdio: 'inherit',
+    env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...process.env },
   });
   return result.status ?? 1;
 }
