@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
-import { pods } from '../../src/kube/resource-type.ts';
+import { objectPath, pods } from '../../src/kube/resource-type.ts';
 import { type IssuedCertificate, issueCertificate } from '../../src/lib/x509.ts';
 import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { writeKubeconfigAs } from '../support/impersonation.ts';
@@ -185,24 +185,45 @@ describe('the virtual node’s kubelet API', () => {
         layout.clusterCa,
       ],
     });
-    // The cloud pod the Pod→cloud-pod reconciler would have made, named on the Pod by its annotation.
+    // The Pod runs as a cloud pod of the node's account, which its annotation names once it is made.
     cloud = new GpuCloudClient({ baseUrl: stack.sim().url, apiKey: TEAM_KEY });
-    const made = await cloud.pods.create({
-      name: 'trainer',
-      image: 'ubuntu:24.04',
-      gpuType: 'NVIDIA L40S',
-      gpuCount: 1,
+    await cluster.create(pods, NS, podOn('trainer', {}));
+    const annotated = z.looseObject({
+      metadata: z.looseObject({ annotations: z.record(z.string(), z.string()).optional() }),
     });
+    const named = await poll(
+      () =>
+        admin.request(annotated, {
+          method: 'GET',
+          path: objectPath(pods, { namespace: NS, name: 'trainer' }),
+        }),
+      (pod) => pod.metadata.annotations?.[EXTERNAL_ID] !== undefined,
+      'the Pod naming its cloud pod',
+    );
+    const id = named.metadata.annotations?.[EXTERNAL_ID] ?? '';
     await poll(
-      () => cloud.pods.get(made.id),
+      () => cloud.pods.get(id),
       (pod) => pod.status === 'RUNNING',
       'the cloud pod RUNNING',
     );
-    cloudId = made.id;
-    cloudLines = (await cloud.pods.logs(made.id)).items.map((line) => line.content);
+    cloudId = id;
+    cloudLines = (await cloud.pods.logs(id)).items.map((line) => line.content);
     assert.ok(cloudLines.length >= 3, `the simulator wrote the container's start: ${cloudLines}`);
-    await cluster.create(pods, NS, podOn('trainer', { [EXTERNAL_ID]: made.id }));
-    await cluster.create(pods, NS, podOn('starting', {}));
+    // A Pod whose env names a ConfigMap that does not exist waits, with no cloud pod made.
+    const starting = podOn('starting', {});
+    const [container] = starting.spec.containers;
+    await cluster.create(pods, NS, {
+      ...starting,
+      spec: {
+        ...starting.spec,
+        containers: [
+          {
+            ...container,
+            env: [{ name: 'MODEL', valueFrom: { configMapKeyRef: { name: 'missing', key: 'model' } } }],
+          },
+        ],
+      },
+    });
     // Served once the node is registered and its Pods watched.
     await until(
       async () => (await straight(`/containerLogs/${NS}/trainer/main`, apiserverClient)).status === 200,
@@ -261,15 +282,12 @@ describe('the virtual node’s kubelet API', () => {
       const id = cloudId;
       // Paused and resumed, the cloud pod starts its container again, and writes its start again.
       await cloud.pods.pause(id);
-      // Resumable once PAUSED: tried until the cloud takes it.
-      await until(
-        () =>
-          cloud.pods.resume(id).then(
-            () => true,
-            () => false,
-          ),
-        'the cloud pod resumed',
-      );
+      // Resumable once PAUSED: tried until it runs again (the operator, whose GpuPod is not paused,
+      // may resume it first).
+      await until(async () => {
+        await cloud.pods.resume(id).catch(() => undefined);
+        return (await cloud.pods.get(id)).status === 'RUNNING';
+      }, 'the cloud pod resumed');
       await until(() => out.split('container started').length > 2, 'the restart streamed', 60_000);
       assert.equal(follow.exitCode, null, 'still following');
     } finally {
