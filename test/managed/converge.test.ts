@@ -52,7 +52,7 @@ const creates = (w: WidgetWorld) => w.cloud.calls.filter((call) => call.op === '
 describe('one reconcile of a living resource', () => {
   test('in sync, it asks to look again only when its kind revisits', async () => {
     const w = open({
-      adapt: (kind) => ({ ...kind, revisitAfterMs: (mr) => (mr.spec.size === 3 ? 1234 : undefined) }),
+      adapt: (kind) => ({ ...kind, revisit: { afterMs: (mr) => (mr.spec.size === 3 ? 1234 : undefined) } }),
     });
     w.api.create('w', {});
     await w.settle(KEY);

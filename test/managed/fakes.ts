@@ -216,7 +216,6 @@ export class FakeCloud {
         from: (widget) => ({ paused: widget.status === 'PAUSED', size: widget.size }),
         cleared: { paused: false },
       },
-      drift: (mr, widget) => (mr.spec.size !== undefined && mr.spec.size !== widget.size ? ['size'] : []),
       pause: {
         paused: (spec) => ({ ...spec, paused: true }),
         idle: {
@@ -237,26 +236,32 @@ export class FakeCloud {
           utilization: (mr) => this.utilization.get(String(mr.status?.id)),
         },
       },
-      deadline: (spec) =>
-        spec.deadlineSeconds === undefined
-          ? undefined
-          : { seconds: spec.deadlineSeconds, action: spec.deadlineAction ?? 'Pause' },
+      deadline: {
+        of: (spec) =>
+          spec.deadlineSeconds === undefined
+            ? undefined
+            : { seconds: spec.deadlineSeconds, action: spec.deadlineAction ?? 'Pause' },
+      },
       secrets: { connectionDetails: (status) => ({ id: String(status.id) }) },
       spot: {
         requested: (spec) => spec.spot === true,
         preempted: (widget) => widget.spot && widget.status === 'FAILED',
       },
       delete: async (id) => this.#set(id, 'TERMINATED', 'delete'),
-      readiness: (_mr, widget) =>
-        widget.status === 'RUNNING'
-          ? { ready: true, reason: 'Running', message: '' }
-          : {
-              ready: false,
-              reason: widget.status === 'PAUSED' ? 'Paused' : 'NotRunning',
-              message: widget.status,
-            },
       phaseOf: (widget) => widget.status,
-      statusOf: (widget) => ({ size: widget.size }),
+      observe: (mr, widget) => ({
+        phase: widget.status,
+        readiness:
+          widget.status === 'RUNNING'
+            ? { ready: true, reason: 'Running', message: '' }
+            : {
+                ready: false,
+                reason: widget.status === 'PAUSED' ? 'Paused' : 'NotRunning',
+                message: widget.status,
+              },
+        status: { size: widget.size },
+        drift: mr.spec.size !== undefined && mr.spec.size !== widget.size ? ['size'] : [],
+      }),
     };
   }
 

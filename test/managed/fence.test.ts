@@ -34,9 +34,8 @@ function recordingAdapter(changes: string[]): ExternalKind<unknown, Cloud> {
       step: { reason: 'Pausing', describe: 'pausing', run: async () => void changes.push('step') },
     }),
     delete: async () => void changes.push('delete'),
-    readiness: refuse,
     phaseOf: refuse,
-    statusOf: refuse,
+    observe: refuse,
   };
 }
 

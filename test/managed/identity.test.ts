@@ -401,7 +401,10 @@ describe('creating and recovering', () => {
     const w = open({
       adapt: (base) => ({
         ...base,
-        statusOf: (widget) => ({ size: widget.size, host: (widget as { host?: string }).host }),
+        observe: (mr, widget) => ({
+          ...base.observe(mr, widget),
+          status: { size: widget.size, host: (widget as { host?: string }).host },
+        }),
       }),
     });
     w.api.create('w', {});

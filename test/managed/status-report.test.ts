@@ -110,10 +110,12 @@ describe('status fields and conditions', () => {
     const w = open({
       adapt: (base) => ({
         ...base,
-        readiness: (mr, widget) =>
-          widget.status === 'FAILED'
-            ? { ready: false, broken: true, reason: 'Crashed', message: 'the widget crashed' }
-            : base.readiness(mr, widget),
+        observe: (mr, widget) => ({
+          ...base.observe(mr, widget),
+          ...(widget.status === 'FAILED' && {
+            readiness: { ready: false, broken: true, reason: 'Crashed', message: 'the widget crashed' },
+          }),
+        }),
       }),
     });
     w.api.create('w', {});
@@ -137,7 +139,10 @@ describe('status fields and conditions', () => {
     const w = open({
       adapt: (base) => ({
         ...base,
-        readiness: () => ({ ready: false, broken: true, reason: 'Crashed', message: 'the widget crashed' }),
+        observe: (mr, widget) => ({
+          ...base.observe(mr, widget),
+          readiness: { ready: false, broken: true, reason: 'Crashed', message: 'the widget crashed' },
+        }),
       }),
     });
     const broken = w.cloud.put({ name: 'b', status: 'FAILED' });
@@ -282,7 +287,10 @@ describe('drift', () => {
     const multi = open({
       adapt: (base) => ({
         ...base,
-        drift: (mr) => (mr.spec.size === 8 ? ['size'] : mr.spec.size === 9 ? ['size', 'spot'] : []),
+        observe: (mr, widget) => ({
+          ...base.observe(mr, widget),
+          drift: mr.spec.size === 8 ? ['size'] : mr.spec.size === 9 ? ['size', 'spot'] : [],
+        }),
       }),
     });
     multi.api.create('w', { size: 1 });
@@ -324,7 +332,9 @@ describe('drift', () => {
   });
 
   test('a kind that reports no drift is Synced', async () => {
-    const w = open({ adapt: (base) => ({ ...base, drift: undefined }) });
+    const w = open({
+      adapt: (base) => ({ ...base, observe: (mr, widget) => ({ ...base.observe(mr, widget), drift: [] }) }),
+    });
     w.api.create('w', { size: 1 });
     await w.settle(KEY);
     w.api.patchSpec(KEY, { size: 8 });
@@ -510,7 +520,10 @@ describe("the list's view", () => {
       cloud.calls.push({ op: 'enrich', id: widget.id });
       return { ...widget, host: `host-${widget.id}` } as typeof widget;
     },
-    statusOf: (widget) => ({ size: widget.size, host: (widget as { host?: string }).host }),
+    observe: (mr, widget) => ({
+      ...base.observe(mr, widget),
+      status: { size: widget.size, host: (widget as { host?: string }).host },
+    }),
   });
 
   test('with the status fingerprint the list is trusted: no get, and what only a get shows is kept', async () => {
@@ -586,7 +599,13 @@ describe("the list's view", () => {
 
   test('a kind with nothing to complete takes the listed copy as whole', async () => {
     const w = open({
-      adapt: (base) => ({ ...base, statusOf: (widget) => ({ size: widget.size, note: undefined }) }),
+      adapt: (base) => ({
+        ...base,
+        observe: (mr, widget) => ({
+          ...base.observe(mr, widget),
+          status: { size: widget.size, note: undefined },
+        }),
+      }),
     });
     const outside = w.cloud.put({ name: 'o' });
     w.api.create('w', {}, { annotations: { [EXTERNAL_ID]: outside.id } });

@@ -144,7 +144,7 @@ describe('GpuPod adapter', () => {
   describe('readiness', () => {
     it('reads each cloud status as its own reason; only RUNNING is Ready, only FAILED and DEGRADED are broken', () => {
       for (const status of POD_STATUSES) {
-        const readiness = adapter.readiness(pod(podSpec()), { ...running, status });
+        const readiness = adapter.observe(pod(podSpec()), { ...running, status }).readiness;
         assert.equal(readiness.ready, status === 'RUNNING', status);
         assert.equal(readiness.reason, camel(status), status);
         assert.equal(readiness.broken === true, status === 'FAILED' || status === 'DEGRADED', status);
@@ -154,33 +154,39 @@ describe('GpuPod adapter', () => {
     });
 
     it('a pod paused as the spec asks is Ready, reason Paused; paused by someone else it is not', () => {
-      const asked = adapter.readiness(pod(podSpec({ paused: true })), { ...running, status: 'PAUSED' });
+      const asked = adapter.observe(pod(podSpec({ paused: true })), {
+        ...running,
+        status: 'PAUSED',
+      }).readiness;
       assert.equal(asked.ready, true);
       assert.equal(asked.reason, 'Paused');
       for (const paused of [false, undefined]) {
-        const other = adapter.readiness(pod(podSpec({ paused })), { ...running, status: 'PAUSED' });
+        const other = adapter.observe(pod(podSpec({ paused })), { ...running, status: 'PAUSED' }).readiness;
         assert.equal(other.ready, false, `paused: ${paused}`);
         assert.equal(other.reason, 'Paused');
       }
     });
 
     it('a running pod the spec asks paused is not Ready yet: Pausing', () => {
-      const readiness = adapter.readiness(pod(podSpec({ paused: true })), running);
+      const readiness = adapter.observe(pod(podSpec({ paused: true })), running).readiness;
       assert.deepEqual([readiness.ready, readiness.reason], [false, 'Pausing']);
     });
 
     it('a pod starting after it was paused reads Resuming; a new pod starting reads Initializing', () => {
       const starting = { ...running, status: 'INITIALIZING' };
-      const resumed = adapter.readiness(pod(podSpec({ paused: false }), { phase: 'PAUSED' }), starting);
+      const resumed = adapter.observe(
+        pod(podSpec({ paused: false }), { phase: 'PAUSED' }),
+        starting,
+      ).readiness;
       assert.deepEqual([resumed.ready, resumed.reason], [false, 'Resuming']);
       for (const mr of [pod(podSpec({ paused: false })), pod(podSpec(), { phase: 'PAUSED' })]) {
-        const fresh = adapter.readiness(mr, starting);
+        const fresh = adapter.observe(mr, starting).readiness;
         assert.deepEqual([fresh.ready, fresh.reason], [false, 'Initializing']);
       }
     });
 
     it('a status the operator does not know is not Ready and says which, without failing', () => {
-      const readiness = adapter.readiness(pod(podSpec()), { ...running, status: 'HIBERNATING' });
+      const readiness = adapter.observe(pod(podSpec()), { ...running, status: 'HIBERNATING' }).readiness;
       assert.equal(readiness.ready, false);
       assert.equal(readiness.reason, 'UnknownPhase');
       assert.match(readiness.message, /HIBERNATING/);
@@ -200,14 +206,14 @@ describe('GpuPod adapter', () => {
       });
       const mr = pod(spec);
       const made = await created(mr);
-      assert.deepEqual(adapter.drift?.(mr, made), []);
-      assert.deepEqual(adapter.drift?.(mr, await listed(made.id)), []);
+      assert.deepEqual(adapter.observe(mr, made).drift, []);
+      assert.deepEqual(adapter.observe(mr, await listed(made.id)).drift, []);
     });
 
     it('a pod whose spec allows any region (regions: []) is not drifted', async () => {
       const mr = pod(podSpec({ regions: [] }));
       const made = await created(mr);
-      assert.deepEqual(adapter.drift?.(mr, made), []);
+      assert.deepEqual(adapter.observe(mr, made).drift, []);
     });
 
     it('reports each field the pod cannot change, alone, when the pod differs from the spec', () => {
@@ -222,7 +228,7 @@ describe('GpuPod adapter', () => {
         regions: [running.region],
       });
       const mr = pod(spec);
-      assert.deepEqual(adapter.drift?.(mr, running), []);
+      assert.deepEqual(adapter.observe(mr, running).drift, []);
       const differing: Array<[string, Partial<PodView>]> = [
         ['name', { name: 'renamed-in-the-cloud' }],
         ['image', { image: 'ghcr.io/acme/other:2' }],
@@ -234,16 +240,17 @@ describe('GpuPod adapter', () => {
         ['regions', { region: 'ap-southeast-1' }],
       ];
       for (const [field, change] of differing) {
-        assert.deepEqual(adapter.drift?.(mr, { ...running, ...change }), [field], field);
+        assert.deepEqual(adapter.observe(mr, { ...running, ...change }).drift, [field], field);
       }
     });
 
     it('the name compared is metadata.name when the spec leaves it out', () => {
       const mr = resource('GpuPod', podSpec(), { name: running.name });
-      assert.deepEqual(adapter.drift?.(mr, running), []);
-      assert.deepEqual(adapter.drift?.({ ...mr, metadata: { ...mr.metadata, name: 'other' } }, running), [
-        'name',
-      ]);
+      assert.deepEqual(adapter.observe(mr, running).drift, []);
+      assert.deepEqual(
+        adapter.observe({ ...mr, metadata: { ...mr.metadata, name: 'other' } }, running).drift,
+        ['name'],
+      );
     });
 
     it('fields the spec leaves out are the cloud’s to pick, and what the operator changes (paused) is not drift', () => {
@@ -257,7 +264,7 @@ describe('GpuPod adapter', () => {
         region: 'ap-southeast-1',
         internalIp: '10.9.9.9',
       };
-      assert.deepEqual(adapter.drift?.(mr, picked), []);
+      assert.deepEqual(adapter.observe(mr, picked).drift, []);
     });
   });
 
@@ -307,8 +314,8 @@ describe('GpuPod adapter', () => {
       assert.ok(lateInit);
       const mr = lateInitialised(pod(podSpec({ image: 'ghcr.io/acme/trainer:1' })), lateInit, adopted);
       assert.deepEqual(await adapter.plan(mr, adopted, actContext(mr)), { kind: 'in-sync' });
-      assert.deepEqual(adapter.drift?.(mr, adopted), []);
-      assert.equal(adapter.readiness(mr, adopted).ready, true);
+      assert.deepEqual(adapter.observe(mr, adopted).drift, []);
+      assert.equal(adapter.observe(mr, adopted).readiness.ready, true);
     });
 
     it('paused removed after late initialisation takes its cleared value: the pod is resumed', async () => {
@@ -322,7 +329,7 @@ describe('GpuPod adapter', () => {
 
   describe('statusOf', () => {
     it('shows what a get reports: placement, SSH, exposed ports, prices and creation time', () => {
-      const status = adapter.statusOf(running, baseMr);
+      const status = adapter.observe(baseMr, running).status;
       assert.equal(status.region, running.region);
       assert.equal(status.gpuDisplayName, running.gpuDisplayName);
       assert.equal(status.cloudType, running.cloudType);
@@ -352,10 +359,10 @@ describe('GpuPod adapter', () => {
 
     it('what the cloud gives as null or a list leaves out is absent, never null (status fields are optional, not nullable)', async () => {
       const paused = { ...running, status: 'PAUSED', sshCmd: null, internalIp: null };
-      const fromGet = adapter.statusOf(paused, baseMr);
+      const fromGet = adapter.observe(baseMr, paused).status;
       assert.equal(fromGet.sshCommand, undefined);
       assert.equal(fromGet.internalIp, undefined);
-      const fromList = adapter.statusOf(await listed(running.id), baseMr);
+      const fromList = adapter.observe(baseMr, await listed(running.id)).status;
       assert.equal(fromList.prices, undefined);
       assert.equal(fromList.sshCommand, undefined);
       assert.equal(fromList.exposedPorts, undefined);
@@ -409,7 +416,7 @@ describe('GpuPod adapter', () => {
     );
     const view = await listed(running.id);
     assert.equal(view.singleCardPrice, undefined, 'the list carries no prices');
-    const status = adapter.statusOf(running, baseMr);
+    const status = adapter.observe(baseMr, running).status;
     const fromList = await adapter.details?.fetch(view, status);
     assert.equal(fromList?.estimatedCost, fromGet?.estimatedCost);
   });

@@ -115,7 +115,7 @@ describe('GpuVm adapter', () => {
   describe('readiness', () => {
     it('reads each cloud status as its own reason; only RUNNING is Ready, only FAILED is broken', () => {
       for (const status of VM_STATUSES) {
-        const readiness = adapter.readiness(vm(vmSpec()), { ...running, status });
+        const readiness = adapter.observe(vm(vmSpec()), { ...running, status }).readiness;
         assert.equal(readiness.ready, status === 'RUNNING', status);
         assert.equal(readiness.reason, camel(status), status);
         assert.equal(readiness.broken === true, status === 'FAILED', status);
@@ -125,7 +125,7 @@ describe('GpuVm adapter', () => {
     });
 
     it('a status the operator does not know is not Ready and says which', () => {
-      const readiness = adapter.readiness(vm(vmSpec()), { ...running, status: 'MIGRATING' });
+      const readiness = adapter.observe(vm(vmSpec()), { ...running, status: 'MIGRATING' }).readiness;
       assert.deepEqual([readiness.ready, readiness.reason], [false, 'UnknownPhase']);
       assert.match(readiness.message, /MIGRATING/);
     });
@@ -136,25 +136,25 @@ describe('GpuVm adapter', () => {
       for (const isSpot of [true, false, undefined]) {
         const mr = vm(vmSpec({ isSpot }));
         const made = await created(mr);
-        assert.deepEqual(adapter.drift?.(mr, made), [], `isSpot: ${isSpot}`);
+        assert.deepEqual(adapter.observe(mr, made).drift, [], `isSpot: ${isSpot}`);
       }
     });
 
     it('reports a region or capacity kind that differs: the VM can change neither', () => {
       const mr = vm(vmSpec({ region: running.region, isSpot: running.isSpot }));
-      assert.deepEqual(adapter.drift?.(mr, running), []);
-      assert.deepEqual(adapter.drift?.(mr, { ...running, region: 'eu-west-1' }), ['region']);
-      assert.deepEqual(adapter.drift?.(mr, { ...running, isSpot: !running.isSpot }), ['isSpot']);
-      assert.deepEqual(adapter.drift?.(mr, { ...running, region: 'eu-west-1', isSpot: !running.isSpot }), [
-        'region',
-        'isSpot',
-      ]);
+      assert.deepEqual(adapter.observe(mr, running).drift, []);
+      assert.deepEqual(adapter.observe(mr, { ...running, region: 'eu-west-1' }).drift, ['region']);
+      assert.deepEqual(adapter.observe(mr, { ...running, isSpot: !running.isSpot }).drift, ['isSpot']);
+      assert.deepEqual(
+        adapter.observe(mr, { ...running, region: 'eu-west-1', isSpot: !running.isSpot }).drift,
+        ['region', 'isSpot'],
+      );
     });
 
     it('the name, which a rename changes, and a capacity kind the spec leaves out are not drift', () => {
       const mr = vm(vmSpec({ name: 'wanted' }));
-      assert.deepEqual(adapter.drift?.(mr, { ...running, name: 'other', isSpot: true }), []);
-      assert.deepEqual(adapter.drift?.(mr, { ...running, name: 'other', isSpot: false }), []);
+      assert.deepEqual(adapter.observe(mr, { ...running, name: 'other', isSpot: true }).drift, []);
+      assert.deepEqual(adapter.observe(mr, { ...running, name: 'other', isSpot: false }).drift, []);
     });
   });
 
@@ -180,12 +180,12 @@ describe('GpuVm adapter', () => {
       assert.ok(lateInit);
       const mr = lateInitialised(vm(vmSpec()), lateInit, adopted);
       assert.deepEqual(await adapter.plan(mr, adopted, actContext(mr)), { kind: 'in-sync' });
-      assert.deepEqual(adapter.drift?.(mr, adopted), []);
+      assert.deepEqual(adapter.observe(mr, adopted).drift, []);
     });
   });
 
   it('statusOf shows the VM’s name, shape, capacity kind and addresses as the cloud reports them', () => {
-    const status = adapter.statusOf(running, vm(vmSpec()));
+    const status = adapter.observe(vm(vmSpec()), running).status;
     const shown = [
       'name',
       'region',

@@ -329,7 +329,7 @@ describe('ServerlessEndpoint adapter', () => {
         const step = stepOf(await own.plan(mr, endpoint, actContext(mr)));
         assert.equal(step.reason, 'Autoscaling');
         assert.match(step.describe, /from 1 to 3 workers \(ScaleUp: 3 tasks in flight\)/);
-        assert.deepEqual(own.statusOf(endpoint, mr).autoscaling, {
+        assert.deepEqual(own.observe(mr, endpoint).status.autoscaling, {
           desiredWorkers: 3,
           reason: 'ScaleUp',
           queue: 3,
@@ -338,7 +338,7 @@ describe('ServerlessEndpoint adapter', () => {
         const scaled = await fresh(made.id);
         assert.equal(scaled.totalWorkers, 3);
         assert.deepEqual(await own.plan(mr, scaled, actContext(mr)), { kind: 'in-sync' });
-        assert.deepEqual(own.statusOf(scaled, mr).autoscaling, {
+        assert.deepEqual(own.observe(mr, scaled).status.autoscaling, {
           desiredWorkers: 3,
           reason: 'Steady',
           queue: 3,
@@ -348,10 +348,10 @@ describe('ServerlessEndpoint adapter', () => {
           counts + 1,
           'one read of the counts per interval',
         );
-        assert.equal(own.revisitAfterMs?.(mr), QUEUE_INTERVAL_MS);
+        assert.equal(own.revisit?.afterMs(mr), QUEUE_INTERVAL_MS);
         await own.delete?.(made.id);
         assert.equal(
-          own.statusOf(scaled, mr).autoscaling,
+          own.observe(mr, scaled).status.autoscaling,
           undefined,
           'a deleted endpoint’s decision is forgotten',
         );
@@ -369,7 +369,7 @@ describe('ServerlessEndpoint adapter', () => {
         assert.deepEqual(await plan(stopped, { ...endpoint, status: 'STOPPED' }), { kind: 'in-sync' });
         assert.deepEqual(await plan(autoscaled, { ...endpoint, status: 'FAILED' }), { kind: 'in-sync' });
         assert.equal(cloud.callsOf('serverless.tasks.count'), counts);
-        assert.equal(adapter.revisitAfterMs?.(plain), undefined);
+        assert.equal(adapter.revisit?.afterMs(plain), undefined);
       });
     });
   });
@@ -377,7 +377,7 @@ describe('ServerlessEndpoint adapter', () => {
   describe('readiness', () => {
     it('reads each cloud status as its own reason; only RUNNING is Ready, only FAILED is broken', () => {
       for (const status of ENDPOINT_STATUSES) {
-        const readiness = adapter.readiness(endpointResource(endpointSpec()), { ...running, status });
+        const readiness = adapter.observe(endpointResource(endpointSpec()), { ...running, status }).readiness;
         assert.equal(readiness.ready, status === 'RUNNING', status);
         assert.equal(readiness.reason, camel(status), status);
         assert.equal(readiness.broken === true, status === 'FAILED', status);
@@ -387,31 +387,32 @@ describe('ServerlessEndpoint adapter', () => {
 
     it('an endpoint stopped as the spec asks is Ready, reason Stopped; running while asked stopped, it is Stopping', () => {
       const asked = endpointResource(endpointSpec({ stopped: true }));
-      const stopped = adapter.readiness(asked, { ...running, status: 'STOPPED' });
+      const stopped = adapter.observe(asked, { ...running, status: 'STOPPED' }).readiness;
       assert.deepEqual([stopped.ready, stopped.reason], [true, 'Stopped']);
-      const stopping = adapter.readiness(asked, running);
+      const stopping = adapter.observe(asked, running).readiness;
       assert.deepEqual([stopping.ready, stopping.reason], [false, 'Stopping']);
       for (const wanted of [false, undefined]) {
-        const other = adapter.readiness(endpointResource(endpointSpec({ stopped: wanted })), {
+        const other = adapter.observe(endpointResource(endpointSpec({ stopped: wanted })), {
           ...running,
           status: 'STOPPED',
-        });
+        }).readiness;
         assert.deepEqual([other.ready, other.reason], [false, 'Stopped']);
       }
     });
 
     it('a status the operator does not know is not Ready and says which', () => {
-      const readiness = adapter.readiness(endpointResource(endpointSpec()), {
+      const readiness = adapter.observe(endpointResource(endpointSpec()), {
         ...running,
         status: 'SCALING',
-      });
+      }).readiness;
       assert.deepEqual([readiness.ready, readiness.reason], [false, 'UnknownPhase']);
       assert.match(readiness.message, /SCALING/);
     });
   });
 
   it('drift: none, since the cloud can change every field in place (the update test covers each)', () => {
-    assert.equal(adapter.drift, undefined);
+    const other = endpointResource(endpointSpec({ name: 'other', workers: running.totalWorkers + 1 }));
+    assert.deepEqual(adapter.observe(other, running).drift, []);
   });
 
   describe('late initialisation', () => {
@@ -494,7 +495,7 @@ describe('ServerlessEndpoint adapter', () => {
         adopted,
       );
       assert.deepEqual(await plan(mr, adopted), { kind: 'in-sync' });
-      assert.equal(adapter.readiness(mr, adopted).ready, true);
+      assert.equal(adapter.observe(mr, adopted).readiness.ready, true);
     });
 
     it('the cleared values are what clears each field in the cloud: a patch with them, then in sync', async (t) => {
@@ -527,7 +528,7 @@ describe('ServerlessEndpoint adapter', () => {
 
   describe('statusOf', () => {
     it('shows the name, domain and workers, the workers again as replicas, and a selector naming the endpoint', () => {
-      const status = adapter.statusOf(running, runningMr);
+      const status = adapter.observe(runningMr, running).status;
       assert.ok(running.domain, 'a running endpoint has a domain');
       assert.deepEqual(status, {
         name: running.name,
@@ -543,7 +544,7 @@ describe('ServerlessEndpoint adapter', () => {
     it('an endpoint with no domain yet shows none, never null', async () => {
       const made = await adapter.create(endpointResource(endpointSpec()), actContext(runningMr));
       assert.equal(made.domain, null);
-      assert.equal(adapter.statusOf(made, runningMr).domain, undefined);
+      assert.equal(adapter.observe(runningMr, made).status.domain, undefined);
     });
   });
 

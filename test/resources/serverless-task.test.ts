@@ -126,7 +126,7 @@ describe('ServerlessTask adapter', () => {
   });
 
   it('has no drift, late initialisation or delete: every field is immutable and the cloud never deletes a task', () => {
-    assert.equal(adapter.drift, undefined);
+    assert.deepEqual(adapter.observe(task(taskSpec({ input: { other: true } })), finished).drift, []);
     assert.equal(adapter.lateInit, undefined);
     assert.equal(adapter.delete, undefined);
   });
@@ -135,34 +135,34 @@ describe('ServerlessTask adapter', () => {
     it('waiting and running tasks are not Ready; a successful one is Ready, reason Succeeded', () => {
       const mr = task(taskSpec());
       for (const status of ['PROCESSING', 'DELIVERED']) {
-        const readiness = adapter.readiness(mr, { ...finished, status });
+        const readiness = adapter.observe(mr, { ...finished, status }).readiness;
         assert.deepEqual(
           [readiness.ready, readiness.reason, readiness.broken],
           [false, camel(status), undefined],
         );
         assert.equal(adapter.phaseOf({ ...finished, status }), status);
       }
-      const success = adapter.readiness(mr, finished);
+      const success = adapter.observe(mr, finished).readiness;
       assert.deepEqual([success.ready, success.reason], [true, 'Succeeded']);
       assert.notEqual(success.broken, true);
     });
 
     it('a failed task is broken, reason TaskFailed, with the cloud’s reason in the message (or a note that it gave none)', () => {
       const mr = task(taskSpec());
-      const failed = adapter.readiness(mr, {
+      const failed = adapter.observe(mr, {
         ...finished,
         status: 'FAILED',
         error: 'worker ran out of memory',
-      });
+      }).readiness;
       assert.deepEqual([failed.ready, failed.reason, failed.broken], [false, 'TaskFailed', true]);
       assert.match(failed.message, /worker ran out of memory/);
-      const silent = adapter.readiness(mr, { ...finished, status: 'FAILED', error: null });
+      const silent = adapter.observe(mr, { ...finished, status: 'FAILED', error: null }).readiness;
       assert.equal(silent.reason, 'TaskFailed', 'the reason stays stable whatever the error says');
       assert.match(silent.message, /gives no reason/);
     });
 
     it('a status the operator does not know is not Ready and says which', () => {
-      const readiness = adapter.readiness(task(taskSpec()), { ...finished, status: 'RETRYING' });
+      const readiness = adapter.observe(task(taskSpec()), { ...finished, status: 'RETRYING' }).readiness;
       assert.deepEqual([readiness.ready, readiness.reason], [false, 'UnknownPhase']);
       assert.match(readiness.message, /RETRYING/);
     });
@@ -177,7 +177,7 @@ describe('ServerlessTask adapter', () => {
 
   describe('statusOf', () => {
     it('shows the task’s ids, delivery, output and times as the cloud reports them', () => {
-      const status = adapter.statusOf(finished, task(taskSpec()));
+      const status = adapter.observe(task(taskSpec()), finished).status;
       const output = finished.output;
       assert.deepEqual(output, { echo: { prompt: 'finish me' } }, 'the simulator echoes the input');
       assert.deepEqual(status, {
@@ -199,29 +199,32 @@ describe('ServerlessTask adapter', () => {
       const mr = task(taskSpec());
       // A JSON string's bytes are its characters and two quotes.
       const fits = 'x'.repeat(OUTPUT_CAP_BYTES - 2);
-      const atCap = adapter.statusOf({ ...finished, output: fits }, mr);
+      const atCap = adapter.observe(mr, { ...finished, output: fits }).status;
       assert.deepEqual(
         [atCap.output, atCap.outputBytes, atCap.outputTruncated],
         [fits, OUTPUT_CAP_BYTES, undefined],
       );
-      const over = adapter.statusOf({ ...finished, output: `${fits}é` }, mr);
+      const over = adapter.observe(mr, { ...finished, output: `${fits}é` }).status;
       assert.equal('output' in over, false);
       assert.deepEqual([over.outputTruncated, over.outputBytes], [true, OUTPUT_CAP_BYTES + 2]);
     });
 
     it('a task without output, error or delivery shows none of them, never null', () => {
-      const status = adapter.statusOf(
-        { ...finished, output: null, error: null, deliveredAt: null },
-        task(taskSpec()),
-      );
+      const status = adapter.observe(task(taskSpec()), {
+        ...finished,
+        output: null,
+        error: null,
+        deliveredAt: null,
+      }).status;
       for (const field of ['output', 'outputBytes', 'outputTruncated'])
         assert.equal(field in status, false, field);
       assert.equal(status.error, undefined);
       assert.equal(status.deliveredAt, undefined);
-      const delivered = adapter.statusOf(
-        { ...finished, deliveredAt: finished.updatedAt, error: 'boom' },
-        task(taskSpec()),
-      );
+      const delivered = adapter.observe(task(taskSpec()), {
+        ...finished,
+        deliveredAt: finished.updatedAt,
+        error: 'boom',
+      }).status;
       assert.equal(delivered.deliveredAt, new Date(finished.updatedAt).toISOString());
       assert.equal(delivered.error, 'boom');
     });

@@ -1,4 +1,4 @@
-import type { CommonSpec, ExternalKind, ManagedObject } from './external-kind.ts';
+import type { CommonSpec, ExternalKind, ManagedObject, Observation } from './external-kind.ts';
 
 /**
  * The resource as the operator compares it with its cloud object when the spec lets the cloud own some
@@ -19,12 +19,8 @@ export function cloudOwned<Spec extends CommonSpec, Cloud>(
   return values.length === 0 ? mr : { ...mr, spec: { ...mr.spec, ...Object.fromEntries(values) } };
 }
 
-/** The drifted fields the resource reports: those the cloud may not own. */
-export function driftOf<Spec extends CommonSpec, Cloud>(
-  mr: ManagedObject<Spec>,
-  cloud: Cloud,
-  adapter: Pick<ExternalKind<Spec, Cloud>, 'drift'>,
-): string[] {
+/** The drifted fields the resource reports, of those its observation found: those the cloud may not own. */
+export function driftOf(mr: ManagedObject<CommonSpec>, seen: Pick<Observation, 'drift'>): string[] {
   const owned = mr.spec.ignoreDrift ?? [];
-  return (adapter.drift?.(mr, cloud) ?? []).filter((field) => !owned.includes(field));
+  return seen.drift.filter((field) => !owned.includes(field));
 }

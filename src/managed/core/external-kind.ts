@@ -97,6 +97,27 @@ export interface Readiness {
   broken?: boolean;
 }
 
+/**
+ * What one cloud object is for one resource, read once, as crossplane-runtime's `ExternalClient.Observe`
+ * answers one `ExternalObservation`: every part of a turn that reports the object (the phase, Ready, the
+ * kind's status fields, Synced's drift) reads this one value, so no two of them can judge different copies
+ * of the resource or different answers of the kind.
+ */
+export interface Observation<Status extends object = Record<string, unknown>> {
+  /** The same as `phaseOf` answers for the object. */
+  readonly phase: string;
+  /** The Ready condition the object's state reads as, for this resource's spec. */
+  readonly readiness: Readiness;
+  /** The kind's own status fields, from the object and what the resource's last plan decided. */
+  readonly status: Partial<Status>;
+  /**
+   * Spec fields that differ from the object and that the cloud cannot change: reported as `Synced=False`,
+   * reason `Drifted`, never fixed by a silent re-create. Only fields the object reports; the generic layer
+   * leaves out those `ignoreDrift` lets the cloud own.
+   */
+  readonly drift: readonly string[];
+}
+
 /** Why a resource cannot have its object created yet (a resource it refers to is not ready): it waits. */
 export interface Blocker {
   /** CamelCase and stable, as a Ready reason. */
@@ -159,7 +180,7 @@ export type Plan =
   | { kind: 'act'; step: Step };
 
 /**
- * `Status` is the kind's status as its schema types it (`z.output` of the status schema): `statusOf` must
+ * `Status` is the kind's status as its schema types it (`z.output` of the status schema): `observe` must
  * answer fields of it, and `connectionDetails` reads it typed. The generic layer sees it as a record.
  */
 export interface ExternalKind<Spec, Cloud, Status extends object = Record<string, unknown>> {
@@ -186,13 +207,30 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
   enrich?(cloud: Cloud): Promise<Cloud>;
   /** The object is gone for good (TERMINATED, or on its way there) and must not be adopted or kept. */
   isGone(cloud: Cloud): boolean;
+  /**
+   * The phase the object's state reads as, a fact of the object alone (like `isGone`): the cloud cache
+   * compares phases of objects no resource may hold, where there is no resource to observe them for. Every
+   * `observe` answers this same phase.
+   */
+  phaseOf(cloud: Cloud): string;
+  /**
+   * How the object reads for the resource: its one observation, made once per reconcile turn from the
+   * copy of the resource the turn settled on (late-initialised, cloud-owned fields taken, the operator's
+   * pause applied) and handed to every part of the turn that reports it. See `Observation`.
+   */
+  observe(mr: ManagedObject<Spec>, cloud: Cloud): Observation<Status>;
+  create(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Cloud>;
+  /** The one step toward the spec, judged on the same copy of the resource as `observe`. */
+  plan(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<Plan>;
+  /** Deletes the object; kinds whose objects cannot be deleted (finished tasks) have none. */
+  delete?(id: string): Promise<void>;
+
+  // The capabilities: each optional, each a named object a kind supplies or leaves out.
 
   /** Kinds that tell their objects apart by more than a name: see `IdentitySupport`. */
   readonly identity?: IdentitySupport<Spec, Cloud>;
-  create(mr: ManagedObject<Spec>, ctx: ActContext): Promise<Cloud>;
   /** Kinds whose objects hold GPUs or cost money: see `MeteringSupport`. */
   readonly metering?: MeteringSupport<Spec, Cloud>;
-  plan(mr: ManagedObject<Spec>, cloud: Cloud, ctx: ActContext): Promise<Plan>;
 
   /**
    * Late initialisation: fields a user may leave out are filled from the cloud object, once, when the
@@ -201,16 +239,17 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
    * be secrets. Until it has run, a field left out means "as the cloud has it".
    */
   readonly lateInit?: {
-    /** The cloud object's values of the late-initialised fields the spec may take (it may rule some out). */
+    /**
+     * The cloud object's values of the late-initialised fields the spec may take (it may rule some out).
+     * Not part of `observe`: these values build the very copy the turn observes (the fill, the fields
+     * `ignoreDrift` lets the cloud own), so they are read before it exists. A rule-out may read only fields
+     * the user sets, never one late initialisation, a cleared value or the operator's pause changes: then
+     * every copy of the turn gets the same answer.
+     */
     from(cloud: Cloud, spec: Spec): Partial<Spec>;
     /** What a late-initialised field removed afterwards means (paused: false): never filled again. */
     readonly cleared: Partial<Spec>;
   };
-  /**
-   * Spec fields that differ from the cloud object and that the cloud cannot change: reported as
-   * `Synced=False`, reason `Drifted`, never fixed by a silent re-create. Only fields the object reports.
-   */
-  drift?(mr: ManagedObject<Spec>, cloud: Cloud): string[];
   /** Kinds whose objects carry Secrets' values or hand out connection details: see `SecretSupport`. */
   readonly secrets?: SecretSupport<Spec, Cloud, Status>;
   /** Kinds whose specs may leave the GPU type, region or spot to the operator: the offers to choose from. */
@@ -249,10 +288,8 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
       utilization(mr: ManagedObject<unknown>): number | undefined;
     };
   };
-  /** The resource's deadline, for kinds that have one: seconds from its first object's creation, and the action. */
-  deadline?(spec: Spec): Deadline | undefined;
-  /** Deletes the object; kinds whose objects cannot be deleted (finished tasks) have none. */
-  delete?(id: string): Promise<void>;
+  /** Kinds whose resources have a deadline (`activeDeadlineSeconds`): see `DeadlineSupport`. */
+  readonly deadline?: DeadlineSupport<Spec>;
   /**
    * Kinds whose objects finish, as a Job's pods do: the outcome a phase means, if it is final. A finished
    * resource gets the `Complete` or `Failed` condition and is never read from the cloud again; its
@@ -261,16 +298,11 @@ export interface ExternalKind<Spec, Cloud, Status extends object = Record<string
    */
   readonly finite?: { outcomeOf(phase: string): Outcome | undefined };
 
-  /** How cloud state reads as the phase, the Ready condition and the kind's own status fields. */
-  readiness(mr: ManagedObject<Spec>, cloud: Cloud): Readiness;
-  phaseOf(cloud: Cloud): string;
-  /** The kind's own status fields, from the cloud object and what the resource's last plan decided. */
-  statusOf(cloud: Cloud, mr: ManagedObject<Spec>): Partial<Status>;
   /**
-   * How soon to reconcile a resource again when nothing changes: for kinds that act on what the lists do
-   * not show (an autoscaled endpoint watches its queue). Undefined: only when something changes.
+   * Kinds that act on what the lists do not show (an autoscaled endpoint watches its queue): how soon to
+   * reconcile a resource again when nothing changes.
    */
-  revisitAfterMs?(mr: ManagedObject<Spec>): number | undefined;
+  readonly revisit?: { afterMs(mr: ManagedObject<Spec>): number | undefined };
 
   /**
    * Per-object data that the list does not carry and that changes slowly (runtime, metrics, task
@@ -338,6 +370,12 @@ export interface PlacementSupport<Spec, Cloud> {
 export interface IdleRule {
   readonly belowPercent: number;
   readonly forMinutes: number;
+}
+
+/** Kinds whose resources have a deadline, counted from their first object's creation. */
+export interface DeadlineSupport<Spec> {
+  /** The spec's deadline: its seconds and what it does; undefined when the spec sets none. */
+  of(spec: Spec): Deadline | undefined;
 }
 
 /** What happens when a resource's deadline passes: its object paused (held), or deleted for good. */

@@ -77,7 +77,7 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
     const startTime = adapter.deadline
       ? (mr.status?.startTime ?? isoTime(adapter.createdAtOf(cloud)))
       : undefined;
-    const rule = adapter.deadline?.(mr.spec);
+    const rule = adapter.deadline?.of(mr.spec);
     const deadline = rule && startTime !== undefined ? deadlineOf(rule, startTime, now) : undefined;
     const held = this.#held(mr);
     let pausedBy = held.inForce;
@@ -127,7 +127,7 @@ export class OperatorPause<Spec extends CommonSpec, Cloud> {
     mr: ManagedObject<Spec>,
     link: Pick<AccountLink<Spec, Cloud>, 'adapter'>,
   ): DeadlineState | undefined {
-    const rule = link.adapter.deadline?.(mr.spec);
+    const rule = link.adapter.deadline?.of(mr.spec);
     const startTime = mr.status?.startTime;
     if (rule?.action !== 'Delete' || startTime === undefined) return undefined;
     const deadline = deadlineOf(rule, startTime, this.#o.clock.now());

@@ -325,7 +325,9 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       return this.#deleteAtDeadline(holding, observed, pause, link);
     }
     // What the cloud may own takes its cloud value; paused by the operator, everything after sees the spec
-    // as paused, the guardrails included.
+    // as paused, the guardrails included. This copy is the one the plan and the turn's one observation
+    // (`adapter.observe`, made where the report needs it, after the step: a plan may note what the status
+    // shows) judge; each path below reports once.
     const owned = cloudOwned(holding.mr, observed.cloud, adapter);
     const held = {
       ...holding,
@@ -346,6 +348,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       const recorded = await this.#status.report(
         held.mr,
         observed,
+        adapter.observe(held.mr, observed.cloud),
         link,
         this.#contributors(held, lost, link, pause),
         {
@@ -366,6 +369,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const reported = await this.#status.report(
       held.mr,
       observed,
+      adapter.observe(held.mr, observed.cloud),
       link,
       this.#contributors(held, lost, link, pause),
       { rotated },
@@ -375,7 +379,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (plan.kind === 'act') return { requeueAfterMs: this.#o.verifyAfterMs };
     if (secretRefused) return { requeueAfterMs: SECRET_RECHECK_MS };
     const untilDeadline = deadline && !deadline.passed ? deadline.at - this.#o.clock.now() : undefined;
-    const revisit = [adapter.revisitAfterMs?.(held.mr), untilDeadline, pause.revisitAfterMs].filter(
+    const revisit = [adapter.revisit?.afterMs(held.mr), untilDeadline, pause.revisitAfterMs].filter(
       (ms) => ms !== undefined,
     );
     return revisit.length === 0 ? {} : { requeueAfterMs: Math.max(0, Math.min(...revisit)) };
@@ -423,6 +427,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     const reported = await this.#status.report(
       held.mr,
       observed,
+      adapter.observe(held.mr, observed.cloud),
       link,
       this.#contributors(held, undefined, link, pause),
       { ending },

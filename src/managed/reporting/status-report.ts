@@ -4,7 +4,13 @@ import type { AccountLink } from '../accounts/account-links.ts';
 import { driftOf } from '../core/cloud-owned.ts';
 import type { ConditionInput } from '../core/conditions.ts';
 import type { EventSink } from '../core/event-sink.ts';
-import { type Blocker, type CommonSpec, keyOf, type ManagedObject } from '../core/external-kind.ts';
+import {
+  type Blocker,
+  type CommonSpec,
+  keyOf,
+  type ManagedObject,
+  type Observation,
+} from '../core/external-kind.ts';
 import type { KindEvents } from '../core/fleet-metrics.ts';
 import { type CloudView, fingerprintDigest } from '../core/observed.ts';
 import { allows } from '../core/policies.ts';
@@ -54,9 +60,14 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     this.#secrets = new ConnectionSecrets(options.writer);
   }
 
+  /**
+   * `seen` is the turn's one observation of the object, made from `mr`: the phase, Ready, the kind's
+   * fields and Synced's drift all come from it.
+   */
   async report(
     mr: ManagedObject<Spec>,
     view: CloudView<Cloud>,
+    seen: Observation,
     link: AccountLink<Spec, Cloud>,
     contributors: readonly StatusContributor<Spec, Cloud>[],
     {
@@ -66,7 +77,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
   ): Promise<Reported<Spec>> {
     const { adapter } = link;
     const { cloud } = view;
-    const phase = adapter.phaseOf(cloud);
+    const { phase } = seen;
     const now = this.#o.clock.now();
     // Events and metrics follow the write: a turn working from a stale copy is refused its write and
     // must not say what it would have written.
@@ -76,7 +87,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
       if (part.landed) told.later(part.landed);
       for (const warning of part.warnings ?? []) told.warn(warning.reason, warning.message);
     }
-    let readiness = adapter.readiness(mr, cloud);
+    let readiness = seen.readiness;
     const loss = parts.find((part) => part.loss !== undefined)?.loss;
     if (loss) readiness = loss;
     else if (readiness.broken && mr.status?.phase !== phase) told.warn(readiness.reason, readiness.message);
@@ -89,7 +100,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
         reason: readiness.reason,
         message: readiness.message,
       },
-      this.#synced(mr, cloud, loss !== undefined, link, rotated, told),
+      this.#synced(mr, seen, loss !== undefined, rotated, told),
       ...parts.flatMap((part) => part.conditions ?? []),
     ];
     const outcome = ending ? 'Failed' : adapter.finite?.outcomeOf(phase);
@@ -103,9 +114,7 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
     }
     const completionTime = outcome && new Date(now).toISOString();
     // The list's view leaves out what only a get shows: the status, written from the same state, has it.
-    const own = view.partial
-      ? { ...statusAsIs(mr.status), ...definedOnly(adapter.statusOf(cloud, mr)) }
-      : adapter.statusOf(cloud, mr);
+    const own = view.partial ? { ...statusAsIs(mr.status), ...definedOnly(seen.status) } : seen.status;
     const fields = {
       ...own,
       ...(await this.#detailsFor(mr, cloud, link, own)),
@@ -200,14 +209,13 @@ export class StatusReport<Spec extends CommonSpec, Cloud> {
   /** Synced: True, or False with reason Drifted naming the fields the cloud cannot change to match. */
   #synced(
     mr: ManagedObject<Spec>,
-    cloud: Cloud,
+    seen: Observation,
     lost: boolean,
-    link: AccountLink<Spec, Cloud>,
     rotated: readonly string[],
     told: Told,
   ): ConditionInput {
     const managed = allows(mr.spec.managementPolicies, 'Update') && !lost;
-    const drifted = managed ? driftOf(mr, cloud, link.adapter) : [];
+    const drifted = managed ? driftOf(mr, seen) : [];
     if (drifted.length === 0 && rotated.length > 0) return this.#rotated(mr, rotated, told);
     if (drifted.length === 0)
       return { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '' };

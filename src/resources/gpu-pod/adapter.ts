@@ -116,7 +116,6 @@ export function gpuPodAdapter(
       }),
       cleared: { paused: false },
     },
-    drift: (mr, pod) => podDrift(mr, pod),
     pause: {
       paused: (spec) => ({ ...spec, paused: true }),
       idle: {
@@ -131,10 +130,12 @@ export function gpuPodAdapter(
       },
     },
     // Never deletes unless the spec says so: a deadline pauses by default.
-    deadline: (spec) =>
-      spec.activeDeadlineSeconds === undefined
-        ? undefined
-        : { seconds: spec.activeDeadlineSeconds, action: spec.deadlineAction ?? 'Pause' },
+    deadline: {
+      of: (spec) =>
+        spec.activeDeadlineSeconds === undefined
+          ? undefined
+          : { seconds: spec.activeDeadlineSeconds, action: spec.deadlineAction ?? 'Pause' },
+    },
     secrets: {
       rotatedSecrets: (mr, pod, ctx) => rotatedSecrets(client, mr, pod, ctx),
       connectionDetails: (status) => ({
@@ -152,35 +153,12 @@ export function gpuPodAdapter(
       preempted: (pod) => pod.isSpot && pod.status === 'FAILED',
     },
     delete: (id) => ignoreNotFound(client.pods.delete(id)),
-    readiness: (mr, pod) => podReadiness(mr, pod),
     phaseOf: (pod) => pod.status,
-    statusOf: (pod): Partial<GpuPodStatus> => ({
-      region: pod.region,
-      gpuDisplayName: pod.gpuDisplayName,
-      sshCommand: pod.sshCmd ?? undefined,
-      internalIp: pod.internalIp ?? undefined,
-      exposedPorts: pod.expose?.map(
-        ({ port, protocol, ingressUrl, healthy, proxyPort, host, serviceName }) => ({
-          port,
-          protocol,
-          ingressUrl,
-          healthy,
-          proxyPort: proxyPort ?? undefined,
-          host,
-          serviceName: serviceName ?? undefined,
-        }),
-      ),
-      cloudType: pod.cloudType,
-      gpuType: pod.gpuType,
-      createdAt: new Date(pod.createdAt).toISOString(),
-      prices:
-        pod.singleCardPrice === undefined
-          ? undefined
-          : {
-              singleCard: pod.singleCardPrice,
-              containerVolume: pod.containerVolumePrice,
-              persistentVolume: pod.persistentVolumePrice,
-            },
+    observe: (mr, pod) => ({
+      phase: pod.status,
+      readiness: podReadiness(mr, pod),
+      status: podStatus(pod),
+      drift: podDrift(mr, pod),
     }),
     details: {
       calls: DETAIL_CALLS,
@@ -287,6 +265,38 @@ function podDrift(mr: GpuPod, pod: PodView): string[] {
     ['regions', spec.regions !== undefined && spec.regions.length > 0 && !spec.regions.includes(pod.region)],
   ];
   return differs.filter(([, differ]) => differ).map(([field]) => field);
+}
+
+/** The pod's own status fields. */
+function podStatus(pod: PodView): Partial<GpuPodStatus> {
+  return {
+    region: pod.region,
+    gpuDisplayName: pod.gpuDisplayName,
+    sshCommand: pod.sshCmd ?? undefined,
+    internalIp: pod.internalIp ?? undefined,
+    exposedPorts: pod.expose?.map(
+      ({ port, protocol, ingressUrl, healthy, proxyPort, host, serviceName }) => ({
+        port,
+        protocol,
+        ingressUrl,
+        healthy,
+        proxyPort: proxyPort ?? undefined,
+        host,
+        serviceName: serviceName ?? undefined,
+      }),
+    ),
+    cloudType: pod.cloudType,
+    gpuType: pod.gpuType,
+    createdAt: new Date(pod.createdAt).toISOString(),
+    prices:
+      pod.singleCardPrice === undefined
+        ? undefined
+        : {
+            singleCard: pod.singleCardPrice,
+            containerVolume: pod.containerVolumePrice,
+            persistentVolume: pod.persistentVolumePrice,
+          },
+  };
 }
 
 function podReadiness(mr: GpuPod, pod: PodView): Readiness {

@@ -3,7 +3,13 @@ import type { Vm, VmTypeItem } from '../../api/schemas/vms.ts';
 import { type Clock, systemClock } from '../../lib/clock.ts';
 import { CREATE_NAME } from '../../managed/core/annotations.ts';
 import { ReconcileError } from '../../managed/core/errors.ts';
-import { act, cloudName, type ExternalKind, type Readiness } from '../../managed/core/external-kind.ts';
+import {
+  act,
+  cloudName,
+  type ExternalKind,
+  type ManagedObject,
+  type Readiness,
+} from '../../managed/core/external-kind.ts';
 import type { PlacementStatus } from '../../managed/core/status-schema.ts';
 import { fingerprintOf, ignoreNotFound, readinessFrom, unlessNotFound } from '../common/cloud.ts';
 import { DEFAULT_PLACEMENT_ATTEMPTS, presentStrings, sshEndpoint } from '../common/schema.ts';
@@ -110,18 +116,6 @@ export function gpuVmAdapter(
         ...sshEndpoint(status.sshTemplate),
       }),
     },
-    // The VM object does not report its type: region and capacity kind are what can be compared (a
-    // placed VM's, with its placement: never with the set it was chosen from, which may change).
-    drift: ({ spec, status }, vm) => {
-      const placed = status?.placement;
-      const region = spec.region ?? placed?.region;
-      const isSpot = spec.isSpot ?? placed?.spot;
-      return [
-        ...(region === undefined || vm.region === region ? [] : ['region']),
-        ...(isSpot === undefined || vm.isSpot === isSpot ? [] : ['isSpot']),
-        ...(placed === undefined || vm.gpuType === placed.gpuType ? [] : ['gpuType']),
-      ];
-    },
     spot: {
       requested: (spec) => spec.isSpot === true || (spec.placement?.spot ?? 'Never') !== 'Never',
       preempted: (vm) => vm.isSpot && vm.status === 'FAILED',
@@ -130,28 +124,18 @@ export function gpuVmAdapter(
     // backoff; a key without terminate permission (11002) is terminal and shown on the resource.
     delete: (id) => ignoreNotFound(client.vms.terminate(id)),
     // A VM cannot pause: its schema requires deadlineAction Delete with a deadline.
-    deadline: (spec) =>
-      spec.activeDeadlineSeconds === undefined
-        ? undefined
-        : { seconds: spec.activeDeadlineSeconds, action: 'Delete' },
-    readiness: (_mr, vm) => readinessFrom(vm.status, readiness),
+    deadline: {
+      of: (spec) =>
+        spec.activeDeadlineSeconds === undefined
+          ? undefined
+          : { seconds: spec.activeDeadlineSeconds, action: 'Delete' },
+    },
     phaseOf: (vm) => vm.status,
-    statusOf: (vm): Partial<GpuVmStatus> => ({
-      name: vm.name,
-      region: vm.region,
-      gpuType: vm.gpuType,
-      gpuDisplayName: vm.gpuDisplayName,
-      gpuCount: vm.gpuCount,
-      gpuMemoryInGb: vm.gpuMemoryInGb,
-      cpuCores: vm.cpuCores,
-      memoryInGb: vm.memoryInGb,
-      storageInGb: vm.storageInGb,
-      osInfo: vm.osInfo,
-      isSpot: vm.isSpot,
-      ipAddress: vm.ipAddress,
-      domainName: vm.domainName,
-      sshTemplate: vm.sshTemplate,
-      notebookUrl: vm.notebookUrl,
+    observe: (mr, vm) => ({
+      phase: vm.status,
+      readiness: readinessFrom(vm.status, readiness),
+      status: vmStatus(vm),
+      drift: vmDrift(mr, vm),
     }),
     // The price comes from the types listing (read once, cached), the cost grows by the second: both
     // are refreshed on the details schedule, not on every change.
@@ -255,5 +239,41 @@ async function vmPrice(
     pricePerHour: hourly,
     currency: type.item.currency,
     estimatedCost: Number.isFinite(cost) ? cost.toFixed(4) : undefined,
+  };
+}
+
+/**
+ * The VM object does not report its type: region and capacity kind are what can be compared (a
+ * placed VM's, with its placement: never with the set it was chosen from, which may change).
+ */
+function vmDrift({ spec, status }: ManagedObject<GpuVmSpec>, vm: Vm): string[] {
+  const placed = status?.placement;
+  const region = spec.region ?? placed?.region;
+  const isSpot = spec.isSpot ?? placed?.spot;
+  return [
+    ...(region === undefined || vm.region === region ? [] : ['region']),
+    ...(isSpot === undefined || vm.isSpot === isSpot ? [] : ['isSpot']),
+    ...(placed === undefined || vm.gpuType === placed.gpuType ? [] : ['gpuType']),
+  ];
+}
+
+/** The VM's own status fields. */
+function vmStatus(vm: Vm): Partial<GpuVmStatus> {
+  return {
+    name: vm.name,
+    region: vm.region,
+    gpuType: vm.gpuType,
+    gpuDisplayName: vm.gpuDisplayName,
+    gpuCount: vm.gpuCount,
+    gpuMemoryInGb: vm.gpuMemoryInGb,
+    cpuCores: vm.cpuCores,
+    memoryInGb: vm.memoryInGb,
+    storageInGb: vm.storageInGb,
+    osInfo: vm.osInfo,
+    isSpot: vm.isSpot,
+    ipAddress: vm.ipAddress,
+    domainName: vm.domainName,
+    sshTemplate: vm.sshTemplate,
+    notebookUrl: vm.notebookUrl,
   };
 }

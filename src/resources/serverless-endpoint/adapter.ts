@@ -84,7 +84,7 @@ export function serverlessEndpointAdapter(
     },
     plan: async (mr, endpoint, ctx) =>
       (await plan(client, mr, endpoint, ctx)) ?? autoscaling.plan(mr, endpoint),
-    revisitAfterMs: (mr) => (mr.spec.autoscaling ? queueIntervalMs : undefined),
+    revisit: { afterMs: (mr) => (mr.spec.autoscaling ? queueIntervalMs : undefined) },
     secrets: {
       connectionDetails: (status) => presentStrings({ endpointId: status.id, domain: status.domain }),
     },
@@ -119,17 +119,23 @@ export function serverlessEndpointAdapter(
       autoscaling.forget(id);
       return ignoreNotFound(client.serverless.delete(id));
     },
-    readiness: (mr, endpoint) => endpointReadiness(mr, endpoint),
     phaseOf: (endpoint) => endpoint.status,
-    statusOf: (endpoint, mr): Partial<ServerlessEndpointStatus> => ({
-      name: endpoint.name,
-      domain: endpoint.domain ?? undefined,
-      totalWorkers: endpoint.totalWorkers,
-      runningWorkers: endpoint.runningWorkers,
-      replicas: endpoint.totalWorkers,
-      // No pod carries it: it only has to parse and name the endpoint, for an HPA on External metrics.
-      selector: `gpucloud.io/endpoint-id=${endpoint.id}`,
-      autoscaling: mr.spec.autoscaling ? autoscaling.last(endpoint.id) : undefined,
+    observe: (mr, endpoint) => ({
+      phase: endpoint.status,
+      readiness: endpointReadiness(mr, endpoint),
+      // The autoscaler's last decision is its plan's, taken in this turn before the report observes.
+      status: {
+        name: endpoint.name,
+        domain: endpoint.domain ?? undefined,
+        totalWorkers: endpoint.totalWorkers,
+        runningWorkers: endpoint.runningWorkers,
+        replicas: endpoint.totalWorkers,
+        // No pod carries it: it only has to parse and name the endpoint, for an HPA on External metrics.
+        selector: `gpucloud.io/endpoint-id=${endpoint.id}`,
+        autoscaling: mr.spec.autoscaling ? autoscaling.last(endpoint.id) : undefined,
+      },
+      // The cloud can change every field in place: nothing drifts.
+      drift: [],
     }),
     details: {
       calls: 1,

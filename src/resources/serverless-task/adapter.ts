@@ -145,27 +145,13 @@ export function serverlessTaskAdapter(
     finite: {
       outcomeOf: (phase) => (phase === 'SUCCESS' ? 'Complete' : phase === 'FAILED' ? 'Failed' : undefined),
     },
-    readiness: (_mr, task) =>
-      task.status === 'FAILED'
-        ? {
-            ready: false,
-            reason: 'TaskFailed',
-            message: `the task failed: ${task.error ?? 'the cloud gives no reason'}`,
-            broken: true,
-          }
-        : readinessFrom(task.status, readiness),
     phaseOf: (task) => task.status,
-    statusOf: (task): Partial<ServerlessTaskStatus> => ({
-      taskId: task.taskId,
-      endpointId: task.endpointId,
-      endpointName: task.endpointName,
-      deliveryStatus: task.deliveryStatus,
-      deliveryAttempts: task.deliveryAttempts,
-      error: task.error ?? undefined,
-      ...outputFields(task.output),
-      createdAt: isoTime(task.createdAt),
-      updatedAt: isoTime(task.updatedAt),
-      deliveredAt: task.deliveredAt === null ? undefined : isoTime(task.deliveredAt),
+    // A task's spec is its input, which the cloud cannot change: nothing to compare, nothing drifts.
+    observe: (_mr, task) => ({
+      phase: task.status,
+      readiness: taskReadiness(task),
+      status: taskStatus(task),
+      drift: [],
     }),
   };
 }
@@ -249,4 +235,32 @@ function isoTime(epochMs: number): string {
 export function splitId(id: string): { endpointId: string; taskId: string } {
   const [endpointId = '', taskId = ''] = id.split('/');
   return { endpointId, taskId };
+}
+
+/** The Ready condition a task's state reads as. */
+function taskReadiness(task: TaskView): Readiness {
+  return task.status === 'FAILED'
+    ? {
+        ready: false,
+        reason: 'TaskFailed',
+        message: `the task failed: ${task.error ?? 'the cloud gives no reason'}`,
+        broken: true,
+      }
+    : readinessFrom(task.status, readiness);
+}
+
+/** The task's own status fields. */
+function taskStatus(task: TaskView): Partial<ServerlessTaskStatus> {
+  return {
+    taskId: task.taskId,
+    endpointId: task.endpointId,
+    endpointName: task.endpointName,
+    deliveryStatus: task.deliveryStatus,
+    deliveryAttempts: task.deliveryAttempts,
+    error: task.error ?? undefined,
+    ...outputFields(task.output),
+    createdAt: isoTime(task.createdAt),
+    updatedAt: isoTime(task.updatedAt),
+    deliveredAt: task.deliveredAt === null ? undefined : isoTime(task.deliveredAt),
+  };
 }
