@@ -22,7 +22,9 @@ describe('HealthServer', () => {
     host: '127.0.0.1',
     registry,
     logger,
-    maxEventLoopDelayMs: 100,
+    // Far above what a loaded machine stalls a responsive loop (119 ms seen in a unit run at 100): only the
+    // test's own block trips it.
+    maxEventLoopDelayMs: 1000,
     checkTimeoutMs: 200,
   });
   let synced = false;
@@ -43,12 +45,12 @@ describe('HealthServer', () => {
 
   test('/healthz fails after the event loop was blocked, and recovers on the next probe', async () => {
     await fetch(`${base}/healthz`);
-    blockEventLoop(300);
+    blockEventLoop(1500);
     const blocked = await fetch(`${base}/healthz`);
     assert.equal(blocked.status, 500);
     assert.match(
       await blocked.text(),
-      /\[-\]event-loop failed: event loop blocked for \d+ ms \(limit 100 ms\)/,
+      /\[-\]event-loop failed: event loop blocked for \d+ ms \(limit 1000 ms\)/,
     );
     const recovered = await fetch(`${base}/healthz`);
     assert.equal(recovered.status, 200);
@@ -74,8 +76,7 @@ describe('HealthServer', () => {
     const body = await response.text();
     assert.match(body, /\[-\]throws failed: cache corrupted/);
     assert.match(body, /\[-\]hangs failed: no answer within 200 ms/);
-    // The other checks still answer beside them (ok, or failed on a loaded machine: timing is not the point).
-    assert.match(body, /\[[+-]\]event-loop (ok|failed: event loop blocked)/);
+    assert.match(body, /\[\+\]event-loop ok/, 'the other checks still answer beside them');
   });
 
   test('/metrics serves the registry in the Prometheus text format', async () => {
