@@ -88,6 +88,23 @@ describe('the cloud cache over the real pod adapter and simulator', () => {
     assert.ok(!changed.includes(steady.id));
   });
 
+  test('a completed view goes with its object: once no list shows it, nothing of it is kept', async () => {
+    const kept = await pod('viewed-kept');
+    const going = await pod('viewed-going');
+    await cache.waitForListAfter(Date.now());
+    const before = cache.views;
+    for (const made of [kept, going]) {
+      const seen = cache.sight(made.id, 0);
+      assert.equal(seen.kind, 'seen');
+      if (seen.kind === 'seen') await cache.complete(seen.cloud);
+    }
+    assert.equal(cache.views, before + 2);
+    await client.pods.delete(going.id);
+    sim.clock.advance(60 * 60_000);
+    await cache.waitForListAfter(Date.now());
+    assert.equal(cache.views, before + 1, 'the gone object’s view is dropped, nobody having forgotten it');
+  });
+
   test('what a reconciler learnt first-hand counts as seen at once and survives an older list', async () => {
     const created = await pod('fresh');
     const askedAt = Date.now();

@@ -333,6 +333,9 @@ export class CloudCache<Cloud> {
       this.#entries.delete(id);
       changed.push(id);
     }
+    // A view completed after its resource let go (a reconcile in flight then) has nobody to forget it:
+    // it goes with the object, once the cache no longer holds it.
+    for (const id of this.#completed.keys()) if (!this.#entries.has(id)) this.#completed.delete(id);
     return changed;
   }
 
