@@ -80,6 +80,25 @@ describe('npm run local: the scheduler and the virtual node', () => {
     assert.equal(placed.spec.nodeName, NODE);
   });
 
+  test("the example Deployment's Pods run on it, each as a cloud pod", async () => {
+    const list = z.object({ items: z.array(podState) });
+    const running = await poll(
+      () =>
+        admin.request(list, {
+          method: 'GET',
+          path: collectionPath(pods, 'default'),
+          query: { labelSelector: 'app=inference' },
+        }),
+      ({ items }) => items.length === 2 && items.every((pod) => pod.status.phase === 'Running'),
+      'the example Deployment running',
+      120_000,
+    );
+    assert.deepEqual(
+      running.items.map((pod) => pod.spec.nodeName),
+      [NODE, NODE],
+    );
+  });
+
   test('a Pod of a namespace the example does not list, placed there, fails NamespaceNotAllowed', async () => {
     await admin.request(z.unknown(), {
       method: 'POST',
