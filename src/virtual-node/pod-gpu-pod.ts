@@ -3,7 +3,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { objectMetaSchema } from '../kube/object.ts';
-import { gpuPodKind } from '../resources/gpu-pod/schema.ts';
+import { GPU_POD_MUTABLE_FIELDS, gpuPodKind } from '../resources/gpu-pod/schema.ts';
 import { POD_UID_LABEL } from './names.ts';
 import type { MappedSpec } from './pod-mapping.ts';
 import type { NodePodObject } from './pod-object.ts';
@@ -26,26 +26,6 @@ export const storedGpuPodSchema = z.looseObject({
   status: gpuPodStatusSchema.optional(),
 });
 export type StoredGpuPod = z.output<typeof storedGpuPodSchema>;
-
-/**
- * The GpuPod's fields a user may change after it is made (the others are immutable by its schema): each
- * is kept as the Pod's mapping says, and one the mapping leaves out is removed.
- */
-export const KEPT_FIELDS = [
-  'paused',
-  'placement',
-  'ignoreDrift',
-  'secretRotationPolicy',
-  'recoveryPolicy',
-  'activeDeadlineSeconds',
-  'deadlineAction',
-  'idleStop',
-  'pauseOnBudget',
-  'writeConnectionSecretToRef',
-  'managementPolicies',
-  'deletionPolicy',
-  'providerConfigRef',
-] as const;
 
 /** What a change of the Pod's own spec makes the container restart with: its cloud pod is replaced. */
 const REPLACED_ON = ['image'] as const;
@@ -90,7 +70,8 @@ export function keeping(gpuPod: StoredGpuPod, wanted: MappedSpec): Keeping {
   const changed = REPLACED_ON.find((field) => !isDeepStrictEqual(stored[field], want[field]));
   if (changed) return { kind: 'replace', field: changed };
   const patch: Record<string, unknown> = {};
-  for (const field of KEPT_FIELDS) {
+  // The fields a user may change once it is made are kept as the mapping says; one it leaves out is removed.
+  for (const field of GPU_POD_MUTABLE_FIELDS) {
     const value = want[field] ?? null;
     if (!isDeepStrictEqual(stored[field] ?? null, value)) patch[field] = value;
   }

@@ -54,6 +54,20 @@ const volumeSchema = z
   })
   .describe('A persistent volume mounted into the pod.');
 
+/** The spec fields a user may change once the pod exists; every other one is immutable. */
+export const GPU_POD_MUTABLE_FIELDS = [
+  'paused',
+  'placement',
+  'ignoreDrift',
+  'secretRotationPolicy',
+  'recoveryPolicy',
+  'activeDeadlineSeconds',
+  'deadlineAction',
+  'idleStop',
+  'pauseOnBudget',
+  ...MANAGED_SPEC_FIELDS,
+] as const;
+
 // Mirrors the v2 pod create request, without callbackUrl: the operator owns the pod's callback URL
 // (it turns lifecycle callbacks into immediate re-reads of the pod).
 const { shape, rules: immutabilityRules } = immutableExcept(
@@ -188,18 +202,7 @@ const { shape, rules: immutabilityRules } = immutableExcept(
     ...managedSpecShape,
     ignoreDrift: ignoreDriftSchema(KIND, IGNORABLE),
   },
-  [
-    'paused',
-    'placement',
-    'ignoreDrift',
-    'secretRotationPolicy',
-    'recoveryPolicy',
-    'activeDeadlineSeconds',
-    'deadlineAction',
-    'idleStop',
-    'pauseOnBudget',
-    ...MANAGED_SPEC_FIELDS,
-  ],
+  GPU_POD_MUTABLE_FIELDS,
   ['name', 'isSpot'],
 );
 
