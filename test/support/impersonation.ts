@@ -33,29 +33,24 @@ export async function writeKubeconfigAs(
   return path;
 }
 
-/** A Role in `namespace` allowing `verbs` on the gpucloud kinds, bound to `user`. */
-export async function grantTenant(
+interface Rule {
+  readonly apiGroups: readonly string[];
+  readonly resources: readonly string[];
+  readonly verbs: readonly string[];
+}
+
+/** A Role `name` in `namespace` with `rules`, bound to `user`. */
+export async function grantRole(
   admin: KubeClient,
   namespace: string,
   user: string,
-  verbs: readonly string[],
+  name: string,
+  rules: readonly Rule[],
 ): Promise<void> {
-  const name = `${user}-gpucloud`;
   await admin.request(z.unknown(), {
     method: 'POST',
     path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`,
-    body: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name },
-      rules: [
-        {
-          apiGroups: ['gpucloud.io'],
-          resources: ['gpupods', 'gpuvms', 'serverlessendpoints', 'serverlesstasks'],
-          verbs,
-        },
-      ],
-    },
+    body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name }, rules },
   });
   await admin.request(z.unknown(), {
     method: 'POST',
@@ -68,6 +63,33 @@ export async function grantTenant(
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
     },
   });
+}
+
+/** A Role in `namespace` allowing `verbs` on the gpucloud kinds, bound to `user`. */
+export function grantTenant(
+  admin: KubeClient,
+  namespace: string,
+  user: string,
+  verbs: readonly string[],
+): Promise<void> {
+  return grantRole(admin, namespace, user, `${user}-gpucloud`, [
+    {
+      apiGroups: ['gpucloud.io'],
+      resources: ['gpupods', 'gpuvms', 'serverlessendpoints', 'serverlesstasks'],
+      verbs,
+    },
+  ]);
+}
+
+/** What any workload author holds: a Role `pods` in `namespace` over its Pods, bound to `user`. */
+export function grantPods(admin: KubeClient, namespace: string, user: string): Promise<void> {
+  return grantRole(admin, namespace, user, 'pods', [
+    {
+      apiGroups: [''],
+      resources: ['pods'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    },
+  ]);
 }
 
 /** Binds cluster-admin to a ServiceAccount: for suites that measure or test something other than RBAC. */

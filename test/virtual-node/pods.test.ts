@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { isStatus, type KubeClient } from '../../src/kube/client.ts';
 import { collectionPath, deployments, objectPath, pods } from '../../src/kube/resource-type.ts';
 import { type SchedulingCluster, startSchedulingCluster } from '../../src/local/node-cluster.ts';
-import { clientAs, grantTenant } from '../support/impersonation.ts';
+import { clientAs, grantPods, grantTenant } from '../support/impersonation.ts';
 import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
 
@@ -327,29 +327,7 @@ describe('Pods on the virtual node', () => {
     let tenant: KubeClient;
     before(async () => {
       await grantTenant(admin, NS, TENANT, ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete']);
-      await admin.request(z.unknown(), {
-        method: 'POST',
-        path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`,
-        body: {
-          metadata: { name: 'pods' },
-          rules: [
-            {
-              apiGroups: [''],
-              resources: ['pods'],
-              verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
-            },
-          ],
-        },
-      });
-      await admin.request(z.unknown(), {
-        method: 'POST',
-        path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`,
-        body: {
-          metadata: { name: 'pods' },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pods' },
-          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: TENANT }],
-        },
-      });
+      await grantPods(admin, NS, TENANT);
       tenant = clientAs(stack.plane(), TENANT);
     });
 
