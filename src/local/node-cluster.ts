@@ -28,7 +28,15 @@ export const NODE_CONTROLLERS = [
   'endpointslice-controller',
   // A PodDisruptionBudget's status, which the eviction API (`kubectl drain`) reads to allow or refuse.
   'disruption-controller',
+  // Deletes the Pods of a node tainted NoExecute (unreachable, not ready) once their toleration runs out,
+  // as any cluster does: what a virtual node whose operator is down does to its Pods.
+  'taint-eviction-controller',
 ];
+
+export interface SchedulingOptions {
+  /** Appended to kube-controller-manager's command line, e.g. a shorter `--node-monitor-grace-period`. */
+  readonly controllerManagerFlags?: readonly string[];
+}
 
 /** kube-controller-manager (the cluster's controllers and a workload's) and kube-scheduler, both running. */
 export interface SchedulingCluster {
@@ -48,14 +56,17 @@ export interface NodeCluster extends SchedulingCluster {
  * What places Pods on nodes, a virtual node's included: kube-controller-manager with CLUSTER_CONTROLLERS and
  * NODE_CONTROLLERS, and kube-scheduler, started side by side (each waits for its own readiness).
  */
-export async function startSchedulingCluster(plane: ControlPlane): Promise<SchedulingCluster> {
+export async function startSchedulingCluster(
+  plane: ControlPlane,
+  options: SchedulingOptions = {},
+): Promise<SchedulingCluster> {
   const rootCaFile = join(plane.dataDir, 'serving-ca.crt');
   await writeFile(rootCaFile, plane.servingCaPem);
   const [controllers, scheduling] = await Promise.allSettled([
     startControllerManager(plane, {
       controllers: [...CLUSTER_CONTROLLERS, ...NODE_CONTROLLERS],
       // The CA the root-ca-certificate-publisher puts in every namespace's kube-root-ca.crt.
-      flags: [`--root-ca-file=${rootCaFile}`],
+      flags: [`--root-ca-file=${rootCaFile}`, ...(options.controllerManagerFlags ?? [])],
     }),
     startScheduler(plane),
   ]);

@@ -7,6 +7,18 @@ import { type SchedulingCluster, startSchedulingCluster } from '../../src/local/
 import { clientAs, grantPods, grantTenant } from '../support/impersonation.ts';
 import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
+import {
+  cloudCreates,
+  listGpuPods as listGpuPodsOf,
+  listPods as listPodsOf,
+  liveCloudPods as liveCloudPodsOf,
+  readPod as readPodOf,
+  running,
+  VIRTUAL_NODE_TOLERATION,
+  virtualNodeProviderConfig,
+  waitForDefaultServiceAccount,
+  waitForNodeReady,
+} from '../support/virtual-node.ts';
 
 // Pods on the virtual node become cloud pods, on the real apiserver with kube-scheduler and the workload
 // controllers of kube-controller-manager, the operator in-process and the simulator over HTTP: a Deployment
@@ -25,64 +37,13 @@ const NS = 'team-a';
 const OTHER_NS = 'team-b';
 const KEY_NS = 'gpucloud-system';
 const TENANT = 'alice';
-const TOLERATION = { key: 'gpucloud.io/virtual-node', operator: 'Exists', effect: 'NoSchedule' };
-
-const podSchema = z.looseObject({
-  metadata: z.looseObject({
-    name: z.string(),
-    uid: z.string(),
-    deletionTimestamp: z.string().optional(),
-    annotations: z.record(z.string(), z.string()).optional(),
-    finalizers: z.array(z.string()).optional(),
-  }),
-  spec: z.looseObject({ nodeName: z.string().optional() }),
-  status: z.looseObject({
-    phase: z.string(),
-    reason: z.string().optional(),
-    message: z.string().optional(),
-    hostIP: z.string().optional(),
-    conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })).optional(),
-    containerStatuses: z
-      .array(
-        z.looseObject({
-          containerID: z.string().optional(),
-          ready: z.boolean(),
-          state: z.record(z.string(), z.looseObject({ reason: z.string().optional() })),
-        }),
-      )
-      .optional(),
-  }),
-});
-type Pod = z.output<typeof podSchema>;
-const podList = z.object({ items: z.array(podSchema) });
-const gpuPodList = z.object({
-  items: z.array(
-    z.looseObject({
-      metadata: z.looseObject({ name: z.string(), labels: z.record(z.string(), z.string()).optional() }),
-      spec: z.looseObject({ image: z.string(), paused: z.boolean().optional() }),
-      status: z.looseObject({ id: z.string().optional() }).optional(),
-    }),
-  ),
-});
 
 let admin: KubeClient;
 let operator: RunningOperator;
 let scheduling: SchedulingCluster | undefined;
 
-function providerConfig(name: string, namespace: string) {
-  return {
-    apiVersion: 'gpucloud.io/v1alpha1',
-    kind: 'ProviderConfig',
-    metadata: { name },
-    spec: {
-      apiUrl: stack.sim().url,
-      credentials: { secretRef: { namespace: KEY_NS, name: `${name}-key`, key: 'api-key' } },
-      namespaces: { names: [namespace] },
-      guardrails: { gpuTypes: ['NVIDIA L40S', 'NVIDIA GeForce RTX 4090'], maxLiveGpus: 12 },
-      virtualNode: { enabled: true },
-    },
-  };
-}
+const providerConfig = (name: string, namespace: string) =>
+  virtualNodeProviderConfig({ name, namespace, apiUrl: stack.sim().url, keyNamespace: KEY_NS });
 
 function deployment(image: string, replicas: number) {
   return {
@@ -98,7 +59,7 @@ function deployment(image: string, replicas: number) {
         metadata: { labels: { app: 'llm' } },
         spec: {
           nodeSelector: { 'gpucloud.io/virtual-node': 'true', 'gpucloud.io/provider-config': 'team-a' },
-          tolerations: [TOLERATION],
+          tolerations: [VIRTUAL_NODE_TOLERATION],
           containers: [{ name: 'main', image, resources: { limits: { 'nvidia.com/gpu': '1' } } }],
         },
       },
@@ -106,27 +67,11 @@ function deployment(image: string, replicas: number) {
   };
 }
 
-const listPods = async (namespace = NS) =>
-  (await admin.request(podList, { method: 'GET', path: collectionPath(pods, namespace) })).items;
-const listGpuPods = async (namespace = NS) =>
-  (await admin.request(gpuPodList, { method: 'GET', path: collectionPath(resources.gpuPod, namespace) }))
-    .items;
-const readPod = (name: string, namespace = NS) =>
-  admin.request(podSchema, { method: 'GET', path: objectPath(pods, { namespace, name }) });
-/** The cloud pods alive in the simulator, by name. */
-const liveCloudPods = () =>
-  stack
-    .sim()
-    .state.snapshot()
-    .pods.filter((pod) => pod.status !== 'TERMINATED' && pod.status !== 'TERMINATING');
-/** Create calls the simulator received: a refusal must make none. */
-const creates = () =>
-  stack
-    .sim()
-    .calls.log()
-    .filter((call) => call.method === 'POST' && !call.operation.includes('search'));
-const running = (pod: Pod) =>
-  pod.status.phase === 'Running' && pod.status.containerStatuses?.[0]?.ready === true;
+const listPods = (namespace = NS) => listPodsOf(admin, namespace);
+const listGpuPods = (namespace = NS) => listGpuPodsOf(admin, namespace);
+const readPod = (name: string, namespace = NS) => readPodOf(admin, namespace, name);
+const liveCloudPods = () => liveCloudPodsOf(stack.sim());
+const creates = () => cloudCreates(stack.sim());
 
 describe('Pods on the virtual node', () => {
   before(async () => {
@@ -152,38 +97,8 @@ describe('Pods on the virtual node', () => {
     });
     await cluster.create(resources.providerConfig, '', providerConfig('team-a', NS));
     await cluster.create(resources.providerConfig, '', providerConfig('team-b', OTHER_NS));
-    for (const node of ['gpucloud-team-a', 'gpucloud-team-b']) {
-      await poll(
-        () =>
-          admin
-            .request(
-              z.looseObject({
-                status: z
-                  .looseObject({
-                    conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })).optional(),
-                  })
-                  .optional(),
-              }),
-              {
-                method: 'GET',
-                path: `/api/v1/nodes/${node}`,
-              },
-            )
-            .catch(() => undefined),
-        (found) => found?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-        `node ${node} Ready`,
-        60_000,
-      );
-    }
-    // The default ServiceAccount Pod admission wants, made by the controller-manager.
-    await poll(
-      () =>
-        admin
-          .request(z.unknown(), { method: 'GET', path: `/api/v1/namespaces/${NS}/serviceaccounts/default` })
-          .catch(() => undefined),
-      (found) => found !== undefined,
-      'the default ServiceAccount',
-    );
+    for (const node of ['gpucloud-team-a', 'gpucloud-team-b']) await waitForNodeReady(admin, node);
+    await waitForDefaultServiceAccount(admin, NS);
   });
   after(async () => {
     await operator?.stop();
@@ -298,7 +213,7 @@ describe('Pods on the virtual node', () => {
         metadata: { name: 'two-containers' },
         spec: {
           nodeName: 'gpucloud-team-a',
-          tolerations: [TOLERATION],
+          tolerations: [VIRTUAL_NODE_TOLERATION],
           containers: [
             { name: 'main', image: 'a:1', resources: { limits: { 'nvidia.com/gpu': '1' } } },
             { name: 'sidecar', image: 'b:1' },
@@ -337,7 +252,7 @@ describe('Pods on the virtual node', () => {
       metadata: { name },
       spec: {
         nodeName: node,
-        tolerations: [TOLERATION],
+        tolerations: [VIRTUAL_NODE_TOLERATION],
         containers: [
           { name: 'main', image: 'example/app:1', resources: { limits: { 'nvidia.com/gpu': '1' } } },
         ],
