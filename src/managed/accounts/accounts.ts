@@ -151,7 +151,7 @@ export class Usage {
     // account without limits would otherwise keep one per create for good. Swept when they have doubled,
     // so that a burst of creates costs each a constant share of the sweeps.
     if (this.#reserved.size > 2 * this.#sweptAt + MIN_SWEEP) {
-      for (const reservation of this.#reserved) if (reservation.done()) this.#reserved.delete(reservation);
+      for (const _ of this.#pending());
       this.#sweptAt = this.#reserved.size;
     }
   }
@@ -161,6 +161,7 @@ export class Usage {
     return this.#reserved.size;
   }
 
+  /** The reservations not done yet; those done are dropped on the way. */
   *#pending(): Iterable<Reservation> {
     for (const reservation of this.#reserved) {
       if (reservation.done()) this.#reserved.delete(reservation);

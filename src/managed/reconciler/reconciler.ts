@@ -342,19 +342,19 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
           : allows(policies, 'Update')
             ? await adapter.plan(held.mr, observed.cloud, ctx)
             : ({ kind: 'in-sync' } as const);
-    if (lost !== undefined && plan.kind === 'act') {
-      // The loss is recorded before its object is deleted: a turn that deleted it and then lost its status
-      // write would leave an id the status never named, which no later turn could tell from a user's.
-      const recorded = await this.#status.report(
+    const report = (rotated: readonly string[]) =>
+      this.#status.report(
         held.mr,
         observed,
         adapter.observe(held.mr, observed.cloud),
         link,
         this.#contributors(held, lost, link, pause),
-        {
-          rotated: [],
-        },
+        { rotated },
       );
+    if (lost !== undefined && plan.kind === 'act') {
+      // The loss is recorded before its object is deleted: a turn that deleted it and then lost its status
+      // write would leave an id the status never named, which no later turn could tell from a user's.
+      const recorded = await report([]);
       await this.#act(recorded.mr, observed.cloud, plan, link);
       return { requeueAfterMs: this.#o.verifyAfterMs };
     }
@@ -366,14 +366,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     if (rotated.length > 0 && recreatesOnRotation(held.mr) && adapter.delete) {
       return this.#recreateForSecrets(held.mr, observed.cloud, rotated, link);
     }
-    const reported = await this.#status.report(
-      held.mr,
-      observed,
-      adapter.observe(held.mr, observed.cloud),
-      link,
-      this.#contributors(held, lost, link, pause),
-      { rotated },
-    );
+    const reported = await report(rotated);
     const { finished, secretRefused } = reported;
     if (finished !== undefined) return expireFinished(this.#o, reported.mr, finished);
     if (plan.kind === 'act') return { requeueAfterMs: this.#o.verifyAfterMs };
