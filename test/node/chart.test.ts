@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -93,12 +94,7 @@ describe('the chart on a real node', { timeout: 1_200_000 }, () => {
     assert.equal(container?.livenessProbe?.httpGet?.path, '/healthz');
   });
 
-  test('kubectl logs shows its log, through the apiserver and the kubelet', async () => {
-    const [pod] = await readyOperators(1);
-    const log = await kubectl(plane, 'logs', '-n', NAMESPACE, name(pod));
-    assert.match(log, /"msg":"[^"]*lead/i);
-    assert.ok(!log.includes(API_KEY), 'the API key is not in the log');
-  });
+  test('kubectl logs shows its log, through the apiserver and the kubelet', assertLogs);
 
   test('a GpuPod converges to one cloud pod, and its connection Secret is written', async () => {
     await kube.create(
@@ -111,32 +107,10 @@ describe('the chart on a real node', { timeout: 1_200_000 }, () => {
     assertNoDuplicates();
   });
 
-  test("the metrics Service is scraped at its endpoint's address", async () => {
-    const address = await metricsEndpoint();
-    const response = await fetch(`http://${address}/metrics`);
-    assert.equal(response.status, 200);
-    assert.match(await response.text(), /^gpucloud_\w+/m);
-  });
+  test("the metrics Service is scraped at its endpoint's address", assertScraped);
 
-  test('a killed container is restarted by the kubelet; the operator does what was asked meanwhile, once', async () => {
-    const [pod] = await readyOperators(1);
-    await cluster.node.ctr(['tasks', 'kill', '--signal', 'SIGKILL', containerId(pod)]);
-    // Asked while the operator is down or starting again.
-    await kube.create(resources.gpuPod, TENANT, manifests.gpuPod('while-restarting'));
-    // The kubelet's restart is the counted event: the same Pod, its container restarted once, Ready again.
-    const restarted = await eventually(
-      async () => {
-        const [current] = await readyOperators(1);
-        assert.equal(current?.status?.containerStatuses?.[0]?.restartCount, 1);
-        return current;
-      },
-      { timeoutMs: POD_TIMEOUT_MS },
-    );
-    assert.equal(name(restarted), name(pod));
-    assert.equal(restarted?.status?.containerStatuses?.[0]?.lastState?.terminated?.exitCode, 137);
-    await converged('while-restarting');
-    assertNoDuplicates();
-  });
+  test('a killed container is restarted by the kubelet; the operator does what was asked meanwhile, once', () =>
+    killAndRecover('while-restarting'));
 
   test('two replicas: one Pod leads, the other stands by, Ready too', async () => {
     await chart.upgrade({ replicaCount: 2 });
@@ -148,52 +122,26 @@ describe('the chart on a real node', { timeout: 1_200_000 }, () => {
     );
   });
 
-  test('a deleted leader Pod hands over to the other one, which does the work', async () => {
-    const leader = await leaseHolder();
-    await core.deleteNamespacedPod({ name: leader, namespace: NAMESPACE });
-    await kube.create(resources.gpuPod, TENANT, manifests.gpuPod('after-handover'));
-    const successor = await eventually(async () => {
-      const holder = await leaseHolder();
-      // A leader that stops gracefully lets go first: the Lease is held by nobody for a moment.
-      assert.ok(holder !== '' && holder !== leader, `held by "${holder}"`);
-      return holder;
-    });
-    await converged('after-handover');
-    const pods = await readyOperators(2);
-    assert.ok(pods.some((pod) => name(pod) === successor));
-    assertNoDuplicates();
-  });
+  test('a deleted leader Pod hands over to the other one, which does the work', () =>
+    handOver('after-handover'));
 
   test('helm upgrade to another image rolls out with no duplicate and no missed change', async () => {
     // The same build under a second name: a changed image reference is what a release changes in the
     // Pod template, so the Deployment rolls out (surge one, keep every old Pod until a new one is Ready)
     // and the Lease moves to a new Pod exactly as it would for a new version.
     const next = `${imageBaseName(image.reference)}:${NEXT_TAG}`;
-    await cluster.node.ctr(['images', 'tag', '--force', image.reference, next]);
-    const before = (await operatorPods()).map(name);
-    await chart.upgrade({ image: { tag: NEXT_TAG } });
-    // Changes made while the rollout runs: each must be done once, whichever Pod leads by then.
-    await kube.patch(resources.gpuPod, TENANT, 'first', { spec: { paused: true } });
-    for (const n of [1, 2, 3]) await kube.create(resources.gpuPod, TENANT, manifests.gpuPod(`rollout-${n}`));
-    const pods = await eventually(
-      async () => {
-        const current = await readyOperators(2);
-        assert.ok(
-          current.every((pod) => pod.spec?.containers[0]?.image === next && !before.includes(name(pod))),
-        );
-        return current;
+    await rollOut({
+      replicas: 2,
+      next,
+      release: () => chart.upgrade({ image: { tag: NEXT_TAG } }),
+      // Changes made while the rollout runs: each must be done once, whichever Pod leads by then.
+      meanwhile: async () => {
+        await kube.patch(resources.gpuPod, TENANT, 'first', { spec: { paused: true } });
+        for (const n of [1, 2, 3]) {
+          await kube.create(resources.gpuPod, TENANT, manifests.gpuPod(`rollout-${n}`));
+        }
       },
-      { timeoutMs: POD_TIMEOUT_MS * 2 },
-    );
-    const holder = await eventually(async () => {
-      const current = await leaseHolder();
-      assert.ok(
-        pods.some((pod) => name(pod) === current),
-        `${current} leads`,
-      );
-      return current;
     });
-    assert.ok(!before.includes(holder));
     await kube.waitFor(resources.gpuPod, TENANT, 'first', isReady('Paused'), 'Paused', POD_TIMEOUT_MS);
     for (const n of [1, 2, 3]) await converged(`rollout-${n}`);
     assertNoDuplicates();
@@ -340,43 +288,186 @@ describe('the chart on a real node', { timeout: 1_200_000 }, () => {
     assertNoDuplicates();
   });
 
-  test('the plain manifests, as docs/install.md applies them: Ready, a GpuPod converges, and they delete cleanly', async () => {
-    const manifest = await readFile(join(REPO_ROOT, PLAIN_MANIFESTS), 'utf8');
-    const reference = /^\s+image: (\S+)$/m.exec(manifest)?.[1];
-    assert.ok(reference, 'the plain manifests name an image');
-    // The image the manifests name, as a registry would give it: the same build under that name.
-    await cluster.node.ctr(['images', 'tag', '--force', image.reference, reference]);
-    await kubectl(plane, 'delete', 'secret', '-n', NAMESPACE, '--ignore-not-found', `${RELEASE}-credentials`);
-    await kubectl(
-      plane,
-      ...['create', 'secret', 'generic', `${RELEASE}-credentials`, '-n', NAMESPACE],
-      `--from-literal=api-key=${API_KEY}`,
-      `--from-literal=api-url=${sim.url}`,
-    );
-    await kubectl(plane, 'apply', '--server-side', '-f', join(REPO_ROOT, PLAIN_MANIFESTS));
-    const [pod] = await readyOperators(1);
-    assert.equal(pod?.spec?.containers[0]?.image, reference);
-    await kube.create(resources.gpuPod, TENANT, manifests.gpuPod('plain'));
-    await converged('plain');
-    // The resource the chart's uninstall left behind is the new operator's to delete, as the docs say.
-    await kubectl(
-      plane,
-      'delete',
-      'gpupods.gpucloud.io',
-      '--all',
-      '--all-namespaces',
-      '--wait',
-      '--timeout=120s',
-    );
-    await kubectl(plane, 'delete', '-f', join(REPO_ROOT, PLAIN_MANIFESTS), '--wait', '--timeout=120s');
-    await eventually(async () => assert.deepEqual((await operatorPods()).map(name), []), {
-      timeoutMs: POD_TIMEOUT_MS,
+  // The same behaviours, installed as docs/install.md installs the plain manifests (one replica, scaled by
+  // hand), after the chart's uninstall: what the chart tests are made to hold for both.
+  describe('the plain manifests', () => {
+    let manifest: string;
+    let reference: string;
+
+    test('applied as the docs say: Ready through its probes, logs without the key, scraped, a GpuPod converges', async () => {
+      manifest = await readFile(join(REPO_ROOT, PLAIN_MANIFESTS), 'utf8');
+      reference = /^\s+image: (\S+)$/m.exec(manifest)?.[1] ?? '';
+      assert.ok(reference, 'the plain manifests name an image');
+      // The image the manifests name, as a registry would give it: the same build under that name.
+      await cluster.node.ctr(['images', 'tag', '--force', image.reference, reference]);
+      await kubectl(
+        plane,
+        'delete',
+        'secret',
+        '-n',
+        NAMESPACE,
+        '--ignore-not-found',
+        `${RELEASE}-credentials`,
+      );
+      await kubectl(
+        plane,
+        ...['create', 'secret', 'generic', `${RELEASE}-credentials`, '-n', NAMESPACE],
+        `--from-literal=api-key=${API_KEY}`,
+        `--from-literal=api-url=${sim.url}`,
+      );
+      await kubectl(plane, 'apply', '--server-side', '-f', join(REPO_ROOT, PLAIN_MANIFESTS));
+      const [pod] = await readyOperators(1);
+      assert.equal(pod?.spec?.containers[0]?.image, reference);
+      await assertLogs();
+      await assertScraped();
+      await kube.create(resources.gpuPod, TENANT, manifests.gpuPod('plain'));
+      await converged('plain');
     });
-    assertDeletedInCloud('plain');
-    assertDeletedInCloud('left-behind');
-    assertNoDuplicates();
+
+    test('a killed container is restarted by the kubelet; what was asked meanwhile is done once', () =>
+      killAndRecover('plain-while-restarting'));
+
+    test('a new file naming another image, applied, rolls out with no duplicate and no missed change', async () => {
+      const next = `${imageBaseName(reference)}:${NEXT_TAG}`;
+      const file = join(await mkdtemp(join(tmpdir(), 'gpucloud-manifests-')), 'gpucloud-operator.yaml');
+      await writeFile(file, manifest.replaceAll(`image: ${reference}`, `image: ${next}`));
+      await rollOut({
+        replicas: 1,
+        next,
+        release: () => kubectl(plane, 'apply', '--server-side', '-f', file),
+        meanwhile: async () => {
+          await kube.patch(resources.gpuPod, TENANT, 'plain', { spec: { paused: true } });
+          await kube.create(resources.gpuPod, TENANT, manifests.gpuPod('plain-rollout'));
+        },
+      });
+      await kube.waitFor(resources.gpuPod, TENANT, 'plain', isReady('Paused'), 'Paused', POD_TIMEOUT_MS);
+      await converged('plain-rollout');
+      assertNoDuplicates();
+    });
+
+    test('scaled to two, one leads; a deleted leader Pod hands over to the other, which does the work', async () => {
+      await kubectl(plane, 'scale', 'deployment', RELEASE, '-n', NAMESPACE, '--replicas=2');
+      const pods = await readyOperators(2);
+      const holder = await leaseHolder();
+      assert.ok(pods.some((pod) => name(pod) === holder));
+      await handOver('plain-after-handover');
+    });
+
+    test('kubectl delete -f removes the operator; what it made goes first, as the docs say', async () => {
+      // The resource the chart's uninstall left behind is the new operator's to delete, as the docs say.
+      await kubectl(
+        plane,
+        'delete',
+        'gpupods.gpucloud.io',
+        '--all',
+        '--all-namespaces',
+        '--wait',
+        '--timeout=120s',
+      );
+      await kubectl(plane, 'delete', '-f', join(REPO_ROOT, PLAIN_MANIFESTS), '--wait', '--timeout=120s');
+      await eventually(async () => assert.deepEqual((await operatorPods()).map(name), []), {
+        timeoutMs: POD_TIMEOUT_MS,
+      });
+      for (const gpuPod of ['plain', 'plain-while-restarting', 'plain-rollout', 'plain-after-handover']) {
+        assertDeletedInCloud(gpuPod);
+      }
+      assertDeletedInCloud('left-behind');
+      assertNoDuplicates();
+    });
   });
 });
+
+/** kubectl logs of an operator Pod, through the apiserver and the kubelet: its log, without the key. */
+async function assertLogs(): Promise<void> {
+  const [pod] = await readyOperators(1);
+  const log = await kubectl(plane, 'logs', '-n', NAMESPACE, name(pod));
+  assert.match(log, /"msg":"[^"]*lead/i);
+  assert.ok(!log.includes(API_KEY), 'the API key is not in the log');
+}
+
+/** The metrics Service scraped at the address its EndpointSlice gives, as Prometheus does. */
+async function assertScraped(): Promise<void> {
+  const address = await metricsEndpoint();
+  const response = await fetch(`http://${address}/metrics`);
+  assert.equal(response.status, 200);
+  assert.match(await response.text(), /^gpucloud_\w+/m);
+}
+
+/** Kills the one operator's container; the kubelet restarts it, and `gpuPod`, asked meanwhile, converges once. */
+async function killAndRecover(gpuPod: string): Promise<void> {
+  const [pod] = await readyOperators(1);
+  await cluster.node.ctr(['tasks', 'kill', '--signal', 'SIGKILL', containerId(pod)]);
+  // Asked while the operator is down or starting again.
+  await kube.create(resources.gpuPod, TENANT, manifests.gpuPod(gpuPod));
+  // The kubelet's restart is the counted event: the same Pod, its container restarted once, Ready again.
+  const restarted = await eventually(
+    async () => {
+      const [current] = await readyOperators(1);
+      assert.equal(current?.status?.containerStatuses?.[0]?.restartCount, 1);
+      return current;
+    },
+    { timeoutMs: POD_TIMEOUT_MS },
+  );
+  assert.equal(name(restarted), name(pod));
+  assert.equal(restarted?.status?.containerStatuses?.[0]?.lastState?.terminated?.exitCode, 137);
+  await converged(gpuPod);
+  assertNoDuplicates();
+}
+
+/** Deletes the leader of two operator Pods: the other takes the Lease and does `gpuPod`, asked meanwhile. */
+async function handOver(gpuPod: string): Promise<void> {
+  const leader = await leaseHolder();
+  await core.deleteNamespacedPod({ name: leader, namespace: NAMESPACE });
+  await kube.create(resources.gpuPod, TENANT, manifests.gpuPod(gpuPod));
+  const successor = await eventually(async () => {
+    const holder = await leaseHolder();
+    // A leader that stops gracefully lets go first: the Lease is held by nobody for a moment.
+    assert.ok(holder !== '' && holder !== leader, `held by "${holder}"`);
+    return holder;
+  });
+  await converged(gpuPod);
+  const pods = await readyOperators(2);
+  assert.ok(pods.some((pod) => name(pod) === successor));
+  assertNoDuplicates();
+}
+
+/**
+ * A release of image `next` (the same build under a second name: a changed image reference is what a
+ * release changes in the Pod template), with `meanwhile` changes made while it rolls out: every Pod
+ * replaced (surge one, each old one kept until a new one is Ready) and the Lease held by a new one.
+ */
+async function rollOut(options: {
+  replicas: number;
+  next: string;
+  release: () => Promise<unknown>;
+  meanwhile: () => Promise<void>;
+}): Promise<void> {
+  await cluster.node.ctr(['images', 'tag', '--force', image.reference, options.next]);
+  const before = (await operatorPods()).map(name);
+  await options.release();
+  await options.meanwhile();
+  const pods = await eventually(
+    async () => {
+      const current = await readyOperators(options.replicas);
+      assert.ok(
+        current.every(
+          (pod) => pod.spec?.containers[0]?.image === options.next && !before.includes(name(pod)),
+        ),
+      );
+      return current;
+    },
+    { timeoutMs: POD_TIMEOUT_MS * 2 },
+  );
+  const holder = await eventually(async () => {
+    const current = await leaseHolder();
+    assert.ok(
+      pods.some((pod) => name(pod) === current),
+      `${current} leads`,
+    );
+    return current;
+  });
+  assert.ok(!before.includes(holder));
+}
 
 function chartValues(): Record<string, unknown> {
   const repository = imageBaseName(image.reference);
