@@ -145,16 +145,7 @@ describe("the operator with virtual nodes, under the chart's ServiceAccount with
     });
     nodesOperator = await startOperator(stack.plane(), stack.sim(), {
       kubeconfigPath: nodesChart.kubeconfigPath,
-      flags: [
-        '--virtual-nodes',
-        'true',
-        '--leader-elect',
-        'true',
-        '--lease-namespace',
-        nodesChart.namespace,
-        '--lease-name',
-        nodesChart.release,
-      ],
+      flags: ['--virtual-nodes', 'true'],
     });
   });
   after(async () => {
@@ -162,7 +153,7 @@ describe("the operator with virtual nodes, under the chart's ServiceAccount with
     await nodesChart?.uninstall();
   });
 
-  test('registers the node of a ProviderConfig that asks for one, and renews its Lease, with no permission error', async () => {
+  test('registers the node of a ProviderConfig that asks for one, and its Lease, with no permission error', async () => {
     const cluster = stack.cluster();
     await createAccount(nodesChart.namespace, 'team-nodes-on');
     const name = 'gpucloud-team-nodes-on';

@@ -443,7 +443,7 @@ describe('without leader election', async () => {
     assert.ok(rendered.container().args?.includes('--leader-elect=false'));
     assert.deepEqual(
       rendered.all('Role').map((manifest) => manifest.metadata?.name),
-      [`${RELEASE}-node-leases`, `${RELEASE}-account-keys`],
+      [`${RELEASE}-account-keys`],
     );
   });
 });
