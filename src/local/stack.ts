@@ -138,6 +138,10 @@ async function startOperator(
       String(healthPort),
       '--callback-base-url',
       `http://127.0.0.1:${callbackPort}`,
+      // The example ProviderConfig registers a virtual node. The operator runs as the control plane's admin
+      // here, so it lacks no grant the chart would give only with virtualNode.enabled.
+      '--virtual-nodes',
+      'true',
       ...tenantApiFlags,
     ],
     { GPUCLOUD_API_KEY: apiKey, GPUCLOUD_CALLBACK_TOKEN: randomBytes(16).toString('hex') },

@@ -79,6 +79,10 @@ const configSchema = z.object({
   tenantApiRequestsPerSecond: positive().default(5),
   tenantApiStreamsPerUser: z.coerce.number().int('must be a whole number').min(1).default(2),
   tenantApiStreamsPerAccount: z.coerce.number().int('must be a whole number').min(1).default(10),
+  virtualNodes: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((text) => text === 'true'),
   virtualNodeAddress: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
   virtualNodePort: port().default(10250),
   virtualNodeTlsCertFile: z.string().optional(),
@@ -135,6 +139,7 @@ const sources: Readonly<Record<Setting, { flag: string; env: string }>> = {
     flag: 'tenant-api-streams-per-account',
     env: 'TENANT_API_STREAMS_PER_ACCOUNT',
   },
+  virtualNodes: { flag: 'virtual-nodes', env: 'VIRTUAL_NODES' },
   virtualNodeAddress: { flag: 'virtual-node-address', env: 'POD_IP' },
   virtualNodePort: { flag: 'virtual-node-port', env: 'VIRTUAL_NODE_PORT' },
   virtualNodeTlsCertFile: { flag: 'virtual-node-tls-cert-file', env: 'VIRTUAL_NODE_TLS_CERT_FILE' },
@@ -217,12 +222,18 @@ function checkTenantApi(config: z.output<typeof configSchema>): void {
   }
 }
 
-/** The virtual nodes' kubelet API serves with its three files, or not at all. */
+/** The virtual nodes' kubelet API serves with its three files, or not at all; and only for virtual nodes. */
 function checkKubeletApi(config: z.output<typeof configSchema>): void {
   const files = [config.virtualNodeTlsCertFile, config.virtualNodeTlsKeyFile, config.virtualNodeClientCaFile];
   if (files.some((file) => file !== undefined) && !files.every((file) => file !== undefined)) {
     throw new ConfigError(
       '--virtual-node-tls-cert-file, --virtual-node-tls-key-file and --virtual-node-client-ca-file go together: the kubelet API serves with all three',
+    );
+  }
+  // A kubelet API with no nodes would serve nothing: say so rather than ignore the files.
+  if (files.some((file) => file !== undefined) && !config.virtualNodes) {
+    throw new ConfigError(
+      "--virtual-node-tls-cert-file, --virtual-node-tls-key-file and --virtual-node-client-ca-file serve the virtual nodes' kubelet API: set --virtual-nodes=true / VIRTUAL_NODES=true too",
     );
   }
 }

@@ -20,7 +20,7 @@ import { gpuPodKind, registrations, resourceOf } from '../resources/kinds.ts';
 import { addProviderConfigController } from '../resources/provider-config/controller.ts';
 import { type RunningTenantApi, startTenantApi } from '../tenant-api/tenant-api.ts';
 import { startKubeletApi } from '../virtual-node/kubelet-api/kubelet-api.ts';
-import type { KubeletApiServer, NodePods } from '../virtual-node/kubelet-api/server.ts';
+import type { KubeletApiServer } from '../virtual-node/kubelet-api/server.ts';
 import type { AccountEntries } from '../virtual-node/node-controller.ts';
 import { addVirtualNodes } from '../virtual-node/virtual-nodes.ts';
 import { callbackUrl, startCallbackServer } from './callback-server.ts';
@@ -99,19 +99,14 @@ export async function runOperator(
     clients,
     managed: registrations.map(({ definition }) => resourceOf(definition)),
     namespaces: config.namespace,
+    virtualNodes: config.virtualNodes,
     clock,
     log: logger.child({ controller: 'providerconfig' }),
   });
 
-  const nodePods = addVirtualNodes(manager, {
-    accounts,
-    address: config.virtualNodeAddress,
-    port: config.virtualNodePort,
-    namespaces: config.namespace,
-    clock,
-    log: logger.child({ controller: 'virtual-node' }),
-  });
-  const kubeletApi = await startKubeletApiOf(config, manager, nodePods, accounts, logger);
+  const kubeletApi = config.virtualNodes
+    ? await startVirtualNodes(config, manager, accounts, clock, logger)
+    : undefined;
 
   const callbacks =
     config.callbackPort && config.callbackToken
@@ -139,6 +134,7 @@ export async function runOperator(
       apiUrl: config.apiUrl,
       namespaces: config.namespace.length > 0 ? config.namespace : '(all)',
       leaderElect: config.leaderElect,
+      virtualNodes: config.virtualNodes,
     },
     'operator starting',
   );
@@ -153,14 +149,26 @@ export async function runOperator(
   }
 }
 
-/** The virtual nodes' kubelet API (docs/virtual-node.md), when its serving pair and client CA are given. */
-async function startKubeletApiOf(
+/**
+ * The virtual nodes' controllers (docs/virtual-node.md), and their kubelet API when its serving pair and
+ * client CA are given. Only with --virtual-nodes: they need cluster-wide grants on Nodes, Pods and
+ * ConfigMaps that an operator without them is not given.
+ */
+async function startVirtualNodes(
   config: OperatorConfig,
   manager: Manager,
-  pods: NodePods,
   accounts: AccountEntries,
+  clock: Clock,
   logger: Logger,
 ): Promise<KubeletApiServer | undefined> {
+  const pods = addVirtualNodes(manager, {
+    accounts,
+    address: config.virtualNodeAddress,
+    port: config.virtualNodePort,
+    namespaces: config.namespace,
+    clock,
+    log: logger.child({ controller: 'virtual-node' }),
+  });
   const { virtualNodeTlsCertFile, virtualNodeTlsKeyFile, virtualNodeClientCaFile } = config;
   if (!virtualNodeTlsCertFile || !virtualNodeTlsKeyFile || !virtualNodeClientCaFile) return undefined;
   return startKubeletApi({

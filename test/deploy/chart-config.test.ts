@@ -165,6 +165,7 @@ describe('the operator reads the container the chart renders', () => {
         tenantApiRequestsPerSecond: 3,
         tenantApiStreamsPerUser: 4,
         tenantApiStreamsPerAccount: 20,
+        virtualNodes: true,
         virtualNodeAddress: POD_IP,
         virtualNodePort: 10251,
         virtualNodeTlsCertFile: undefined,

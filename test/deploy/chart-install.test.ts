@@ -21,7 +21,8 @@ import { kubectl } from '../support/kubectl.ts';
 
 // The chart and the plain manifests on a real kube-apiserver (no kubelet: Deployments get no pods, which
 // these tests do not need), and the chart's RBAC checked as the apiserver enforces it, for the chart's
-// own ServiceAccount: everything the operator does is allowed, and nothing more.
+// own ServiceAccount: everything the operator does is allowed, and nothing more. The virtual nodes' grants
+// are cluster-wide, so they come only with virtualNode.enabled.
 
 const controlPlane = useControlPlane();
 
@@ -82,6 +83,32 @@ function operatorAccess(namespace: string): V1ResourceAttributes[] {
   ];
 }
 
+/** What the virtual nodes do (docs/virtual-node.md): Nodes, their Leases, and the Pods bound to them in any namespace. */
+function virtualNodeAccess(): V1ResourceAttributes[] {
+  return [
+    ...['create', 'patch', 'delete', 'watch'].map((verb) => ({ verb, resource: 'nodes' })),
+    { verb: 'patch', resource: 'nodes', subresource: 'status' },
+    { verb: 'watch', resource: 'pods' },
+    ...['create', 'patch'].map((verb) => ({
+      verb,
+      group: 'coordination.k8s.io',
+      resource: 'leases',
+      namespace: 'kube-node-lease',
+    })),
+    // A bound Pod runs as a GpuPod of the node's making, with the ConfigMaps its env names, and is deleted
+    // once its cloud pod is gone, as a kubelet does.
+    ...[WORKLOADS, OTHER].flatMap((namespace) => [
+      { verb: 'create', group: GROUP, resource: 'gpupods', namespace },
+      { verb: 'delete', group: GROUP, resource: 'gpupods', namespace },
+      { verb: 'get', resource: 'configmaps', namespace },
+      { verb: 'patch', resource: 'pods', namespace },
+      { verb: 'delete', resource: 'pods', namespace },
+      { verb: 'patch', resource: 'pods', subresource: 'status', namespace },
+      { verb: 'update', resource: 'pods', subresource: 'finalizers', namespace },
+    ]),
+  ];
+}
+
 async function rejectedWith(request: Promise<unknown>, status: number): Promise<void> {
   await assert.rejects(request, (error: unknown) => error instanceof ApiException && error.code === status);
 }
@@ -89,6 +116,7 @@ async function rejectedWith(request: Promise<unknown>, status: number): Promise<
 describe('the chart installed with helm', () => {
   let chart: InstalledChart;
   let scoped: InstalledChart;
+  let withNodes: InstalledChart;
 
   before(async () => {
     const core = controlPlane().kubeConfig.makeApiClient(CoreV1Api);
@@ -103,11 +131,17 @@ describe('the chart installed with helm', () => {
       namespace: 'scoped-system',
       values: { watchNamespaces: [WORKLOADS] },
     });
+    withNodes = await installChart(controlPlane(), {
+      release: 'nodes',
+      namespace: 'nodes-system',
+      values: { virtualNode: { enabled: true } },
+    });
   });
 
   after(async () => {
     await chart?.uninstall();
     await scoped?.uninstall();
+    await withNodes?.uninstall();
   });
 
   test('creates the CRDs, the identity, its RBAC, the Service and the Deployment', async () => {
@@ -165,14 +199,6 @@ describe('the chart installed with helm', () => {
         { verb: 'watch', group: GROUP, resource: 'providerconfigs' },
         { verb: 'patch', group: GROUP, resource: 'providerconfigs', subresource: 'status' },
         { verb: 'watch', resource: 'namespaces' },
-        // The virtual nodes run a bound Pod as a GpuPod of its own making, read the ConfigMaps its env
-        // names, and delete it once its cloud pod is gone, as a kubelet does (docs/virtual-node.md).
-        ...[WORKLOADS, OTHER].flatMap((namespace) => [
-          { verb: 'create', group: GROUP, resource: 'gpupods', namespace },
-          { verb: 'delete', group: GROUP, resource: 'gpupods', namespace },
-          { verb: 'get', resource: 'configmaps', namespace },
-          { verb: 'delete', resource: 'pods', namespace },
-        ]),
         { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: chart.namespace },
         ...['get', 'update'].map((verb) => ({
           verb,
@@ -216,9 +242,48 @@ describe('the chart installed with helm', () => {
         },
         { verb: 'delete', group: 'coordination.k8s.io', resource: 'leases', namespace: chart.namespace },
         { verb: 'get', group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' },
+        // Without virtualNode.enabled, nothing of the virtual nodes.
+        ...virtualNodeAccess(),
       ],
       false,
     );
+  });
+
+  test('with virtualNode.enabled, its ServiceAccount may do what the virtual nodes do too', async () => {
+    await assertAccess(withNodes.kubeconfigPath, [...operatorAccess(OTHER), ...virtualNodeAccess()], true);
+  });
+
+  test("the virtual nodes' grants on real requests: a Pod of another namespace deleted, a ConfigMap there read, only with virtualNode.enabled", async () => {
+    const admin = controlPlane().kubeConfig.makeApiClient(CoreV1Api);
+    // No controller-manager here to make the namespace's default ServiceAccount, which Pod admission wants.
+    await admin.createNamespacedServiceAccount({ namespace: OTHER, body: { metadata: { name: 'default' } } });
+    await admin.createNamespacedConfigMap({
+      namespace: OTHER,
+      body: { metadata: { name: 'settings' }, data: { MODE: 'fast' } },
+    });
+    await admin.createNamespacedPod({
+      namespace: OTHER,
+      body: {
+        metadata: { name: 'workload' },
+        spec: { containers: [{ name: 'main', image: 'example/app:1' }] },
+      },
+    });
+    const as = (installed: InstalledChart) => {
+      const config = new KubeConfig();
+      config.loadFromFile(installed.kubeconfigPath);
+      return config.makeApiClient(CoreV1Api);
+    };
+
+    const defaults = as(chart);
+    await rejectedWith(defaults.readNamespacedConfigMap({ name: 'settings', namespace: OTHER }), 403);
+    await rejectedWith(defaults.deleteNamespacedPod({ name: 'workload', namespace: OTHER }), 403);
+    await admin.readNamespacedPod({ name: 'workload', namespace: OTHER });
+
+    const nodes = as(withNodes);
+    const settings = await nodes.readNamespacedConfigMap({ name: 'settings', namespace: OTHER });
+    assert.equal(settings.data?.MODE, 'fast');
+    await nodes.deleteNamespacedPod({ name: 'workload', namespace: OTHER, gracePeriodSeconds: 0 });
+    await rejectedWith(admin.readNamespacedPod({ name: 'workload', namespace: OTHER }), 404);
   });
 
   test('the apiserver enforces it on real requests', async () => {
@@ -335,6 +400,9 @@ describe('the plain manifests', () => {
       .makeApiClient(AppsV1Api)
       .readNamespacedDeployment({ name: 'gpucloud-operator', namespace: 'gpucloud-system' });
     assert.equal(deployment.spec?.template.spec?.serviceAccountName, 'gpucloud-operator');
-    await kubeConfig.makeApiClient(RbacAuthorizationV1Api).readClusterRole({ name: 'gpucloud-operator' });
+    const rbac = kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.readClusterRole({ name: 'gpucloud-operator' });
+    // The chart's defaults: no virtual nodes, so none of their cluster-wide grants (docs/install.md).
+    await rejectedWith(rbac.readClusterRole({ name: 'gpucloud-operator-virtual-nodes' }), 404);
   });
 });

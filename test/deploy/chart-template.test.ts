@@ -84,18 +84,14 @@ describe('the chart with its default values', async () => {
     assert.deepEqual(kinds, [
       `ClusterRole/${RELEASE}`,
       `ClusterRole/${RELEASE}-accounts`,
-      `ClusterRole/${RELEASE}-virtual-nodes`,
       `ClusterRoleBinding/${RELEASE}`,
       `ClusterRoleBinding/${RELEASE}-accounts`,
-      `ClusterRoleBinding/${RELEASE}-virtual-nodes`,
       `Deployment/${RELEASE}`,
       `NetworkPolicy/${RELEASE}`,
       `Role/${RELEASE}-account-keys`,
       `Role/${RELEASE}-leader-election`,
-      `Role/${RELEASE}-node-leases`,
       `RoleBinding/${RELEASE}-account-keys`,
       `RoleBinding/${RELEASE}-leader-election`,
-      `RoleBinding/${RELEASE}-node-leases`,
       `Service/${RELEASE}-metrics`,
       `ServiceAccount/${RELEASE}`,
       `ValidatingAdmissionPolicy/${RELEASE}-annotations`,
@@ -111,18 +107,20 @@ describe('the chart with its default values', async () => {
       rendered.one<V1Role & Manifest>('ClusterRole', `${RELEASE}-accounts`).rules,
       accountRules,
     );
-    assert.deepEqual(
-      rendered.one<V1Role & Manifest>('ClusterRole', `${RELEASE}-virtual-nodes`).rules,
-      virtualNodeRules,
-    );
-    const leases = rendered.one<V1Role & Manifest>('Role', `${RELEASE}-node-leases`);
-    assert.equal(leases.metadata?.namespace, 'kube-node-lease');
-    assert.deepEqual(leases.rules, [
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'patch'] },
-    ]);
     const keys = rendered.one<V1Role & Manifest>('Role', `${RELEASE}-account-keys`);
     assert.equal(keys.metadata?.namespace, NAMESPACE);
     assert.deepEqual(keys.rules, accountKeyRules);
+  });
+
+  test('no virtual nodes: nothing on Nodes, Pods or ConfigMaps is granted, and the operator runs none', () => {
+    // Their grants are cluster-wide (docs/virtual-node.md): a platform that runs no virtual node gives none.
+    const granted = [...rendered.all('ClusterRole'), ...rendered.all('Role')].flatMap((role) =>
+      ((role as V1Role & Manifest).rules ?? []).flatMap((rule) => rule.resources ?? []),
+    );
+    for (const resource of ['nodes', 'pods', 'configmaps']) {
+      assert.ok(!granted.some((r) => r === resource || r.startsWith(`${resource}/`)), resource);
+    }
+    assert.ok(rendered.container().args?.includes('--virtual-nodes=false'));
   });
 
   test('the Lease Role is in the release namespace and names the lease the operator uses', () => {
@@ -321,6 +319,23 @@ describe('the chart with every option on', async () => {
     );
   });
 
+  test('virtualNode.enabled grants what the virtual nodes do, and turns them on', () => {
+    assert.deepEqual(
+      rendered.one<V1Role & Manifest>('ClusterRole', `${RELEASE}-virtual-nodes`).rules,
+      virtualNodeRules,
+    );
+    const leases = rendered.one<V1Role & Manifest>('Role', `${RELEASE}-node-leases`);
+    assert.equal(leases.metadata?.namespace, 'kube-node-lease');
+    assert.deepEqual(leases.rules, [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'patch'] },
+    ]);
+    assert.equal(
+      rendered.one('RoleBinding', `${RELEASE}-node-leases`).metadata?.namespace,
+      'kube-node-lease',
+    );
+    assert.ok(rendered.container().args?.includes('--virtual-nodes=true'));
+  });
+
   test('with watchNamespaces, the operator rules are a Role in that namespace; only the accounts and virtual nodes ClusterRoles stay', () => {
     const names = (kind: string) => rendered.all(kind).map((manifest) => manifest.metadata?.name);
     // Besides the tenant API's, which are cluster-wide by nature (test/deploy/tenant-api-chart.test.ts).
@@ -404,6 +419,14 @@ describe('the chart refuses contradictory values', () => {
     assert.match(await renderFailure({ callbacks: { enabled: true } }), /callbacks\.baseUrl/);
   });
 
+  test("the kubelet API's Secret without virtual nodes", async () => {
+    const stderr = await renderFailure({ virtualNode: { tlsSecret: 'kubelet-tls' } });
+    assert.match(
+      stderr,
+      /virtualNode\.tlsSecret serves the virtual nodes' kubelet API: set virtualNode\.enabled=true/,
+    );
+  });
+
   test('a ServiceMonitor without the metrics Service', async () => {
     const stderr = await renderFailure({
       metrics: { service: { enabled: false }, serviceMonitor: { enabled: true } },
@@ -420,7 +443,7 @@ describe('without leader election', async () => {
     assert.ok(rendered.container().args?.includes('--leader-elect=false'));
     assert.deepEqual(
       rendered.all('Role').map((manifest) => manifest.metadata?.name),
-      [`${RELEASE}-node-leases`, `${RELEASE}-account-keys`],
+      [`${RELEASE}-account-keys`],
     );
   });
 });

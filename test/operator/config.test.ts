@@ -104,11 +104,33 @@ test('the virtual nodes’ kubelet API takes its three files together, or none',
     '--virtual-node-client-ca-file',
     'ca',
   ];
-  assert.equal(loadConfig(all, base).virtualNodeClientCaFile, 'ca');
-  assert.equal(loadConfig([], base).virtualNodeTlsCertFile, undefined);
+  const on = { ...base, VIRTUAL_NODES: 'true' };
+  assert.equal(loadConfig(all, on).virtualNodeClientCaFile, 'ca');
+  assert.equal(loadConfig([], on).virtualNodeTlsCertFile, undefined);
   assert.throws(
-    () => loadConfig(all.slice(0, 4), base),
+    () => loadConfig(all.slice(0, 4), on),
     (error) =>
       error instanceof ConfigError && /--virtual-node-client-ca-file go together/.test(error.message),
+  );
+  // Without virtual nodes the files would serve nothing: refused, not ignored.
+  assert.throws(
+    () => loadConfig(all, base),
+    (error) =>
+      error instanceof ConfigError && /set --virtual-nodes=true \/ VIRTUAL_NODES=true/.test(error.message),
+  );
+});
+
+test('virtual nodes are off unless --virtual-nodes or VIRTUAL_NODES says true, the flag winning', () => {
+  assert.equal(loadConfig([], base).virtualNodes, false);
+  assert.equal(loadConfig(['--virtual-nodes', 'true'], base).virtualNodes, true);
+  assert.equal(loadConfig(['--virtual-nodes=true'], base).virtualNodes, true);
+  assert.equal(loadConfig([], { ...base, VIRTUAL_NODES: 'true' }).virtualNodes, true);
+  assert.equal(
+    loadConfig(['--virtual-nodes', 'false'], { ...base, VIRTUAL_NODES: 'true' }).virtualNodes,
+    false,
+  );
+  assert.throws(
+    () => loadConfig(['--virtual-nodes', 'yes'], base),
+    (error) => error instanceof ConfigError && /--virtual-nodes \/ VIRTUAL_NODES/.test(error.message),
   );
 });

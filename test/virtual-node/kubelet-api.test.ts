@@ -175,6 +175,8 @@ describe('the virtual node’s kubelet API', () => {
     operator = await startOperator(stack.plane(), stack.sim(), {
       apiKey: 'operator-default-key',
       flags: [
+        '--virtual-nodes',
+        'true',
         '--virtual-node-port',
         String(port),
         '--virtual-node-tls-cert-file',

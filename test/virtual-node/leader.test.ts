@@ -28,7 +28,7 @@ describe('the virtual node under leader election', () => {
       metadata: { name: 'key' },
       stringData: { 'api-key': API_KEY },
     });
-    const flags = ['--leader-elect', 'true', '--lease-namespace', NS];
+    const flags = ['--virtual-nodes', 'true', '--leader-elect', 'true', '--lease-namespace', NS];
     const a = await startOperator(stack.plane(), stack.sim(), { flags });
     const b = await startOperator(stack.plane(), stack.sim(), { flags });
     try {

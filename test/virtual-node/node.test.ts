@@ -127,7 +127,14 @@ describe('the virtual node of a ProviderConfig', () => {
     });
     operator = await startOperator(stack.plane(), stack.sim(), {
       apiKey: 'operator-default-key',
-      flags: ['--virtual-node-address', '10.1.2.3', '--virtual-node-port', '10443'],
+      flags: [
+        '--virtual-nodes',
+        'true',
+        '--virtual-node-address',
+        '10.1.2.3',
+        '--virtual-node-port',
+        '10443',
+      ],
     });
   });
   after(async () => {

@@ -93,7 +93,7 @@ describe('Pods on the virtual node', () => {
     scheduling = await startSchedulingCluster(stack.plane());
     operator = await startOperator(stack.plane(), stack.sim(), {
       apiKey: 'operator-default-key',
-      flags: ['--virtual-node-address', '10.1.2.3'],
+      flags: ['--virtual-nodes', 'true', '--virtual-node-address', '10.1.2.3'],
     });
     await cluster.create(resources.providerConfig, '', providerConfig('team-a', NS));
     await cluster.create(resources.providerConfig, '', providerConfig('team-b', OTHER_NS));

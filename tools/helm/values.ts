@@ -404,6 +404,12 @@ export const valuesSchema = z
       .describe('Prometheus metrics on `/metrics` of the health port.'),
     virtualNode: z
       .object({
+        enabled: z
+          .boolean()
+          .default(false)
+          .describe(
+            "Virtual nodes (`--virtual-nodes`): a ProviderConfig's spec.virtualNode registers a Node whose Pods run on the GPU cloud. Off by default: it grants the operator Nodes, and the patch and delete of Pods and the get of ConfigMaps in every namespace (docs/virtual-node.md).",
+          ),
         port: port(
           10250,
           "Port of the kubelet API, named in each virtual node's daemonEndpoints (`--virtual-node-port`).",
@@ -415,7 +421,7 @@ export const valuesSchema = z
       })
       .strict()
       .describe(
-        "The virtual nodes' kubelet API (docs/virtual-node.md): `kubectl logs` of Pods on a virtual node.",
+        'The virtual nodes (docs/virtual-node.md) and their kubelet API: `kubectl logs` of Pods on a virtual node.',
       ),
     tenantApi: z
       .object({

@@ -23,6 +23,7 @@ import { type ConditionInput, mergeConditions } from '../../managed/core/conditi
 import { ReconcileError } from '../../managed/core/errors.ts';
 import type { Condition } from '../../managed/core/status-schema.ts';
 import { resourceOf } from '../common/kind.ts';
+import { keptConditions, virtualNodeCondition } from './conditions.ts';
 import { allowsNamespace } from './namespaces.ts';
 import { type ProviderConfigSpec, ProviderConfigSpecSchema, providerConfigKind } from './schema.ts';
 import { registerSpendMetrics } from './spend-metrics.ts';
@@ -53,6 +54,8 @@ export interface ProviderConfigOptions {
   managed: readonly ResourceType[];
   /** The namespaces the managed kinds are watched in; all when empty. */
   namespaces: readonly string[];
+  /** Whether the operator runs virtual nodes (--virtual-nodes): a config asking for one is told when not. */
+  virtualNodes: boolean;
   clock: Clock;
   log: Logger;
 }
@@ -200,15 +203,15 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
 
   const writeStatus = async (
     config: StoredConfig,
-    ready: ConditionInput,
+    updates: readonly ConditionInput[],
     users: number,
     spend?: SpendRecord,
   ): Promise<void> => {
     const current = configStatus.safeParse(config.status ?? {});
     const before = current.success ? current.data : {};
     const conditions = mergeConditions(
-      before.conditions,
-      [ready],
+      keptConditions(before.conditions, updates),
+      updates,
       config.metadata.generation ?? 0,
       new Date(options.clock.now()),
     );
@@ -250,7 +253,7 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
     if (config.metadata.deletionTimestamp) {
       if (users > 0) {
         const message = `${users} resources still use this account; delete them or point them elsewhere first`;
-        await writeStatus(config, { type: 'Ready', status: 'False', reason: 'InUse', message }, users);
+        await writeStatus(config, [{ type: 'Ready', status: 'False', reason: 'InUse', message }], users);
         return { requeueAfterMs: REREAD_MS };
       }
       accounts.delete(key.name);
@@ -273,7 +276,7 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
       const message = `the spec does not fit the schema: ${z.prettifyError(parsed.error)}`;
       const known = accounts.get(key.name);
       if (known) known.problem = notReady(message);
-      await writeStatus(config, { type: 'Ready', status: 'False', reason: 'InvalidSpec', message }, users);
+      await writeStatus(config, [{ type: 'Ready', status: 'False', reason: 'InvalidSpec', message }], users);
       return {};
     }
     let condition: ConditionInput;
@@ -287,7 +290,9 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
       if (known) known.problem = notReady(error.message);
       condition = { type: 'Ready', status: 'False', reason: error.reason, message: error.message };
     }
-    await writeStatus(config, condition, users, spendNow(config, parsed.data));
+    const virtualNode = virtualNodeCondition(parsed.data, options.virtualNodes);
+    const conditions = virtualNode ? [condition, virtualNode] : [condition];
+    await writeStatus(config, conditions, users, spendNow(config, parsed.data));
     return { requeueAfterMs: REREAD_MS };
   };
 

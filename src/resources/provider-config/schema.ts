@@ -214,7 +214,9 @@ export const ProviderConfigStatusSchema = z
   .object({
     conditions: listMap(z.array(conditionSchema).max(16), ['type'])
       .optional()
-      .describe('Ready: the API key was read and the cloud accepted it.'),
+      .describe(
+        'Ready: the API key was read and the cloud accepted it. VirtualNode (False, reason VirtualNodesDisabled): spec.virtualNode asks for a node, and the operator runs without virtual nodes (chart value virtualNode.enabled, flag --virtual-nodes).',
+      ),
     users: z.int().min(0).optional().describe('Managed resources that use this account now.'),
     spend: spendRecordSchema.optional(),
     observedGeneration: z.int().min(0).optional().describe('metadata.generation the status describes.'),

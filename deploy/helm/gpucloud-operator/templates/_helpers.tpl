@@ -102,4 +102,7 @@ annotations:
 {{- if and (eq (int .Values.healthPort) (int .Values.callbacks.port)) .Values.callbacks.enabled }}
 {{- fail "callbacks.port must differ from healthPort" }}
 {{- end }}
+{{- if and .Values.virtualNode.tlsSecret (not .Values.virtualNode.enabled) }}
+{{- fail "virtualNode.tlsSecret serves the virtual nodes' kubelet API: set virtualNode.enabled=true too, or leave it empty" }}
+{{- end }}
 {{- end }}
