@@ -40,7 +40,7 @@ const BYSTANDER = 'bystander';
  * instead of the default 50 s, so the test waits less. The rest is the controllers' defaults.
  */
 const GRACE_SECONDS = 20;
-const OPERATOR_FLAGS = ['--virtual-node-address', '10.1.2.3'];
+const OPERATOR_FLAGS = ['--virtual-nodes', 'true', '--virtual-node-address', '10.1.2.3'];
 
 let admin: KubeClient;
 let operator: RunningOperator | undefined;
