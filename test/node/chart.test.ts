@@ -114,12 +114,7 @@ describe('the chart on a real node', { timeout: 1_200_000 }, () => {
 
   test('two replicas: one Pod leads, the other stands by, Ready too', async () => {
     await chart.upgrade({ replicaCount: 2 });
-    const pods = await readyOperators(2);
-    const holder = await leaseHolder();
-    assert.ok(
-      pods.some((pod) => name(pod) === holder),
-      `${holder} is one of ${pods.map(name).join(', ')}`,
-    );
+    await oneOfTwoLeads();
   });
 
   test('a deleted leader Pod hands over to the other one, which does the work', () =>
@@ -263,15 +258,7 @@ describe('the chart on a real node', { timeout: 1_200_000 }, () => {
   });
 
   test('helm uninstall as the docs say: resources deleted first leave no cloud pod, the rest stays, the operator goes', async () => {
-    await kubectl(
-      plane,
-      'delete',
-      'gpupods.gpucloud.io',
-      '--all',
-      '--all-namespaces',
-      '--wait',
-      '--timeout=120s',
-    );
+    await deleteAllGpuPods();
     // What the docs say uninstall leaves alone: a resource not deleted first, and its cloud pod.
     await kube.create(resources.gpuPod, TENANT, manifests.gpuPod('left-behind'));
     await converged('left-behind');
@@ -347,23 +334,13 @@ describe('the chart on a real node', { timeout: 1_200_000 }, () => {
 
     test('scaled to two, one leads; a deleted leader Pod hands over to the other, which does the work', async () => {
       await kubectl(plane, 'scale', 'deployment', RELEASE, '-n', NAMESPACE, '--replicas=2');
-      const pods = await readyOperators(2);
-      const holder = await leaseHolder();
-      assert.ok(pods.some((pod) => name(pod) === holder));
+      await oneOfTwoLeads();
       await handOver('plain-after-handover');
     });
 
     test('kubectl delete -f removes the operator; what it made goes first, as the docs say', async () => {
       // The resource the chart's uninstall left behind is the new operator's to delete, as the docs say.
-      await kubectl(
-        plane,
-        'delete',
-        'gpupods.gpucloud.io',
-        '--all',
-        '--all-namespaces',
-        '--wait',
-        '--timeout=120s',
-      );
+      await deleteAllGpuPods();
       await kubectl(plane, 'delete', '-f', join(REPO_ROOT, PLAIN_MANIFESTS), '--wait', '--timeout=120s');
       await eventually(async () => assert.deepEqual((await operatorPods()).map(name), []), {
         timeoutMs: POD_TIMEOUT_MS,
@@ -376,6 +353,29 @@ describe('the chart on a real node', { timeout: 1_200_000 }, () => {
     });
   });
 });
+
+/** Deletes every GpuPod and waits until they are gone: their cloud pods deleted first, by the finalizer. */
+async function deleteAllGpuPods(): Promise<void> {
+  await kubectl(
+    plane,
+    'delete',
+    'gpupods.gpucloud.io',
+    '--all',
+    '--all-namespaces',
+    '--wait',
+    '--timeout=120s',
+  );
+}
+
+/** Two operator Pods Ready, one of them holding the Lease. */
+async function oneOfTwoLeads(): Promise<void> {
+  const pods = await readyOperators(2);
+  const holder = await leaseHolder();
+  assert.ok(
+    pods.some((pod) => name(pod) === holder),
+    `${holder} is one of ${pods.map(name).join(', ')}`,
+  );
+}
 
 /** kubectl logs of an operator Pod, through the apiserver and the kubelet: its log, without the key. */
 async function assertLogs(): Promise<void> {
