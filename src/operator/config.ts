@@ -30,10 +30,7 @@ const configSchema = z.object({
     ),
   kubeconfig: z.string().optional(),
   context: z.string().min(1).optional(),
-  leaderElect: z
-    .enum(['true', 'false'])
-    .default('false')
-    .transform((text) => text === 'true'),
+  leaderElect: switchedOn('false'),
   leaseName: z.string().min(1).default('gpucloud-operator'),
   leaseNamespace: z.string().min(1).default('default'),
   leaseDurationSeconds: positive().default(15),
@@ -54,10 +51,7 @@ const configSchema = z.object({
   queueIntervalSeconds: positive().default(15),
   resyncMinutes: positive().default(60),
   secretIntervalSeconds: positive().default(30),
-  defaultAdoption: z
-    .enum(['true', 'false'])
-    .default('true')
-    .transform((text) => text === 'true'),
+  defaultAdoption: switchedOn('true'),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
   tenantApiPort: port().default(0),
   tenantApiBindAddress: z.union([z.ipv4(), z.ipv6()]).default('0.0.0.0'),
@@ -79,10 +73,7 @@ const configSchema = z.object({
   tenantApiRequestsPerSecond: positive().default(5),
   tenantApiStreamsPerUser: z.coerce.number().int('must be a whole number').min(1).default(2),
   tenantApiStreamsPerAccount: z.coerce.number().int('must be a whole number').min(1).default(10),
-  virtualNodes: z
-    .enum(['true', 'false'])
-    .default('false')
-    .transform((text) => text === 'true'),
+  virtualNodes: switchedOn('false'),
   virtualNodeAddress: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
   virtualNodePort: port().default(10250),
   virtualNodeTlsCertFile: z.string().optional(),
@@ -261,6 +252,14 @@ function port() {
 
 function positive() {
   return z.coerce.number().positive();
+}
+
+/** A setting that is `true` or `false` as text (a flag's value, an environment variable), read as a boolean. */
+function switchedOn(fallback: 'true' | 'false') {
+  return z
+    .enum(['true', 'false'])
+    .default(fallback)
+    .transform((text) => text === 'true');
 }
 
 /** Plain HTTP is fine to a simulator on this machine; anywhere else the key would cross the network in clear. */

@@ -151,7 +151,7 @@ export class Usage {
     // account without limits would otherwise keep one per create for good. Swept when they have doubled,
     // so that a burst of creates costs each a constant share of the sweeps.
     if (this.#reserved.size > 2 * this.#sweptAt + MIN_SWEEP) {
-      for (const _ of this.#pending());
+      for (const _ of this.#pending()); // walking the pending ones drops those done on the way
       this.#sweptAt = this.#reserved.size;
     }
   }
