@@ -35,6 +35,8 @@ Try, in another terminal:
   ${kubectl} patch gpupod jupyter --type merge -p '{"spec":{"paused":true}}'
   ${kubectl} scale serverlessendpoint/sd-inference --replicas=4
   ${kubectl} describe gpupod jupyter           # status, conditions and events
+  ${kubectl} get pods -l app=inference -o wide # the example Deployment, Running on the virtual node
+  ${kubectl} logs -f deployment/inference      # its cloud pod's log, through the node's kubelet API
   ${kubectl} delete gpupod jupyter
 
 The gpucloud CLI (also "kubectl gpucloud"), with the simulator's key — paste into that terminal:

@@ -16,6 +16,7 @@ import { type ControlPlane, startControlPlane } from './controlplane.ts';
 import { apply, installCrds, readManifests } from './manifests.ts';
 import { startNodeCluster, startSchedulingCluster } from './node-cluster.ts';
 import { makeServingPair, registerTenantApi } from './tenant-api.ts';
+import { virtualNodeServingFlags } from './virtual-node-serving.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NAMESPACE = 'default';
@@ -72,9 +73,10 @@ export async function startLocalStack(logger: Logger, options: LocalStackOptions
       transitionMs: 2000,
     });
     started.push(() => sim.stop());
-    const [healthPort = 0, tenantApiPort = 0] = await freeLoopbackPorts(2);
+    const [healthPort = 0, tenantApiPort = 0, kubeletPort = 0] = await freeLoopbackPorts(3);
     const tenantApi = await makeServingPair(join(plane.dataDir, 'tenant-api'));
     const operator = await startOperator(plane, sim, apiKey, logger, healthPort, [
+      ...(await virtualNodeServingFlags(plane, kubeletPort)),
       '--tenant-api-port',
       String(tenantApiPort),
       '--tenant-api-bind-address',
@@ -119,7 +121,7 @@ async function startOperator(
   apiKey: string,
   logger: Logger,
   healthPort: number,
-  tenantApiFlags: readonly string[],
+  servingFlags: readonly string[],
 ) {
   const [callbackPort = 0] = await freeLoopbackPorts(1);
   const config = loadConfig(
@@ -142,7 +144,7 @@ async function startOperator(
       // here, so it lacks no grant the chart would give only with virtualNode.enabled.
       '--virtual-nodes',
       'true',
-      ...tenantApiFlags,
+      ...servingFlags,
     ],
     { GPUCLOUD_API_KEY: apiKey, GPUCLOUD_CALLBACK_TOKEN: randomBytes(16).toString('hex') },
   );

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { z } from 'zod';
+import { GpuCloudClient } from '../../src/api/client.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { kubeconfigConnection } from '../../src/kube/kubeconfig.ts';
 import { collectionPath, objectPath, pods } from '../../src/kube/resource-type.ts';
@@ -19,7 +22,12 @@ let workDir: string;
 let admin: KubeClient;
 
 const NODE = 'gpucloud-team-a';
+const execFileAsync = promisify(execFile);
 const podState = z.looseObject({
+  metadata: z.looseObject({
+    name: z.string(),
+    annotations: z.record(z.string(), z.string()).optional(),
+  }),
   spec: z.looseObject({ nodeName: z.string().optional() }),
   status: z.looseObject({ phase: z.string(), reason: z.string().optional() }),
 });
@@ -97,6 +105,53 @@ describe('npm run local: the scheduler and the virtual node', () => {
       running.items.map((pod) => pod.spec.nodeName),
       [NODE, NODE],
     );
+  });
+
+  test("kubectl logs reads an example Pod's cloud pod log through the node's kubelet API", async () => {
+    const list = z.object({ items: z.array(podState) });
+    const { items } = await poll(
+      () =>
+        admin.request(list, {
+          method: 'GET',
+          path: collectionPath(pods, 'default'),
+          query: { labelSelector: 'app=inference' },
+        }),
+      (found) =>
+        found.items.some((pod) => pod.metadata.annotations?.['gpucloud.io/external-id'] !== undefined),
+      'an example Pod with its cloud pod',
+      120_000,
+    );
+    const pod = items.find((each) => each.metadata.annotations?.['gpucloud.io/external-id'] !== undefined);
+    assert.ok(pod);
+    // The example account's key, as the example's Secret holds it: the cloud pod is that account's.
+    const secret = await admin.request(z.object({ data: z.record(z.string(), z.string()) }), {
+      method: 'GET',
+      path: '/api/v1/namespaces/default/secrets/team-a-gpucloud',
+    });
+    const cloud = new GpuCloudClient({
+      baseUrl: stack.simulatorUrl,
+      apiKey: Buffer.from(secret.data['api-key'] ?? '', 'base64').toString(),
+    });
+    try {
+      const id = pod.metadata.annotations?.['gpucloud.io/external-id'] ?? '';
+      const cloudLines = await poll(
+        async () => (await cloud.pods.logs(id, { limit: 1000 })).items.map((line) => line.content),
+        (lines) => lines.length > 0,
+        'the cloud pod logging',
+      );
+      const { stdout } = await execFileAsync('kubectl', [
+        '--kubeconfig',
+        stack.kubeconfigPath,
+        'logs',
+        '-n',
+        'default',
+        pod.metadata.name,
+      ]);
+      // The cloud may have written more since it was read: what it had is where kubectl's answer starts.
+      assert.deepEqual(stdout.trimEnd().split('\n').slice(0, cloudLines.length), cloudLines);
+    } finally {
+      await cloud.close();
+    }
   });
 
   test('a Pod of a namespace the example does not list, placed there, fails NamespaceNotAllowed', async () => {

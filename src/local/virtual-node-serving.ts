@@ -1,0 +1,40 @@
+// The virtual nodes' kubelet API on the local control plane, so that `kubectl logs` of a Pod on a virtual
+// node works here as in a cluster: a serving pair for the node's InternalIP (127.0.0.1, the operator's
+// default address) signed by the cluster CA, which the apiserver checks kubelets against
+// (--kubelet-certificate-authority); the client CA is the cluster CA too, as it signs the apiserver's
+// --kubelet-client-certificate.
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { issueCertificate } from '../lib/x509.ts';
+import type { ControlPlane } from './controlplane.ts';
+
+/** The operator's flags that serve the kubelet API on `port`, with a pair made under the plane's data. */
+export async function virtualNodeServingFlags(plane: ControlPlane, port: number): Promise<string[]> {
+  const { layout } = plane;
+  const ca = {
+    certPem: await readFile(layout.clusterCa, 'utf8'),
+    keyPem: await readFile(layout.clusterCaKey, 'utf8'),
+  };
+  const pair = issueCertificate(ca, {
+    commonName: 'gpucloud-virtual-nodes',
+    ipAddresses: ['127.0.0.1'],
+    usage: 'server',
+    days: 365,
+  });
+  const dir = join(plane.dataDir, 'virtual-nodes');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const certFile = join(dir, 'kubelet-api.crt');
+  const keyFile = join(dir, 'kubelet-api.key');
+  await writeFile(certFile, pair.certPem, { mode: 0o600 });
+  await writeFile(keyFile, pair.keyPem, { mode: 0o600 });
+  return [
+    '--virtual-node-port',
+    String(port),
+    '--virtual-node-tls-cert-file',
+    certFile,
+    '--virtual-node-tls-key-file',
+    keyFile,
+    '--virtual-node-client-ca-file',
+    layout.clusterCa,
+  ];
+}
