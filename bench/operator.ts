@@ -84,7 +84,11 @@ export async function startOperator(session: Session, settings: OperatorSettings
       `http://127.0.0.1:${callbackPort}`,
     );
   }
-  const env: Record<string, string> = { ...stack.inClusterEnv, GPUCLOUD_CALLBACK_TOKEN: CALLBACK_TOKEN };
+  const env: Record<string, string> = {
+    ...Object.fromEntries(options.operatorEnv.map((pair) => pair.split(/=(.*)/s).slice(0, 2))),
+    ...stack.inClusterEnv,
+    GPUCLOUD_CALLBACK_TOKEN: CALLBACK_TOKEN,
+  };
   const nodeOptions = [
     options.nodeOptions,
     options.cpuProf ? `--cpu-prof --cpu-prof-dir=${options.cpuProf}` : '',

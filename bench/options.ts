@@ -44,6 +44,15 @@ const optionsSchema = z.object({
   cpuProf: z.string().optional(),
   /** NODE_OPTIONS for the operator process (recorded in the results); the image's by default. */
   nodeOptions: z.string().default(imageNodeOptions()),
+  /**
+   * More environment for the operator process, `NAME=value,NAME=value` (e.g. `MALLOC_ARENA_MAX=2`, to
+   * try an allocator setting before the image takes it); recorded in the results.
+   */
+  operatorEnv: z
+    .string()
+    .default('')
+    .transform((text) => text.split(',').filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[A-Z_][A-Z0-9_]*=[^,]*$/, 'must be NAME=value'))),
   /** Runs the TypeScript sources instead of the compiled build that ships. */
   fromSource: z.boolean().default(false),
   /** Runs the control plane on every CPU with the operator, instead of on CPUs of its own (cpu-split.ts). */
@@ -87,6 +96,7 @@ const FLAGS: Record<keyof BenchOptions, string> = {
   out: 'out',
   cpuProf: 'cpu-prof',
   nodeOptions: 'node-options',
+  operatorEnv: 'operator-env',
   fromSource: 'from-source',
   sharedCpus: 'shared-cpus',
   idleCheckWindow: 'idle-check-window',

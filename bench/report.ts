@@ -239,7 +239,9 @@ export function render(results: BenchResults, checks: readonly TargetCheck[]): s
           : `control plane on ${settings.cpus.controlPlane}; operator, simulator and benchmark on ${settings.cpus.operatorSimulatorAndBench}`
       }`,
       `operator: ${settings.operatorBuild} ${settings.operatorFlags.join(' ')}`,
-      `NODE_OPTIONS: ${settings.operatorNodeOptions || '(none)'}; simulator: ${JSON.stringify(settings.simulator)}`,
+      `NODE_OPTIONS: ${settings.operatorNodeOptions || '(none)'}${
+        settings.operatorEnv?.length ? `; environment: ${settings.operatorEnv.join(' ')}` : ''
+      }; simulator: ${JSON.stringify(settings.simulator)}`,
     ].join('\n'),
     results.sizes.length > 0 ? sizesTable(results) : '',
     ...failed.map((outcome) =>

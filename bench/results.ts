@@ -31,6 +31,8 @@ export interface BenchResults {
     cpus: CpuSplit | 'shared';
     operatorBuild: string;
     operatorNodeOptions: string;
+    /** --operator-env: what the operator's environment had beyond the in-cluster one. */
+    operatorEnv?: string[];
   };
   sizes: Array<{ size: number } & Outcome<SizeResult>>;
   mixed: Outcome<MixedResult> | undefined;

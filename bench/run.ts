@@ -64,6 +64,7 @@ async function main(): Promise<number> {
       benchConcurrency: opts.concurrency,
       cpus: cpuSplit ?? 'shared',
       operatorNodeOptions: opts.nodeOptions,
+      operatorEnv: opts.operatorEnv,
       operatorBuild: opts.fromSource
         ? 'TypeScript sources (node type stripping)'
         : 'compiled (tsconfig.build.json)',
