@@ -51,6 +51,8 @@ export function fitsLabelValue(value: string): boolean {
 
 /** On a Pod bound to a virtual node: held until its cloud pod is gone, as its kubelet holds it. */
 export const POD_FINALIZER = 'gpucloud.io/virtual-node';
+/** On a node being deregistered: the operator cordoned it, and uncordons it if it is turned on again. */
+export const DRAINING_ANNOTATION = 'gpucloud.io/draining';
 /** On the GpuPod made for a Pod: the Pod's uid, so that a Pod of the same name made later tells it apart. */
 export const POD_UID_LABEL = 'gpucloud.io/pod-uid';
 /** On a Pod: the GPU types its cloud pod may be placed on, in order ("A,B"). */

@@ -24,6 +24,7 @@ import { heartbeatDue, LEASE_RENEW_MS, renewalDueIn } from './cadence.ts';
 import { nodeCapacity } from './capacity.ts';
 import { renewNodeLease } from './lease.ts';
 import { nodeNameOf, PROVIDER_CONFIG_ANNOTATION, VIRTUAL_NODE_LABEL } from './names.ts';
+import { drainStep } from './node-drain.ts';
 import {
   heartbeatOf,
   type NodeFacts,
@@ -39,6 +40,8 @@ import type { PodWatches } from './pod-watches.ts';
 const providerConfigs = resourceOf(providerConfigKind);
 /** A kubelet's default --max-pods. */
 const DEFAULT_MAX_PODS = 110;
+/** How often a draining node looks again whether its Pods are gone (each waits for its cloud pod's delete). */
+const DRAIN_RECHECK_MS = 2_000;
 
 /** The accounts as the ProviderConfig controller keeps them: whether each can place, and its client. */
 export interface AccountEntries {
@@ -112,11 +115,31 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
     }
   };
 
-  const deregister = async (config: string, nodeName: string): Promise<void> => {
+  /** Renews the node's Lease when this process has not in the last renewal period. */
+  const renewIfDue = async (node: StoredNode): Promise<void> => {
+    const { name, uid } = node.metadata;
+    const now = clock.now();
+    if (renewalDueIn(renewed.get(name), now) > 0) return;
+    await renewNodeLease(manager.client, { name, uid: uid ?? '' }, new Date(now));
+    renewed.set(name, now);
+  };
+
+  /** Drained first (its Pods' deletions served by its Pod watch, its Lease kept), then deleted. */
+  const deregister = async (config: string, nodeName: string): Promise<Result> => {
+    const cached = nodeInformer.store.get({ namespace: '', name: nodeName });
+    if (cached?.metadata.annotations?.[PROVIDER_CONFIG_ANNOTATION] !== config) {
+      await watches.drop(nodeName);
+      renewed.delete(nodeName);
+      return {};
+    }
+    const node = nodeSchema.parse(cached);
+    watches.ensure(nodeName, config);
+    if ((await drainStep(manager.client, node)) > 0) {
+      await renewIfDue(node);
+      return { requeueAfterMs: DRAIN_RECHECK_MS };
+    }
     await watches.drop(nodeName);
     renewed.delete(nodeName);
-    const node = nodeInformer.store.get({ namespace: '', name: nodeName });
-    if (node?.metadata.annotations?.[PROVIDER_CONFIG_ANNOTATION] !== config) return;
     try {
       // Its Lease goes with it (owner reference).
       await manager.client.request(z.unknown(), {
@@ -128,6 +151,7 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
     } catch (error) {
       if (!isStatus(error, 404) && !isStatus(error, 409)) throw error;
     }
+    return {};
   };
 
   /** The node as it is now: from the cache, or registered; undefined when the name is another's. */
@@ -163,10 +187,7 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
   const reconcile = async (key: ObjectKey): Promise<Result> => {
     const nodeName = nodeNameOf(key.name);
     const spec = wantedSpec(key);
-    if (!spec) {
-      await deregister(key.name, nodeName);
-      return {};
-    }
+    if (!spec) return await deregister(key.name, nodeName);
     const uid = configs.store.get(key)?.metadata.uid ?? '';
     const nodeFacts = await facts(key.name, uid, spec);
     const node = await registered(nodeFacts);
@@ -180,10 +201,7 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
       });
     }
     watches.ensure(nodeName, key.name);
-    if (renewalDueIn(renewed.get(nodeName), now) === 0) {
-      await renewNodeLease(manager.client, { name: nodeName, uid: node.metadata.uid ?? '' }, new Date(now));
-      renewed.set(nodeName, now);
-    }
+    await renewIfDue(node);
     return { requeueAfterMs: renewalDueIn(renewed.get(nodeName), clock.now()) || LEASE_RENEW_MS };
   };
 

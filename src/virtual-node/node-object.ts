@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { objectMetaSchema } from '../kube/object.ts';
 import type { NodeCapacity } from './capacity.ts';
 import {
+  DRAINING_ANNOTATION,
   fitsLabelValue,
   GPU_TYPE_LABEL_PREFIX,
   PROVIDER_CONFIG_ANNOTATION,
@@ -30,7 +31,9 @@ export type Taint = z.output<typeof taintSchema>;
 /** The parts of a Node the controller reads; the rest is kept as the apiserver sends it. */
 export const nodeSchema = z.looseObject({
   metadata: objectMetaSchema,
-  spec: z.looseObject({ taints: z.array(taintSchema).nullish() }).optional(),
+  spec: z
+    .looseObject({ taints: z.array(taintSchema).nullish(), unschedulable: z.boolean().nullish() })
+    .optional(),
   status: z
     .looseObject({
       conditions: z.array(conditionSchema).nullish(),
@@ -119,10 +122,37 @@ export function nodePatch(node: StoredNode, facts: NodeFacts): Record<string, un
   for (const key of Object.keys(have)) if (ownsLabel(key) && !(key in want)) labels[key] = null;
   const taints = node.spec?.taints ?? [];
   const tainted = taints.some((t) => t.key === TAINT.key && t.effect === TAINT.effect);
-  if (Object.keys(labels).length === 0 && tainted) return undefined;
+  // Turned on again while it drained: the cordon was ours, so it goes (a cordon by hand stays).
+  const drained = node.metadata.annotations?.[DRAINING_ANNOTATION] !== undefined;
+  if (Object.keys(labels).length === 0 && tainted && !drained) return undefined;
   return {
-    metadata: { resourceVersion: node.metadata.resourceVersion, labels },
-    ...(tainted ? {} : { spec: { taints: [...taints, TAINT] } }),
+    metadata: {
+      resourceVersion: node.metadata.resourceVersion,
+      labels,
+      ...(drained ? { annotations: { [DRAINING_ANNOTATION]: null } } : {}),
+    },
+    ...(tainted && !drained
+      ? {}
+      : {
+          spec: {
+            ...(tainted ? {} : { taints: [...taints, TAINT] }),
+            ...(drained ? { unschedulable: false } : {}),
+          },
+        }),
+  };
+}
+
+/** Cordons the node for its deregistration, marked as the operator's cordon; undefined when it is. */
+export function cordonPatch(node: StoredNode): Record<string, unknown> | undefined {
+  if (node.metadata.annotations?.[DRAINING_ANNOTATION] !== undefined && node.spec?.unschedulable) {
+    return undefined;
+  }
+  return {
+    metadata: {
+      resourceVersion: node.metadata.resourceVersion,
+      annotations: { [DRAINING_ANNOTATION]: 'true' },
+    },
+    spec: { unschedulable: true },
   };
 }
 

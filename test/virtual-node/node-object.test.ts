@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { NodeCapacity } from '../../src/virtual-node/capacity.ts';
 import {
+  cordonPatch,
   heartbeatOf,
   type NodeFacts,
   newNode,
@@ -106,6 +107,30 @@ describe('the virtual Node object', () => {
       metadata: { resourceVersion: '7', labels: {} },
       spec: { taints: [notReady, TAINT] },
     });
+  });
+
+  test('cordoned for its drain, marked as the operator’s; uncordoned when turned on again, a cordon by hand kept', () => {
+    const node = stored(new Date());
+    const cordon = cordonPatch(node);
+    assert.deepEqual(cordon, {
+      metadata: { resourceVersion: '7', annotations: { 'gpucloud.io/draining': 'true' } },
+      spec: { unschedulable: true },
+    });
+    const draining: StoredNode = {
+      ...node,
+      metadata: {
+        ...node.metadata,
+        annotations: { ...node.metadata.annotations, 'gpucloud.io/draining': 'true' },
+      },
+      spec: { ...node.spec, unschedulable: true },
+    };
+    assert.equal(cordonPatch(draining), undefined, 'already cordoned for its drain');
+    assert.deepEqual(nodePatch(draining, facts()), {
+      metadata: { resourceVersion: '7', labels: {}, annotations: { 'gpucloud.io/draining': null } },
+      spec: { unschedulable: false },
+    });
+    const byHand: StoredNode = { ...node, spec: { ...node.spec, unschedulable: true } };
+    assert.equal(nodePatch(byHand, facts()), undefined, 'a cordon the operator did not make is not lifted');
   });
 
   test('status: five conditions, the address and kubelet port, capacity as allocatable', () => {

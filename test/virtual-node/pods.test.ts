@@ -67,6 +67,18 @@ function deployment(image: string, replicas: number) {
   };
 }
 
+/** A Pod bound by hand to `node`, as the scheduler's binding would. */
+const podOn = (name: string, node: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name },
+  spec: {
+    nodeName: node,
+    tolerations: [VIRTUAL_NODE_TOLERATION],
+    containers: [{ name: 'main', image: 'example/app:1', resources: { limits: { 'nvidia.com/gpu': '1' } } }],
+  },
+});
+
 const listPods = (namespace = NS) => listPodsOf(admin, namespace);
 const listGpuPods = (namespace = NS) => listGpuPodsOf(admin, namespace);
 const readPod = (name: string, namespace = NS) => readPodOf(admin, namespace, name);
@@ -246,19 +258,6 @@ describe('Pods on the virtual node', () => {
       tenant = clientAs(stack.plane(), TENANT);
     });
 
-    const podOn = (name: string, node: string) => ({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name },
-      spec: {
-        nodeName: node,
-        tolerations: [VIRTUAL_NODE_TOLERATION],
-        containers: [
-          { name: 'main', image: 'example/app:1', resources: { limits: { 'nvidia.com/gpu': '1' } } },
-        ],
-      },
-    });
-
     test('cannot reach another account through a Pod: bound by hand to its node, the Pod is refused, no cloud call', async () => {
       const before = creates().length;
       await tenant.request(z.unknown(), {
@@ -335,5 +334,34 @@ describe('Pods on the virtual node', () => {
         [],
       );
     });
+  });
+
+  test('turned off with a Pod running on it: the node drains, each cloud pod deleted and each Pod gone, then goes', async () => {
+    const NODE_B = 'gpucloud-team-b';
+    await waitForDefaultServiceAccount(admin, OTHER_NS);
+    await admin.request(z.unknown(), {
+      method: 'POST',
+      path: collectionPath(pods, OTHER_NS),
+      body: podOn('drained', NODE_B),
+    });
+    await poll(() => readPod('drained', OTHER_NS), running, 'the Pod Running', 60_000);
+    const teamB = () => liveCloudPods().filter((p) => p.org === 'team-b');
+    assert.equal(teamB().length, 1);
+    await stack
+      .cluster()
+      .patch(resources.providerConfig, '', 'team-b', { spec: { virtualNode: { enabled: false } } });
+    await poll(
+      () =>
+        admin
+          .request(z.unknown(), { method: 'GET', path: `/api/v1/nodes/${NODE_B}` })
+          .then(() => 'there')
+          .catch((error: unknown) => (isStatus(error, 404) ? 'gone' : Promise.reject(error))),
+      (node) => node === 'gone',
+      'the node deregistered',
+      90_000,
+    );
+    // Deleted only once nothing of it was left: no cloud pod billing, no Pod held by its finalizer.
+    assert.deepEqual(teamB(), []);
+    await assert.rejects(readPod('drained', OTHER_NS), (error: unknown) => isStatus(error, 404));
   });
 });
