@@ -364,4 +364,34 @@ describe('Pods on the virtual node', () => {
     assert.deepEqual(teamB(), []);
     await assert.rejects(readPod('drained', OTHER_NS), (error: unknown) => isStatus(error, 404));
   });
+
+  test('its ProviderConfig deleted with a Pod running on the node: drained, the node and then the ProviderConfig gone', async () => {
+    const NODE_A = 'gpucloud-team-a';
+    await admin.request(z.unknown(), {
+      method: 'POST',
+      path: collectionPath(pods, NS),
+      body: podOn('last', NODE_A),
+    });
+    await poll(() => readPod('last'), running, 'the Pod Running', 60_000);
+    const teamA = () => liveCloudPods().filter((p) => p.org === 'team-a');
+    assert.equal(teamA().length, 1);
+    await admin.request(z.unknown(), {
+      method: 'DELETE',
+      path: objectPath(resources.providerConfig, { namespace: '', name: 'team-a' }),
+    });
+    const gone = (path: string) => () =>
+      admin
+        .request(z.unknown(), { method: 'GET', path })
+        .then(() => false)
+        .catch((error: unknown) => (isStatus(error, 404) ? true : Promise.reject(error)));
+    await poll(gone(`/api/v1/nodes/${NODE_A}`), (done) => done, 'the node deregistered', 90_000);
+    assert.deepEqual(teamA(), [], 'its Pod’s cloud pod deleted through the account before the node went');
+    await assert.rejects(readPod('last'), (error: unknown) => isStatus(error, 404));
+    await poll(
+      gone(objectPath(resources.providerConfig, { namespace: '', name: 'team-a' })),
+      (done) => done,
+      'the ProviderConfig gone, its last user gone',
+      60_000,
+    );
+  });
 });
