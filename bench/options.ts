@@ -18,6 +18,14 @@ function imageNodeOptions(): string {
   return match[1];
 }
 
+/** The allocator setting the image runs with (`MALLOC_ARENA_MAX` in the Dockerfile), for the same reason. */
+function imageEnvironment(): string {
+  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
+  const match = /^\s*(MALLOC_ARENA_MAX=\d+)\s*$/m.exec(dockerfile);
+  if (!match?.[1]) throw new Error('the Dockerfile sets no MALLOC_ARENA_MAX=...');
+  return match[1];
+}
+
 const optionsSchema = z.object({
   /** GpuPod counts, each measured end to end with a fresh operator process; `none` for none. */
   sizes: z
@@ -45,12 +53,12 @@ const optionsSchema = z.object({
   /** NODE_OPTIONS for the operator process (recorded in the results); the image's by default. */
   nodeOptions: z.string().default(imageNodeOptions()),
   /**
-   * More environment for the operator process, `NAME=value,NAME=value` (e.g. `MALLOC_ARENA_MAX=2`, to
-   * try an allocator setting before the image takes it); recorded in the results.
+   * The operator process's environment beyond the in-cluster one, `NAME=value,NAME=value`: the image's
+   * `MALLOC_ARENA_MAX` by default; `--operator-env ''` for none. Recorded in the results.
    */
   operatorEnv: z
     .string()
-    .default('')
+    .default(imageEnvironment())
     .transform((text) => text.split(',').filter(Boolean))
     .pipe(z.array(z.string().regex(/^[A-Z_][A-Z0-9_]*=[^,]*$/, 'must be NAME=value'))),
   /** Runs the TypeScript sources instead of the compiled build that ships. */
