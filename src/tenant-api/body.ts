@@ -5,7 +5,7 @@
 // bound, before any refusal is answered; beyond that bound the answer closes the connection. Node's
 // `requestTimeout` (server.ts) bounds how long a body may take to arrive.
 import type { IncomingMessage } from 'node:http';
-import { TenantApiError } from './status.ts';
+import { ServingError } from '../serving/status.ts';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** What is read and thrown away of a body refused, so that its connection can serve again. */
@@ -22,10 +22,10 @@ export function readBody(incoming: IncomingMessage): Promise<Buffer> {
         chunks.push(chunk);
         if (size <= BODY_LIMIT_BYTES) return;
         stop();
-        reject(new TenantApiError(400, `the body is larger than ${BODY_LIMIT_BYTES} bytes`));
+        reject(new ServingError(400, `the body is larger than ${BODY_LIMIT_BYTES} bytes`));
       },
       end: () => resolve(Buffer.concat(chunks)),
-      failed: () => reject(new TenantApiError(400, 'the body did not arrive whole')),
+      failed: () => reject(new ServingError(400, 'the body did not arrive whole')),
     });
   });
 }

@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { z } from 'zod';
 import type { KubeClient } from '../kube/client.ts';
+import type { User } from '../serving/user.ts';
 
 /** Where the apiserver publishes its front-proxy settings, readable with `extension-apiserver-authentication-reader`. */
 export const AUTHENTICATION_CONFIG_MAP = {
@@ -20,12 +21,6 @@ export interface RequestHeaderSettings {
   readonly usernameHeaders: readonly string[];
   readonly groupHeaders: readonly string[];
   readonly extraHeaderPrefixes: readonly string[];
-}
-
-export interface User {
-  readonly name: string;
-  readonly groups: readonly string[];
-  readonly extra: Readonly<Record<string, readonly string[]>>;
 }
 
 const jsonList = z

@@ -6,13 +6,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CloudApiError, GpuCloudError } from '../api/errors.ts';
 import { readLogs } from '../api/pod-logs.ts';
 import { metricsCalls, POD_METRICS, readPodMetrics } from '../api/pod-metrics.ts';
+import { readQuery } from '../serving/query.ts';
+import { ServingError, sendJson } from '../serving/status.ts';
+import type { User } from '../serving/user.ts';
 import { readBody } from './body.ts';
-import type { User } from './front-proxy.ts';
 import { TENANT_GROUP_VERSION } from './group.ts';
 import type { TenantLimits } from './limits.ts';
-import { logQuery, metricsQuery, noQuery, readQuery, taskListQuery, taskSubmission } from './query.ts';
+import { logQuery, metricsQuery, noQuery, taskListQuery, taskSubmission } from './query.ts';
 import type { TenantRequest } from './request-path.ts';
-import { sendJson, TenantApiError } from './status.ts';
 import type { CloudTarget } from './targets.ts';
 
 export interface HandlerContext {
@@ -186,7 +187,7 @@ async function submitTask(context: HandlerContext): Promise<void> {
   readQuery(noQuery, request.query);
   const parsed = taskSubmission.safeParse(await readJson(context.incoming));
   if (!parsed.success) {
-    throw new TenantApiError(
+    throw new ServingError(
       400,
       parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
     );
@@ -213,7 +214,7 @@ async function submitTask(context: HandlerContext): Promise<void> {
     const found = await cloudCall(context, 1, () => tasks.get(target.id, taskId)).catch(() => undefined);
     if (found === undefined) throw error;
     if (error instanceof CloudApiError) {
-      throw new TenantApiError(
+      throw new ServingError(
         409,
         `task ${taskId} already exists on ServerlessEndpoint ${target.resource.namespace}/${target.resource.name}: it is submitted once per id`,
       );
@@ -228,7 +229,7 @@ async function readJson(incoming: IncomingMessage): Promise<unknown> {
   try {
     return JSON.parse(body.toString('utf8'));
   } catch {
-    throw new TenantApiError(
+    throw new ServingError(
       400,
       'the body is not JSON: send a task, e.g. {"taskId": "run_1", "input": {...}}',
     );
@@ -237,7 +238,7 @@ async function readJson(incoming: IncomingMessage): Promise<unknown> {
 
 function notFoundAs(message: string): (error: unknown) => never {
   return (error) => {
-    if (error instanceof CloudApiError && error.kind === 'notFound') throw new TenantApiError(404, message);
+    if (error instanceof CloudApiError && error.kind === 'notFound') throw new ServingError(404, message);
     throw error;
   };
 }

@@ -2,8 +2,8 @@
 // account's own request budget (they go through the account's client and its limiter), and are held
 // further to a share of their own, so that tenants reading logs can never starve the reconcilers.
 import { RequestLimiter } from '../api/request-limiter.ts';
+import { ServingError } from '../serving/status.ts';
 import type { TenantApiMetrics } from './metrics.ts';
-import { TenantApiError } from './status.ts';
 
 export interface TenantLimitSettings {
   /** Cloud calls per second the tenant API may send on one account, at most. */
@@ -41,7 +41,7 @@ export class TenantLimits {
     }
     if (budget.waiting + calls > this.#settings.maxWaiting) {
       this.#metrics.refused('account-budget');
-      throw new TenantApiError(
+      throw new ServingError(
         429,
         `the tenant API's share of account ${account}'s cloud calls is spent for now; retry shortly`,
         1,
@@ -58,7 +58,7 @@ export class TenantLimits {
     const theirs = this.#accountStreams.get(account) ?? 0;
     if (mine >= streamsPerUser) {
       this.#metrics.refused('user-streams');
-      throw new TenantApiError(
+      throw new ServingError(
         429,
         `user ${user} already follows ${mine} logs, the most one user may; stop one first`,
         5,
@@ -66,7 +66,7 @@ export class TenantLimits {
     }
     if (theirs >= streamsPerAccount) {
       this.#metrics.refused('account-streams');
-      throw new TenantApiError(
+      throw new ServingError(
         429,
         `${theirs} logs are followed on account ${account}, the most the tenant API allows at once; retry later`,
         5,

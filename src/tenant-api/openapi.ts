@@ -10,8 +10,9 @@ import { MAX_PAGE_SIZE } from '../api/schemas/common.ts';
 import { METRIC_NAMES, METRIC_STEPS, metricSeries, storageUsage } from '../api/schemas/metrics.ts';
 import { MAX_LOG_LINES_PER_PAGE } from '../api/schemas/pods.ts';
 import { TASK_STATUSES, task, taskCounts, taskList } from '../api/schemas/serverless.ts';
+import { MAX_SINCE_SECONDS } from '../serving/query.ts';
 import { TENANT_GROUP, TENANT_GROUP_VERSION, TENANT_VERSION } from './group.ts';
-import { MAX_KEYWORD_LENGTH, MAX_SINCE_SECONDS, MAX_TASK_PAGE, taskSubmission } from './query.ts';
+import { MAX_KEYWORD_LENGTH, MAX_TASK_PAGE, taskSubmission } from './query.ts';
 
 const typeMeta = <Kind extends string>(kind: Kind) => ({
   kind: z.literal(kind),

@@ -6,18 +6,18 @@ import type { AddressInfo } from 'node:net';
 import type { KubeClient } from '../kube/client.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { AccountDirectory } from '../managed/accounts/accounts.ts';
-import { type Authorizer, forbiddenMessage } from './authorizer.ts';
+import { type Authorizer, forbiddenMessage } from '../serving/authorizer.ts';
+import { asServingError, type Ended } from '../serving/failures.ts';
+import { MAX_REQUEST_TIMEOUT_MS } from '../serving/query.ts';
+import { ServingError, sendError, sendJson } from '../serving/status.ts';
 import { discardBody } from './body.ts';
-import { asTenantError, type Ended } from './failures.ts';
 import { authenticate, type RequestHeaderSettings } from './front-proxy.ts';
 import { discoveryDocument } from './group.ts';
 import { handle } from './handlers.ts';
 import type { TenantLimits } from './limits.ts';
 import type { TenantApiMetrics } from './metrics.ts';
 import { openApiDocument } from './openapi.ts';
-import { MAX_REQUEST_TIMEOUT_MS } from './query.ts';
 import { parseRequest } from './request-path.ts';
-import { sendError, sendJson, TenantApiError } from './status.ts';
 import { resolveTarget } from './targets.ts';
 
 export interface TenantApiServerOptions {
@@ -128,7 +128,7 @@ export class TenantApiServer {
       const identity = authenticate(request, this.#requestHeader);
       if ('refused' in identity) {
         metrics.refused('unauthenticated');
-        throw new TenantApiError(401, `Unauthorized: ${identity.refused}`);
+        throw new ServingError(401, `Unauthorized: ${identity.refused}`);
       }
       const path = URL.parse(request.url ?? '/', 'https://x')?.pathname ?? '';
       // What the aggregator and clients read about the API, open to any user the apiserver sends.
@@ -149,9 +149,9 @@ export class TenantApiServer {
         deadline = { signal: AbortSignal.timeout(ms), ms };
       }
       const decision = await this.#options.authorizer.authorize(identity.user, attributes);
-      if (!decision.allowed) throw new TenantApiError(403, forbiddenMessage(identity.user, attributes));
+      if (!decision.allowed) throw new ServingError(403, forbiddenMessage(identity.user, attributes));
       if (!this.#options.serving()) {
-        throw new TenantApiError(
+        throw new ServingError(
           503,
           'this replica is not the leader; the API is served by the leader only',
           1,
@@ -180,7 +180,7 @@ export class TenantApiServer {
         : deadline?.signal.aborted
           ? { deadlineMs: deadline.ms }
           : undefined;
-      const failure = asTenantError(error, ended);
+      const failure = asServingError(error, ended);
       if (failure.code >= 500) log.warn({ err: error, resource, verb }, 'tenant API request failed');
       // The answer waits for the body to be read and thrown away, so the connection serves the next
       // request; a body past the bound, or one that never arrives, has its connection closed instead.

@@ -7,8 +7,8 @@ import type { Account, AccountDirectory } from '../managed/accounts/accounts.ts'
 import { accountOf } from '../managed/core/account-ref.ts';
 import { ReconcileError } from '../managed/core/errors.ts';
 import { GROUP, managedKinds, resourceOf } from '../resources/kinds.ts';
+import { ServingError } from '../serving/status.ts';
 import type { Subresource } from './group.ts';
-import { TenantApiError } from './status.ts';
 
 export interface CloudTarget {
   /** The cloud id the resource's status records (the operator proved it when it wrote it). */
@@ -35,13 +35,13 @@ export async function resolveTarget(
     .request(resourceSchema, { method: 'GET', path: objectPath(resourceOf(definition), { namespace, name }) })
     .catch((error: unknown) => {
       if (isStatus(error, 404)) {
-        throw new TenantApiError(404, `${definition.plural}.${GROUP} "${name}" not found`);
+        throw new ServingError(404, `${definition.plural}.${GROUP} "${name}" not found`);
       }
       throw error;
     });
   const id = found.status?.id;
   if (!id) {
-    throw new TenantApiError(
+    throw new ServingError(
       400,
       `${definition.kind} ${namespace}/${name} has no cloud object yet (status.id is empty): wait until it is created (kubectl describe ${definition.singular}/${name} -n ${namespace})`,
     );
@@ -49,8 +49,7 @@ export async function resolveTarget(
   try {
     return { id, account: accounts.resolve(accountOf(found.spec), namespace), resource: { namespace, name } };
   } catch (error) {
-    if (error instanceof ReconcileError)
-      throw new TenantApiError(error.terminal ? 400 : 503, error.message, 3);
+    if (error instanceof ReconcileError) throw new ServingError(error.terminal ? 400 : 503, error.message, 3);
     throw error;
   }
 }

@@ -5,7 +5,7 @@ import type { Registry } from 'prom-client';
 import type { KubeClient } from '../kube/client.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { AccountDirectory } from '../managed/accounts/accounts.ts';
-import { SubjectAccessReviewer } from './authorizer.ts';
+import { DECISION_TTL_MS, SubjectAccessReviewer } from '../serving/authorizer.ts';
 import { readRequestHeaderSettings } from './front-proxy.ts';
 import { API_SERVICE_NAME } from './group.ts';
 import { type LeaderEndpoint, publishWhileLeading } from './leader-endpoint.ts';
@@ -38,9 +38,6 @@ export interface TenantApiOptions {
   readonly refreshMs?: number;
   readonly followPollMs?: number;
 }
-
-/** Decisions are kept this long at most (docs/security.md): a revoked grant ends within seconds. */
-export const DECISION_TTL_MS = { allowed: 5_000, denied: 2_000 } as const;
 
 export interface RunningTenantApi {
   readonly port: number;

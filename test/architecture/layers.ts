@@ -14,9 +14,10 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   managed: ['controller', 'kube', 'api', 'lib'],
   resources: ['managed', 'controller', 'kube', 'api', 'lib'],
   sim: ['api', 'lib', 'undici.ts'],
-  'tenant-api': ['resources', 'managed', 'controller', 'kube', 'api', 'lib'],
-  // The kubelet API reuses the tenant API's edge: its SubjectAccessReviews, query parsing and failure mapping.
-  'virtual-node': ['tenant-api', 'resources', 'managed', 'controller', 'kube', 'api', 'lib', 'version.ts'],
+  // What the two APIs served on a user's behalf share: SubjectAccessReviews, query reading, failure answers.
+  serving: ['kube', 'api', 'lib'],
+  'tenant-api': ['serving', 'resources', 'managed', 'controller', 'kube', 'api', 'lib'],
+  'virtual-node': ['serving', 'resources', 'managed', 'controller', 'kube', 'api', 'lib', 'version.ts'],
   operator: [
     'virtual-node',
     'tenant-api',

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
+import { ServingError } from '../../src/serving/status.ts';
 import { TenantLimits } from '../../src/tenant-api/limits.ts';
 import { TenantApiMetrics } from '../../src/tenant-api/metrics.ts';
-import { TenantApiError } from '../../src/tenant-api/status.ts';
 
 function limits(settings: Partial<ConstructorParameters<typeof TenantLimits>[0]> = {}) {
   const registry = new Registry();
@@ -19,7 +19,7 @@ const refusal = (work: () => unknown): number => {
     work();
     return 0;
   } catch (error) {
-    assert.ok(error instanceof TenantApiError);
+    assert.ok(error instanceof ServingError);
     return error.code;
   }
 };
@@ -67,7 +67,7 @@ test("cloud calls wait for the account's tenant budget, and a long line is refus
   const waiting = [l.spend('team-a', 1, signal), l.spend('team-a', 1, signal), l.spend('team-a', 1, signal)];
   await assert.rejects(
     l.spend('team-a', 1, signal),
-    (error: unknown) => error instanceof TenantApiError && error.code === 429,
+    (error: unknown) => error instanceof ServingError && error.code === 429,
   );
   await l.spend('team-b', 2, signal); // another account has its own budget
   await Promise.all(waiting);

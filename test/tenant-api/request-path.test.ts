@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { ServingError } from '../../src/serving/status.ts';
 import { parseRequest } from '../../src/tenant-api/request-path.ts';
-import { TenantApiError } from '../../src/tenant-api/status.ts';
 
 const base = '/apis/tenant.gpucloud.io/v1alpha1/namespaces';
 
@@ -9,6 +9,7 @@ test('a URL and a method make the attributes RBAC and the SubjectAccessReview na
   const log = parseRequest('GET', `${base}/team-a/gpupods/trainer/log?follow=true`);
   assert.deepEqual(log.attributes, {
     verb: 'get',
+    group: 'tenant.gpucloud.io',
     namespace: 'team-a',
     resource: 'gpupods',
     subresource: 'log',
@@ -39,7 +40,7 @@ const code = (method: string, url: string) => {
     parseRequest(method, url);
     return 200;
   } catch (error) {
-    assert.ok(error instanceof TenantApiError);
+    assert.ok(error instanceof ServingError);
     return error.code;
   }
 };
@@ -61,7 +62,7 @@ test('a name, a task id or an encoding no Kubernetes client would send is a 400 
       parseRequest('GET', url);
       return '';
     } catch (error) {
-      assert.ok(error instanceof TenantApiError);
+      assert.ok(error instanceof ServingError);
       assert.equal(error.code, 400, error.message);
       return error.message;
     }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { readLogs } from '../../src/api/pod-logs.ts';
 import type { PodLogLine, PodLogsQuery } from '../../src/api/schemas/pods.ts';
-import { TenantApiError } from '../../src/tenant-api/status.ts';
+import { ServingError } from '../../src/serving/status.ts';
 import { MAX_TAIL_LINES, readContainerLogOptions } from '../../src/virtual-node/kubelet-api/log-options.ts';
 import { ContainerLogWriter } from '../../src/virtual-node/kubelet-api/log-writer.ts';
 
@@ -36,7 +36,7 @@ function refusal(query: string): string {
   try {
     readContainerLogOptions(new URLSearchParams(query), Date.now());
   } catch (error) {
-    assert.ok(error instanceof TenantApiError);
+    assert.ok(error instanceof ServingError);
     assert.equal(error.code, 400);
     return error.message;
   }

@@ -3,7 +3,7 @@
 // the user is the certificate's common name, its groups the organisations. Anything else is refused.
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { User } from '../../tenant-api/front-proxy.ts';
+import type { User } from '../../serving/user.ts';
 
 export function authenticateClientCertificate(
   request: IncomingMessage,

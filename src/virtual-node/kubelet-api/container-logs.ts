@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { readLogs } from '../../api/pod-logs.ts';
 import type { DeepReadonly, KubeObject } from '../../kube/object.ts';
 import { EXTERNAL_ID } from '../../managed/core/annotations.ts';
-import { TenantApiError } from '../../tenant-api/status.ts';
+import { ServingError } from '../../serving/status.ts';
 import type { AccountEntries } from '../node-controller.ts';
 import { readContainerLogOptions } from './log-options.ts';
 import { ContainerLogWriter } from './log-writer.ts';
@@ -30,18 +30,18 @@ export async function containerLogs(request: ContainerLogsRequest): Promise<void
   const name = pod.metadata.name;
   const options = readContainerLogOptions(request.query, Date.now());
   if (!containerNames(pod).includes(container))
-    throw new TenantApiError(400, `container "${container}" in pod "${name}" is not available`);
+    throw new ServingError(400, `container "${container}" in pod "${name}" is not available`);
   if (options.previous)
-    throw new TenantApiError(400, `previous terminated container "${container}" in pod "${name}" not found`);
+    throw new ServingError(400, `previous terminated container "${container}" in pod "${name}" not found`);
   const id = pod.metadata.annotations?.[EXTERNAL_ID];
   if (!id)
-    throw new TenantApiError(
+    throw new ServingError(
       400,
       `container "${container}" in pod "${name}" is waiting to start: ContainerCreating`,
     );
   const entry = request.accounts.get(request.config);
   if (!entry || entry.problem) {
-    throw new TenantApiError(
+    throw new ServingError(
       503,
       `the account of ProviderConfig ${request.config} is not ready: kubectl get providerconfig ${request.config} says why`,
     );

@@ -4,8 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import type { KubeClient } from '../../kube/client.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { SubjectAccessReviewer } from '../../tenant-api/authorizer.ts';
-import { DECISION_TTL_MS } from '../../tenant-api/tenant-api.ts';
+import { DECISION_TTL_MS, SubjectAccessReviewer } from '../../serving/authorizer.ts';
 import type { AccountEntries } from '../node-controller.ts';
 import { KubeletApiServer, type NodePods } from './server.ts';
 

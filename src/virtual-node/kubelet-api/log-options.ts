@@ -1,7 +1,7 @@
 // The query of `GET /containerLogs/...` as the apiserver sends it for `kubectl logs` (PodLogOptions, in the
 // kubelet's names), read at the edge: a bad value is a 400 naming it, as the tenant API's are.
 import { z } from 'zod';
-import { flag, MAX_SINCE_SECONDS, readQuery, wholeNumber } from '../../tenant-api/query.ts';
+import { flag, MAX_SINCE_SECONDS, readQuery, wholeNumber } from '../../serving/query.ts';
 
 /**
  * The most lines a tail may keep: they are held in memory until the log is read to its end (the cloud
@@ -39,7 +39,7 @@ export interface ContainerLogOptions {
   readonly limitBytes: number | undefined;
 }
 
-/** The options of `params`, or a 400 (TenantApiError) naming each one that is wrong. */
+/** The options of `params`, or a 400 (ServingError) naming each one that is wrong. */
 export function readContainerLogOptions(params: URLSearchParams, now: number): ContainerLogOptions {
   const q = readQuery(containerLogQuery, params);
   const sinceMs =

@@ -7,10 +7,10 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { DeepReadonly, KubeObject, ObjectKey } from '../../kube/object.ts';
 import type { Logger } from '../../lib/logger.ts';
-import type { Authorizer } from '../../tenant-api/authorizer.ts';
-import { asTenantError } from '../../tenant-api/failures.ts';
-import type { User } from '../../tenant-api/front-proxy.ts';
-import { sendJson, statusBody, TenantApiError } from '../../tenant-api/status.ts';
+import type { Authorizer } from '../../serving/authorizer.ts';
+import { asServingError } from '../../serving/failures.ts';
+import { ServingError, sendJson, statusBody } from '../../serving/status.ts';
+import type { User } from '../../serving/user.ts';
 import type { AccountEntries } from '../node-controller.ts';
 import { authenticateClientCertificate } from './client-certificate.ts';
 import { containerLogs } from './container-logs.ts';
@@ -99,15 +99,15 @@ export class KubeletApiServer {
     let routed: RoutedRequest | undefined;
     try {
       const identity = authenticateClientCertificate(request);
-      if ('refused' in identity) throw new TenantApiError(401, `Unauthorized: ${identity.refused}`);
+      if ('refused' in identity) throw new ServingError(401, `Unauthorized: ${identity.refused}`);
       const url = URL.parse(request.url ?? '/', 'https://x');
       routed = routeRequest(request.method ?? '', url?.pathname ?? '');
-      if (!routed) throw new TenantApiError(405, `method ${request.method} is not allowed`);
+      if (!routed) throw new ServingError(405, `method ${request.method} is not allowed`);
       const { route } = routed;
       const found = 'pod' in route ? this.#options.pods.find(route.pod) : undefined;
       const nodes = found ? [found.node] : this.#options.pods.nodes();
       if (nodes.length === 0) {
-        throw new TenantApiError(
+        throw new ServingError(
           503,
           'this operator replica maintains no virtual node now (the leader serves the nodes)',
           5,
@@ -115,13 +115,13 @@ export class KubeletApiServer {
       }
       await this.#authorize(identity.user, routed, nodes);
       if (route.kind === 'streaming') {
-        throw new TenantApiError(
+        throw new ServingError(
           405,
           streamingRefusal(route.operation, `${route.pod.namespace}/${route.pod.name}`),
         );
       }
       if (route.kind === 'containerLogs') {
-        if (!found) throw new TenantApiError(404, `pod "${route.pod.name}" does not exist`);
+        if (!found) throw new ServingError(404, `pod "${route.pod.name}" does not exist`);
         await containerLogs({
           pod: found.pod,
           config: found.config,
@@ -134,9 +134,9 @@ export class KubeletApiServer {
         });
         return;
       }
-      throw new TenantApiError(404, '404 page not found');
+      throw new ServingError(404, '404 page not found');
     } catch (error) {
-      const failure = asTenantError(error, gone.signal.aborted ? 'client-gone' : undefined);
+      const failure = asServingError(error, gone.signal.aborted ? 'client-gone' : undefined);
       if (failure.code >= 500)
         this.#options.log.warn({ err: error, path: request.url }, 'kubelet API request failed');
       this.#answer(response, failure, routed?.route.kind === 'streaming');
@@ -156,7 +156,7 @@ export class KubeletApiServer {
       });
       if (decision.allowed) return;
     }
-    throw new TenantApiError(
+    throw new ServingError(
       403,
       `Forbidden (user=${user.name}, verb=${routed.verb}, resource=nodes, subresource=${routed.subresource})`,
     );
@@ -166,7 +166,7 @@ export class KubeletApiServer {
    * A failure as the kubelet writes one: plain text, which the apiserver passes on as the message of its
    * own Status. A streaming request gets a Status, which kubectl's exec and port-forward decode and print.
    */
-  #answer(response: ServerResponse, failure: TenantApiError, asStatus: boolean): void {
+  #answer(response: ServerResponse, failure: ServingError, asStatus: boolean): void {
     if (response.headersSent) {
       response.end();
       return;

@@ -7,8 +7,8 @@ import {
   ResponseShapeError,
   TransportError,
 } from '../../src/api/errors.ts';
-import { asTenantError } from '../../src/tenant-api/failures.ts';
-import { TenantApiError } from '../../src/tenant-api/status.ts';
+import { asServingError } from '../../src/serving/failures.ts';
+import { ServingError } from '../../src/serving/status.ts';
 
 // What a tenant reads when a request fails: our words, with the code that says whose failure it is.
 const CLOUD_WORDS = 'query.limit: at most 1000 lines per page (secret-ish cloud detail)';
@@ -55,10 +55,10 @@ test('a cloud or client error is a stable message of ours, never the cloud text'
       502,
       /^the GPU cloud answered pods\.logs in a form the operator cannot read$/,
     ],
-    [new Error(CLOUD_WORDS), 500, /^internal error in the tenant API; the operator's log has the details$/],
+    [new Error(CLOUD_WORDS), 500, /^internal error in the operator; its log has the details$/],
   ];
   for (const [error, code, message] of cases) {
-    const answered = asTenantError(error, undefined);
+    const answered = asServingError(error, undefined);
     assert.equal(answered.code, code, answered.message);
     assert.match(answered.message, message);
     assert.doesNotMatch(answered.message, /query\.|lines per page|cloud\.example/);
@@ -67,10 +67,10 @@ test('a cloud or client error is a stable message of ours, never the cloud text'
 
 test('a request that ended is told apart: the client went (499), or its deadline passed (504)', () => {
   const error = cloud(500, 10002);
-  assert.equal(asTenantError(error, 'client-gone').code, 499);
-  const late = asTenantError(error, { deadlineMs: 1_500 });
+  assert.equal(asServingError(error, 'client-gone').code, 499);
+  const late = asServingError(error, { deadlineMs: 1_500 });
   assert.equal(late.code, 504);
   assert.equal(late.message, 'the request did not complete within its timeout of 1.5s');
-  const own = new TenantApiError(429, 'slow down');
-  assert.equal(asTenantError(own, 'client-gone'), own);
+  const own = new ServingError(429, 'slow down');
+  assert.equal(asServingError(own, 'client-gone'), own);
 });

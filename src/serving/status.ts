@@ -16,9 +16,9 @@ const REASONS: Readonly<Record<number, string>> = {
   504: 'Timeout',
 };
 
-/** A request the tenant API refuses or cannot serve, with what the caller needs to act. */
-export class TenantApiError extends Error {
-  override readonly name = 'TenantApiError';
+/** A request the operator's server refuses or cannot serve, with what the caller needs to act. */
+export class ServingError extends Error {
+  override readonly name = 'ServingError';
   readonly code: number;
   /** Seconds after which the same request may succeed (429, 503). */
   readonly retryAfterSeconds: number | undefined;
@@ -52,7 +52,7 @@ export function sendJson(response: ServerResponse, code: number, body: unknown, 
   response.end(text);
 }
 
-export function sendError(response: ServerResponse, error: TenantApiError): void {
+export function sendError(response: ServerResponse, error: ServingError): void {
   if (response.headersSent) {
     // A stream already under way: all that is left is to end it.
     response.end();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeRequest } from '../../src/kube/client.ts';
-import { SubjectAccessReviewer } from '../../src/tenant-api/authorizer.ts';
+import { forbiddenMessage, SubjectAccessReviewer } from '../../src/serving/authorizer.ts';
 
 // The review sent for each request, and how long a decision is reused: a few seconds at most.
 function fakeApiserver(allowed: () => boolean) {
@@ -20,13 +20,14 @@ function fakeApiserver(allowed: () => boolean) {
 const user = { name: 'viewer', groups: ['team-a', 'system:authenticated'], extra: { scopes: ['x'] } };
 const attributes = {
   verb: 'get' as const,
+  group: 'tenant.gpucloud.io',
   namespace: 'team-a',
   resource: 'gpupods',
   subresource: 'log',
   name: 'trainer',
 };
 
-test('asks the apiserver about the user and the exact attributes, in the tenant group', async () => {
+test('asks the apiserver about the user and the exact attributes, group included', async () => {
   const apiserver = fakeApiserver(() => true);
   const reviewer = new SubjectAccessReviewer(apiserver.kube, { allowedTtlMs: 5000, deniedTtlMs: 2000 });
   assert.deepEqual(await reviewer.authorize(user, attributes), { allowed: true, reason: 'RBAC' });
@@ -38,7 +39,7 @@ test('asks the apiserver about the user and the exact attributes, in the tenant 
         user: 'viewer',
         groups: ['team-a', 'system:authenticated'],
         extra: { scopes: ['x'] },
-        resourceAttributes: { group: 'tenant.gpucloud.io', ...attributes },
+        resourceAttributes: attributes,
       },
     },
   ]);
@@ -70,4 +71,21 @@ test('a decision is reused only for its few seconds, and never for another user 
   allow = true;
   now = 7000;
   assert.equal((await reviewer.authorize(user, attributes)).allowed, true);
+});
+
+test('a refusal reads as the apiserver words it, in a named group or the core one', () => {
+  assert.equal(
+    forbiddenMessage(user, attributes),
+    'gpupods.tenant.gpucloud.io "trainer" is forbidden: User "viewer" cannot get resource "gpupods/log" in API group "tenant.gpucloud.io" in the namespace "team-a"',
+  );
+  assert.equal(
+    forbiddenMessage(user, {
+      ...attributes,
+      group: '',
+      resource: 'nodes',
+      subresource: 'proxy',
+      namespace: '',
+    }),
+    'nodes "trainer" is forbidden: User "viewer" cannot get resource "nodes/proxy" in API group "" in the namespace ""',
+  );
 });

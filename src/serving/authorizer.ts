@@ -1,19 +1,17 @@
-// Authorisation as Kubernetes does it for an extension server: one SubjectAccessReview per request (the
-// operator's ServiceAccount may create them through `system:auth-delegator`), for the user the front
-// proxy named. A decision is kept a few seconds at most, so a revoked grant stops working at once.
+// Authorisation as Kubernetes does it for an extension server or a kubelet: one SubjectAccessReview per
+// request (the operator's ServiceAccount may create them through `system:auth-delegator`), for the user
+// the apiserver named. A decision is kept a few seconds at most, so a revoked grant stops working at once.
 import { z } from 'zod';
 import type { KubeRequests } from '../kube/client.ts';
-import type { User } from './front-proxy.ts';
-import { TENANT_GROUP } from './group.ts';
+import type { User } from './user.ts';
 
 /**
- * What a request does, as RBAC names it: `get` on `gpupods/log` in the group, in one namespace; or, with
- * `group` (`''`, the core group), on another resource, as the virtual nodes' kubelet API asks `nodes/proxy`.
+ * What a request does, as RBAC names it: `get` on `gpupods/log` in the tenant group, in one namespace; or
+ * `get` on `nodes/proxy` in the core group (`''`), as the virtual nodes' kubelet API asks.
  */
 export interface RequestAttributes {
   readonly verb: 'get' | 'create' | 'update' | 'patch' | 'delete';
-  /** The tenant API's group when absent. */
-  readonly group?: string;
+  readonly group: string;
   /** `''` for a cluster-scoped resource. */
   readonly namespace: string;
   readonly resource: string;
@@ -38,6 +36,9 @@ const review = z.object({
     evaluationError: z.string().optional(),
   }),
 });
+
+/** Decisions are kept this long at most (docs/security.md): a revoked grant ends within seconds. */
+export const DECISION_TTL_MS = { allowed: 5_000, denied: 2_000 } as const;
 
 export interface SubjectAccessReviewerOptions {
   /** How long an allowed decision is reused. */
@@ -72,7 +73,7 @@ export class SubjectAccessReviewer implements Authorizer {
           user: user.name,
           groups: user.groups,
           extra: user.extra,
-          resourceAttributes: { group: TENANT_GROUP, ...attributes },
+          resourceAttributes: attributes,
         },
       },
     });
@@ -92,6 +93,7 @@ export class SubjectAccessReviewer implements Authorizer {
 
 /** The message the apiserver itself gives for a refusal, so kubectl users read what they know. */
 export function forbiddenMessage(user: User, attributes: RequestAttributes): string {
-  const { verb, resource, subresource, name, namespace } = attributes;
-  return `${resource}.${TENANT_GROUP} "${name}" is forbidden: User "${user.name}" cannot ${verb} resource "${resource}/${subresource}" in API group "${TENANT_GROUP}" in the namespace "${namespace}"`;
+  const { verb, group, resource, subresource, name, namespace } = attributes;
+  const qualified = group === '' ? resource : `${resource}.${group}`;
+  return `${qualified} "${name}" is forbidden: User "${user.name}" cannot ${verb} resource "${resource}/${subresource}" in API group "${group}" in the namespace "${namespace}"`;
 }
