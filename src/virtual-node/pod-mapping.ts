@@ -13,8 +13,6 @@ import type { Container, NodePodObject, PodVolume } from './pod-object.ts';
 import { pullSecretsNamed, registryAuthOf, type SecretFacts } from './pull-secrets.ts';
 import { quantityValue } from './quantity.ts';
 
-export { CREATE_CONTAINER_CONFIG_ERROR } from './pod-env.ts';
-
 /** What the controller writes as the GpuPod's spec (the apiserver fills the defaults). */
 export type MappedSpec = z.input<typeof GpuPodSpecSchema>;
 
@@ -40,7 +38,7 @@ export type Mapping =
   /** `warnings`: what a kubelet tells in the Pod's events (envFrom keys skipped); the Pod runs. */
   | { readonly kind: 'mapped'; readonly spec: MappedSpec; readonly warnings: readonly Notice[] }
   | { readonly kind: 'refused'; readonly refusal: Refusal }
-  /** Not runnable yet (a ConfigMap missing, no GPU type to place on): a kubelet's waiting container. */
+  /** Not runnable yet (a ConfigMap or Secret missing, no GPU type to place on): a kubelet's waiting container. */
   | { readonly kind: 'waiting'; readonly reason: string; readonly message: string };
 
 /** The cloud's limits on a pod create, which the GpuPod's schema checks too. */

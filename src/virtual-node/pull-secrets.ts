@@ -1,7 +1,7 @@
 // A Pod's imagePullSecrets as the cloud's registry credential. The cloud's pod create (v2) takes no
 // registry login, only the id of a credential kept in the cloud (containerRegistryAuthId): the
-// `kubernetes.io/dockerconfigjson` Secret whose entry covers the image's registry names that id in an
-// annotation. The login itself is never read out of the Secret: only its registry hosts are. Pure.
+// `kubernetes.io/dockerconfigjson` (or legacy `dockercfg`) Secret whose login covers the image's registry
+// names that id in an annotation. Of the login only its registry hosts are kept. Pure.
 import { z } from 'zod';
 import { REGISTRY_AUTH_ID_ANNOTATION } from './names.ts';
 import type { NodePodObject } from './pod-object.ts';
@@ -9,18 +9,26 @@ import type { NodePodObject } from './pod-object.ts';
 /** What the mapping knows of a Secret of the Pod's namespace: never a value. */
 export interface SecretFacts {
   readonly keys: readonly string[];
-  /** The registries its `.dockerconfigjson` has a login for (`host[/path]`); none for another type. */
+  /** The registries it has a login for (`host[/path]`); none for a Secret of another type. */
   readonly registries: readonly string[];
   /** Its REGISTRY_AUTH_ID_ANNOTATION, as written. */
   readonly registryAuthId: string | undefined;
 }
 
-export const DOCKER_CONFIG_JSON = 'kubernetes.io/dockerconfigjson';
 const DOCKER_HUB = 'docker.io';
 const DOCKER_HUB_ALIASES = new Set(['docker.io', 'index.docker.io', 'registry-1.docker.io']);
 const CLOUD_ID = /^[1-9][0-9]{0,17}$/;
 
-const dockerConfigSchema = z.looseObject({ auths: z.record(z.string(), z.unknown()) });
+/** A docker config's logins, keyed by registry. */
+const loginsSchema = z.record(z.string(), z.unknown());
+/** The Secret types a kubelet reads logins from: the key holding them, and how they are laid out. */
+const LOGIN_TYPES: Readonly<Record<string, { key: string; schema: z.ZodType<Record<string, unknown>> }>> = {
+  'kubernetes.io/dockerconfigjson': {
+    key: '.dockerconfigjson',
+    schema: z.looseObject({ auths: loginsSchema }).transform((config) => config.auths),
+  },
+  'kubernetes.io/dockercfg': { key: '.dockercfg', schema: loginsSchema },
+};
 
 /** The facts of a Secret as read: its values dropped here, only the registry hosts of a login kept. */
 export function secretFacts(secret: {
@@ -29,19 +37,20 @@ export function secretFacts(secret: {
   data?: Readonly<Record<string, string>> | null | undefined;
 }): SecretFacts {
   const data = secret.data ?? {};
-  const config = data['.dockerconfigjson'];
+  const logins = LOGIN_TYPES[secret.type ?? ''];
+  const config = logins && data[logins.key];
   return {
     keys: Object.keys(data),
-    registries: secret.type === DOCKER_CONFIG_JSON && config ? registriesIn(config) : [],
+    registries: logins && config ? registriesIn(config, logins.schema) : [],
     registryAuthId: secret.annotations?.[REGISTRY_AUTH_ID_ANNOTATION],
   };
 }
 
-/** The registries a base64 `.dockerconfigjson` has a login for; none when it is not one. */
-function registriesIn(encoded: string): string[] {
+/** The registries a base64 docker config has a login for; none when it is not one. */
+function registriesIn(encoded: string, schema: z.ZodType<Record<string, unknown>>): string[] {
   try {
-    const parsed = dockerConfigSchema.safeParse(JSON.parse(Buffer.from(encoded, 'base64').toString('utf8')));
-    return parsed.success ? Object.keys(parsed.data.auths) : [];
+    const parsed = schema.safeParse(JSON.parse(Buffer.from(encoded, 'base64').toString('utf8')));
+    return parsed.success ? Object.keys(parsed.data) : [];
   } catch {
     return []; // not JSON: no login, as a kubelet that cannot parse it has none
   }

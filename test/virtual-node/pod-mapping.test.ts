@@ -608,6 +608,13 @@ describe('imagePullSecrets as the cloud’s registry credential', () => {
     assert.doesNotMatch(JSON.stringify(facts), /pa55|cm9ib3Q|robot/);
     const opaque = secretFacts({ type: 'Opaque', data: dockerConfig('registry.example.com') });
     assert.deepEqual(opaque.registries, [], 'only a dockerconfigjson Secret holds a login');
+    const legacy = secretFacts({
+      type: 'kubernetes.io/dockercfg',
+      data: {
+        '.dockercfg': Buffer.from(JSON.stringify({ 'reg.io': { password: PASSWORD } })).toString('base64'),
+      },
+    });
+    assert.deepEqual(legacy.registries, ['reg.io'], 'a legacy dockercfg Secret: its logins at the top');
     const garbled = secretFacts({
       type: 'kubernetes.io/dockerconfigjson',
       data: { '.dockerconfigjson': 'e30K!' },
