@@ -17,6 +17,9 @@ export interface PodState {
   readonly gpuCount: number;
   readonly isSpot: boolean;
   readonly environment: Environment;
+  readonly initializationCommand: string;
+  /** The registry credential id its create named; null for none. */
+  readonly registryAuthId: string | null;
   readonly runningMillis: number;
 }
 
@@ -80,6 +83,8 @@ export function snapshot(sim: Simulation): SimState {
       gpuCount: pod.spec.gpuCount,
       isSpot: pod.spec.isSpot,
       environment: environment(pod.environmentVars),
+      initializationCommand: pod.spec.initializationCommand,
+      registryAuthId: pod.spec.registryAuthId,
       runningMillis: runningMillis(pod, now),
     })),
     vms: [...sim.vms.store.all()].map((vm) => ({

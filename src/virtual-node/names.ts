@@ -57,3 +57,5 @@ export const DRAINING_ANNOTATION = 'gpucloud.io/draining';
 export const POD_UID_LABEL = 'gpucloud.io/pod-uid';
 /** On a Pod: the GPU types its cloud pod may be placed on, in order ("A,B"). */
 export const GPU_TYPES_ANNOTATION = 'gpucloud.io/gpu-types';
+/** On a dockerconfigjson Secret a Pod pulls with: the cloud's registry credential id its login is kept as. */
+export const REGISTRY_AUTH_ID_ANNOTATION = 'gpucloud.io/registry-auth-id';

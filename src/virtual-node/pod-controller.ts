@@ -19,9 +19,9 @@ import { nodeNameOf, POD_FINALIZER } from './names.ts';
 import type { AccountEntries } from './node-controller.ts';
 import { type Refusal, refusalOf } from './pod-admission.ts';
 import { keeping, newGpuPod, ownerOf, type StoredGpuPod, storedGpuPodSchema } from './pod-gpu-pod.ts';
-import { configMapsNamed, type MappingContext, mapPod } from './pod-mapping.ts';
+import { configMapsNamed, type MappingContext, mapPod, secretsNamed } from './pod-mapping.ts';
 import { type NodePodObject, nodePodSchema } from './pod-object.ts';
-import { nodeGpuTypes, readConfigMaps } from './pod-reads.ts';
+import { nodeGpuTypes, readConfigMaps, readSecrets } from './pod-reads.ts';
 import { podStatus, podStatusDiffers, type Waiting } from './pod-status.ts';
 import type { PodWatches } from './pod-watches.ts';
 import { PodWrites, StaleRead } from './pod-writes.ts';
@@ -132,14 +132,18 @@ export function addPodController(manager: Manager, options: PodControllerOptions
       });
       return { requeueAfterMs: WAITING_RETRY_MS };
     }
-    const context: Omit<MappingContext, 'configMaps'> = {
+    const context: Omit<MappingContext, 'configMaps' | 'secrets'> = {
       config,
       node: { name: node, address: options.address },
       gpuTypes: await nodeGpuTypes(options.accounts, config, guardrails, clock, log),
     };
     if (!gpuPod) {
-      const configMaps = await readConfigMaps(manager.client, key.namespace, configMapsNamed(pod));
-      const mapping = mapPod(pod, { ...context, configMaps });
+      // Of the Pod's own namespace only: a Pod can name no other namespace's ConfigMap or Secret.
+      const [configMaps, secrets] = await Promise.all([
+        readConfigMaps(manager.client, key.namespace, configMapsNamed(pod)),
+        readSecrets(manager.client, key.namespace, secretsNamed(pod)),
+      ]);
+      const mapping = mapPod(pod, { ...context, configMaps, secrets });
       if (mapping.kind === 'refused') return refuse(pod, node, mapping.refusal);
       if (mapping.kind === 'waiting') {
         await mirror(pod, undefined, mapping);
@@ -151,6 +155,9 @@ export function addPodController(manager: Manager, options: PodControllerOptions
       }
       await writes.createGpuPod(key.namespace, newGpuPod(pod, mapping.spec));
       log.info({ pod: `${key.namespace}/${key.name}`, node }, 'GpuPod made for the pod');
+      for (const warning of mapping.warnings) {
+        manager.events.event(pod, 'Warning', warning.reason, warning.message);
+      }
       return {};
     }
     // Its own GpuPod: kept as the Pod says (what a user edited put back), its status mirrored.

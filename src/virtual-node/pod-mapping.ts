@@ -1,23 +1,23 @@
 // A Pod bound to a virtual node as the spec of the one GpuPod that runs it: the container's image, command,
-// environment, ports, GPUs and disk. What has no counterpart in a cloud pod is refused, every problem named
-// in one message, before anything reaches the cloud. Pure: the controller gathers the ConfigMaps it names.
+// environment, ports, GPUs, disk and registry credential. What has no counterpart in a cloud pod is
+// refused, every problem named in one message, before anything reaches the cloud. Pure: the controller
+// gathers the ConfigMaps and Secrets it names.
 import type { z } from 'zod';
-import { OPERATOR_ENV_PREFIX } from '../resources/common/schema.ts';
 import type { GpuPodSpecSchema } from '../resources/gpu-pod/schema.ts';
 import { GPU_RESOURCE } from './capacity.ts';
+import { expandParts, type Part } from './expansion.ts';
 import { GPU_TYPE_LABEL_PREFIX, GPU_TYPES_ANNOTATION, placeLabel } from './names.ts';
 import type { Refusal } from './pod-admission.ts';
-import type { Container, EnvVar, NodePodObject, PodVolume } from './pod-object.ts';
+import { CREATE_CONTAINER_CONFIG_ERROR, environmentOf, type Notice } from './pod-env.ts';
+import type { Container, NodePodObject, PodVolume } from './pod-object.ts';
+import { pullSecretsNamed, registryAuthOf, type SecretFacts } from './pull-secrets.ts';
 import { quantityValue } from './quantity.ts';
 
 /** What the controller writes as the GpuPod's spec (the apiserver fills the defaults). */
 export type MappedSpec = z.input<typeof GpuPodSpecSchema>;
-type MappedEnv = NonNullable<MappedSpec['environmentVars']>[number];
 
 /** The reason of every refusal of a Pod the node cannot run as a cloud pod. */
 export const UNSUPPORTED_POD_SPEC = 'UnsupportedPodSpec';
-/** A container waiting for a ConfigMap, as a kubelet says it. */
-export const CREATE_CONTAINER_CONFIG_ERROR = 'CreateContainerConfigError';
 
 export interface MappingContext {
   /** The node's ProviderConfig: the account the cloud pod is made in. */
@@ -30,40 +30,49 @@ export interface MappingContext {
    * not read at all, their variables are left out (a comparison of the other fields needs no read).
    */
   readonly configMaps?: ReadonlyMap<string, Readonly<Record<string, string>> | undefined>;
+  /** The Secrets it names (`secretsNamed`), as facts with no value; undefined as `configMaps`. */
+  readonly secrets?: ReadonlyMap<string, SecretFacts | undefined>;
 }
 
 export type Mapping =
-  | { readonly kind: 'mapped'; readonly spec: MappedSpec }
+  /** `warnings`: what a kubelet tells in the Pod's events (envFrom keys skipped); the Pod runs. */
+  | { readonly kind: 'mapped'; readonly spec: MappedSpec; readonly warnings: readonly Notice[] }
   | { readonly kind: 'refused'; readonly refusal: Refusal }
-  /** Not runnable yet (a ConfigMap missing, no GPU type to place on): a kubelet's waiting container. */
+  /** Not runnable yet (a ConfigMap or Secret missing, no GPU type to place on): a kubelet's waiting container. */
   | { readonly kind: 'waiting'; readonly reason: string; readonly message: string };
 
 /** The cloud's limits on a pod create, which the GpuPod's schema checks too. */
-const MAX_ENV = 128;
-const MAX_ENV_VALUE = 32_768;
 const MAX_COMMAND = 8192;
 const MAX_IMAGE = 255;
 const MAX_PLACEMENT_TYPES = 16;
 const MAX_GPUS = 2 ** 30;
 const GB = 1e9;
-/** The cloud sets it on every pod. */
-const RESERVED_ENV = 'POD_ID';
 /** A projected volume of these sources only is the service account token's, which every Pod gets. */
 const TOKEN_SOURCES = new Set(['serviceAccountToken', 'configMap', 'downwardAPI']);
-const RESOURCE_FIELDS = new Set([
-  'limits.cpu',
-  'limits.memory',
-  'limits.ephemeral-storage',
-  'requests.cpu',
-  'requests.memory',
-  'requests.ephemeral-storage',
-]);
+/** A variable the shell of the cloud pod can read: a Secret's, in the command line. */
+const SHELL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The ConfigMaps `pod`'s environment names, which the controller reads before mapping it. */
 export function configMapsNamed(pod: NodePodObject): string[] {
-  const names = pod.spec.containers.flatMap((container) =>
-    (container.env ?? []).flatMap((each) => each.valueFrom?.configMapKeyRef?.name ?? []),
-  );
+  const names = pod.spec.containers.flatMap((container) => [
+    ...(container.env ?? []).flatMap((each) => each.valueFrom?.configMapKeyRef?.name ?? []),
+    ...(container.envFrom ?? []).flatMap((each) => each.configMapRef?.name ?? []),
+  ]);
+  return [...new Set(names)].sort();
+}
+
+/**
+ * The Secrets whose keys (envFrom) or registry logins (imagePullSecrets) the mapping needs, which the
+ * controller reads before mapping it, in the Pod's namespace only. A Secret an env variable names is not
+ * among them: the GpuPod names its key, and its reconciler reads it.
+ */
+export function secretsNamed(pod: NodePodObject): string[] {
+  const names = [
+    ...pod.spec.containers.flatMap((container) =>
+      (container.envFrom ?? []).flatMap((each) => each.secretRef?.name ?? []),
+    ),
+    ...pullSecretsNamed(pod),
+  ];
   return [...new Set(names)].sort();
 }
 
@@ -75,12 +84,16 @@ export function mapPod(pod: NodePodObject, context: MappingContext): Mapping {
   if (image) problems.push(image);
   const gpus = gpuCountOf(container, problems);
   const placement = placementOf(pod, context.gpuTypes, problems);
-  const command = commandOf(container, problems);
   const env = environmentOf(pod, container, context, problems);
+  const command = commandOf(container, env.lookup, problems);
   const expose = portsOf(container, problems);
   const volume = containerVolumeOf(container, problems);
+  const registry = registryAuthOf(pod, container.image ?? '', context.secrets);
   if (problems.length > 0) return refused(problems);
-  if ('waiting' in env) return { kind: 'waiting', ...env.waiting };
+  if (env.waiting) return { kind: 'waiting', ...env.waiting };
+  if (registry.kind === 'waiting') {
+    return { kind: 'waiting', reason: CREATE_CONTAINER_CONFIG_ERROR, message: registry.message };
+  }
   if (!placement) {
     return {
       kind: 'waiting',
@@ -90,9 +103,13 @@ export function mapPod(pod: NodePodObject, context: MappingContext): Mapping {
   }
   return {
     kind: 'mapped',
+    warnings: env.warnings,
     spec: {
       name: pod.metadata.name,
       image: container.image ?? '',
+      ...(registry.kind === 'credential'
+        ? { imagePublicType: 'PRIVATE', containerRegistryAuthId: registry.id }
+        : {}),
       gpuCount: gpus ?? 1,
       ...placement,
       // Said, so that late initialisation has nothing to fill: one write fewer per Pod.
@@ -136,11 +153,6 @@ function podProblems(pod: NodePodObject): string[] {
   for (const volume of spec.volumes ?? []) {
     const kind = unsupportedVolume(volume);
     if (kind) problems.push(`volume "${volume.name}" (${kind}) is not supported: only emptyDir is`);
-  }
-  if ((spec.imagePullSecrets ?? []).length > 0) {
-    problems.push(
-      'imagePullSecrets are not supported yet: use an image the cloud can pull without credentials',
-    );
   }
   for (const container of spec.containers) {
     if (container.securityContext?.privileged) {
@@ -222,8 +234,16 @@ const quotedList = (items: readonly string[]) => items.map((item) => `"${item}"`
 const cannotPlace = (nodeTypes: readonly string[]) =>
   `which the node cannot place (it places ${nodeTypes.length > 0 ? quotedList(nodeTypes) : 'none now'})`;
 
-/** The command line the cloud pod runs, shell-quoted: the cloud takes one string, run by a shell. */
-function commandOf(container: Container, problems: string[]): string | undefined {
+/**
+ * The command line the cloud pod runs, shell-quoted: the cloud takes one string, run by a shell. `$(VAR)`
+ * is expanded from the final environment as a kubelet does; a Secret's variable is left for the shell to
+ * read from the environment (`"${VAR}"`), so that its value is never written in the GpuPod.
+ */
+function commandOf(
+  container: Container,
+  lookup: (name: string) => Part | undefined,
+  problems: string[],
+): string | undefined {
   const { command = [], args = [] } = container;
   if (command.length === 0 && args.length > 0) {
     problems.push(
@@ -233,142 +253,30 @@ function commandOf(container: Container, problems: string[]): string | undefined
     return undefined;
   }
   if (command.length === 0) return undefined;
-  const line = [...command, ...args].map(shellQuoted).join(' ');
+  const words = [...command, ...args].map((word) => expandParts(word, lookup));
+  const unreadable = words
+    .flat()
+    .flatMap((part) => ('hidden' in part && !SHELL_NAME.test(part.hidden) ? [part.hidden] : []));
+  if (unreadable.length > 0) {
+    problems.push(
+      `the command uses $(${[...new Set(unreadable)].join('), $(')}): a Secret's variable is read there by ` +
+        "the cloud pod's shell, which cannot name it: give it a name of letters, digits and _",
+    );
+  }
+  const line = words.map(shellWord).join(' ');
   if (line.length > MAX_COMMAND) {
     problems.push(`the command line is ${line.length} characters, over the cloud's ${MAX_COMMAND}`);
   }
   return line;
 }
 
+/** One expanded word: its text quoted, each Secret's variable a shell parameter, all one word. */
+function shellWord(parts: readonly Part[]): string {
+  return parts.map((part) => ('text' in part ? shellQuoted(part.text) : `"\${${part.hidden}}"`)).join('');
+}
+
 function shellQuoted(word: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
-type Environment =
-  | { readonly vars: MappedEnv[] }
-  | { readonly vars: MappedEnv[]; readonly waiting: { reason: string; message: string } };
-
-/**
- * The environment: values as they are, Secret keys kept as references (the reconciler reads them; no
- * Secret value is written anywhere), ConfigMap keys and the downward API resolved. Later entries of one
- * name win, as in a kubelet.
- */
-function environmentOf(
-  pod: NodePodObject,
-  container: Container,
-  context: MappingContext,
-  problems: string[],
-): Environment {
-  if ((container.envFrom ?? []).length > 0) {
-    problems.push('envFrom is not supported yet: list each variable under env');
-  }
-  const vars = new Map<string, MappedEnv>();
-  let waiting: { reason: string; message: string } | undefined;
-  for (const each of container.env ?? []) {
-    if (each.name === RESERVED_ENV || each.name.startsWith(OPERATOR_ENV_PREFIX)) {
-      problems.push(
-        `env ${each.name} is reserved: the cloud sets POD_ID, the operator names starting ${OPERATOR_ENV_PREFIX}`,
-      );
-      continue;
-    }
-    const resolved = resolveEnv(pod, container, each, context);
-    if ('problem' in resolved) problems.push(resolved.problem);
-    else if ('waiting' in resolved) waiting ??= resolved.waiting;
-    else if (resolved.value !== undefined) vars.set(each.name, resolved.value);
-  }
-  const list = [...vars.values()];
-  if (list.length > MAX_ENV)
-    problems.push(`${list.length} environment variables, over the cloud's ${MAX_ENV}`);
-  const long = list.filter((each) => (each.value?.length ?? 0) > MAX_ENV_VALUE).map((each) => each.key);
-  if (long.length > 0)
-    problems.push(`env ${long.join(', ')}: longer than the cloud's ${MAX_ENV_VALUE} characters`);
-  return waiting ? { vars: list, waiting } : { vars: list };
-}
-
-type Resolved =
-  | { readonly value: MappedEnv | undefined }
-  | { readonly problem: string }
-  | { readonly waiting: { reason: string; message: string } };
-
-function resolveEnv(
-  pod: NodePodObject,
-  container: Container,
-  each: EnvVar,
-  context: MappingContext,
-): Resolved {
-  const key = each.name;
-  const from = each.valueFrom;
-  if (!from) return { value: { key, value: each.value ?? '' } };
-  if (from.secretKeyRef) {
-    const { name = '', key: secretKey } = from.secretKeyRef;
-    return { value: { key, valueFrom: { secretKeyRef: { name, key: secretKey } } } };
-  }
-  if (from.configMapKeyRef) {
-    const { name = '', key: mapKey, optional } = from.configMapKeyRef;
-    if (!context.configMaps) return { value: undefined };
-    const data = context.configMaps.get(name);
-    const value = data?.[mapKey];
-    if (value !== undefined) return { value: { key, value } };
-    if (optional) return { value: undefined };
-    const message = data
-      ? `couldn't find key ${mapKey} in ConfigMap ${pod.metadata.namespace}/${name}`
-      : `configmap "${name}" not found`;
-    return { waiting: { reason: CREATE_CONTAINER_CONFIG_ERROR, message } };
-  }
-  if (from.fieldRef) {
-    const value = downwardValue(pod, from.fieldRef.fieldPath, context);
-    return value === undefined
-      ? { problem: `env ${key}: fieldRef ${from.fieldRef.fieldPath} is not supported` }
-      : { value: { key, value } };
-  }
-  if (from.resourceFieldRef) return resourceValue(container, key, from.resourceFieldRef);
-  return { problem: `env ${key}: its valueFrom is not supported` };
-}
-
-const SUBSCRIPT = /^metadata\.(labels|annotations)\['([^']*)'\]$/;
-
-/** A downward API field as a kubelet gives it; undefined for one the node cannot give. */
-function downwardValue(pod: NodePodObject, path: string, context: MappingContext): string | undefined {
-  const { metadata, spec } = pod;
-  const subscript = SUBSCRIPT.exec(path);
-  if (subscript) {
-    const [, field, name = ''] = subscript;
-    return (field === 'labels' ? metadata.labels : metadata.annotations)?.[name] ?? '';
-  }
-  const fields: Readonly<Record<string, string | undefined>> = {
-    'metadata.name': metadata.name,
-    'metadata.namespace': metadata.namespace ?? '',
-    'metadata.uid': metadata.uid,
-    'spec.nodeName': spec.nodeName ?? context.node.name,
-    'spec.serviceAccountName': spec.serviceAccountName ?? '',
-    'status.hostIP': context.node.address,
-  };
-  return fields[path];
-}
-
-/** A resourceFieldRef as a kubelet resolves it: the quantity over the divisor, rounded up. */
-function resourceValue(
-  container: Container,
-  key: string,
-  ref: NonNullable<NonNullable<EnvVar['valueFrom']>['resourceFieldRef']>,
-): Resolved {
-  if (ref.containerName !== undefined && ref.containerName !== container.name) {
-    return {
-      problem: `env ${key}: resourceFieldRef names container "${ref.containerName}", not "${container.name}"`,
-    };
-  }
-  if (!RESOURCE_FIELDS.has(ref.resource)) {
-    return { problem: `env ${key}: resourceFieldRef ${ref.resource} is not supported` };
-  }
-  const [list, resource = ''] = ref.resource.split(/\.(.*)/s) as ['limits' | 'requests', string];
-  const amount = container.resources?.[list]?.[resource];
-  // A kubelet takes the node's allocatable for a limit not set: a cloud pod's is not known before it runs.
-  if (amount === undefined && list === 'limits') {
-    return { problem: `env ${key}: resourceFieldRef ${ref.resource} needs resources.limits.${resource} set` };
-  }
-  const value = quantityValue(amount ?? 0) ?? 0;
-  const divisor = quantityValue(ref.divisor ?? 1) ?? 1;
-  return { value: { key, value: String(Math.ceil(value / (divisor > 0 ? divisor : 1))) } };
 }
 
 function portsOf(container: Container, problems: string[]): Array<{ port: number }> {

@@ -33,13 +33,22 @@ export const envVarSchema = z.looseObject({
 });
 export type EnvVar = z.output<typeof envVarSchema>;
 
+const sourceRefSchema = z.looseObject({ name: z.string().optional(), optional: z.boolean().optional() });
+
+export const envFromSchema = z.looseObject({
+  prefix: z.string().optional(),
+  configMapRef: sourceRefSchema.optional(),
+  secretRef: sourceRefSchema.optional(),
+});
+export type EnvFromSource = z.output<typeof envFromSchema>;
+
 export const containerSchema = z.looseObject({
   name: z.string(),
   image: z.string().optional(),
   command: z.array(z.string()).optional(),
   args: z.array(z.string()).optional(),
   env: z.array(envVarSchema).optional(),
-  envFrom: z.array(z.unknown()).optional(),
+  envFrom: z.array(envFromSchema).optional(),
   ports: z.array(z.looseObject({ containerPort: z.number(), protocol: z.string().optional() })).optional(),
   resources: z
     .looseObject({ limits: resourceListSchema.optional(), requests: resourceListSchema.optional() })
@@ -79,7 +88,7 @@ export const nodePodSchema = z.looseObject({
     containers: z.array(containerSchema),
     initContainers: z.array(z.unknown()).nullish(),
     volumes: z.array(volumeSchema).nullish(),
-    imagePullSecrets: z.array(z.unknown()).nullish(),
+    imagePullSecrets: z.array(z.looseObject({ name: z.string().optional() })).nullish(),
     nodeSelector: z.record(z.string(), z.string()).nullish(),
     hostNetwork: z.boolean().nullish(),
     hostPID: z.boolean().nullish(),

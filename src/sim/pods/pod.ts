@@ -11,6 +11,8 @@ export interface PodSpec {
   readonly image: string;
   readonly imageRegistry: string;
   readonly imageRegistryUsername: string | null;
+  /** The registry credential the image is pulled with (v2 containerRegistryAuthId, v1 credentialId). */
+  readonly registryAuthId: string | null;
   readonly imagePublicType: 'PUBLIC' | 'PRIVATE';
   readonly resourceType: 'GPU' | 'CPU';
   readonly gpuType: string;

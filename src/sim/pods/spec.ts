@@ -29,6 +29,7 @@ export function specFromV2(request: PodCreateRequest): PodSpec {
     ...sharedSpec(request),
     name: request.name,
     imageRegistryUsername: null,
+    registryAuthId: request.containerRegistryAuthId ?? null,
     regions: request.regions ?? [],
     // v2 names a volume by id and mount path; the v1 view shows the rest with the service's defaults.
     volumes: (request.volumes ?? []).map(({ id, mountPath }) => ({
@@ -51,6 +52,7 @@ export function specFromV1(request: LegacyPodCreateRequest): PodSpec {
     ...sharedSpec(request),
     name: request.podName,
     imageRegistryUsername: request.imageRegistryUsername ?? null,
+    registryAuthId: request.credentialId ?? null,
     regions: [...new Set(regions)],
     volumes: request.persistentVolumes ?? [],
   };
