@@ -4,7 +4,7 @@
 // anywhere). Pure.
 import { OPERATOR_ENV_PREFIX } from '../resources/common/schema.ts';
 import { expandParts, type Part } from './expansion.ts';
-import type { MappedSpec, MappingContext } from './pod-mapping.ts';
+import type { MappedSpec, MappingContext } from './mapping-context.ts';
 import type { Container, EnvFromSource, EnvVar, NodePodObject } from './pod-object.ts';
 import { quantityValue } from './quantity.ts';
 

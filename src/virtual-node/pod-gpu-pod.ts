@@ -4,8 +4,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { objectMetaSchema } from '../kube/object.ts';
 import { GPU_POD_MUTABLE_FIELDS, gpuPodKind } from '../resources/gpu-pod/schema.ts';
+import type { MappedSpec } from './mapping-context.ts';
 import { POD_UID_LABEL } from './names.ts';
-import type { MappedSpec } from './pod-mapping.ts';
 import type { NodePodObject } from './pod-object.ts';
 import { gpuPodStatusSchema } from './pod-status.ts';
 

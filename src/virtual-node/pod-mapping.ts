@@ -2,37 +2,18 @@
 // environment, ports, GPUs, disk and registry credential. What has no counterpart in a cloud pod is
 // refused, every problem named in one message, before anything reaches the cloud. Pure: the controller
 // gathers the ConfigMaps and Secrets it names.
-import type { z } from 'zod';
-import type { GpuPodSpecSchema } from '../resources/gpu-pod/schema.ts';
 import { GPU_RESOURCE } from './capacity.ts';
 import { expandParts, type Part } from './expansion.ts';
+import type { MappedSpec, MappingContext } from './mapping-context.ts';
 import { GPU_TYPE_LABEL_PREFIX, GPU_TYPES_ANNOTATION, placeLabel } from './names.ts';
 import type { Refusal } from './pod-admission.ts';
 import { CREATE_CONTAINER_CONFIG_ERROR, environmentOf, type Notice } from './pod-env.ts';
 import type { Container, NodePodObject, PodVolume } from './pod-object.ts';
-import { pullSecretsNamed, registryAuthOf, type SecretFacts } from './pull-secrets.ts';
+import { pullSecretsNamed, registryAuthOf } from './pull-secrets.ts';
 import { quantityValue } from './quantity.ts';
-
-/** What the controller writes as the GpuPod's spec (the apiserver fills the defaults). */
-export type MappedSpec = z.input<typeof GpuPodSpecSchema>;
 
 /** The reason of every refusal of a Pod the node cannot run as a cloud pod. */
 export const UNSUPPORTED_POD_SPEC = 'UnsupportedPodSpec';
-
-export interface MappingContext {
-  /** The node's ProviderConfig: the account the cloud pod is made in. */
-  readonly config: string;
-  readonly node: { readonly name: string; readonly address: string };
-  /** The GPU types the node can place now (its offers the guardrails allow). */
-  readonly gpuTypes: readonly string[];
-  /**
-   * The ConfigMaps of the Pod's namespace it names (`configMapsNamed`), undefined for one not found; when
-   * not read at all, their variables are left out (a comparison of the other fields needs no read).
-   */
-  readonly configMaps?: ReadonlyMap<string, Readonly<Record<string, string>> | undefined>;
-  /** The Secrets it names (`secretsNamed`), as facts with no value; undefined as `configMaps`. */
-  readonly secrets?: ReadonlyMap<string, SecretFacts | undefined>;
-}
 
 export type Mapping =
   /** `warnings`: what a kubelet tells in the Pod's events (envFrom keys skipped); the Pod runs. */

@@ -346,11 +346,22 @@ describe('the virtual node of a ProviderConfig', () => {
     });
   });
 
-  test('turned off, the node is deregistered; turned on again, it comes back', async () => {
+  test('turned off, the node is drained of its Pods and deregistered; turned on again, it comes back', async () => {
     await stack
       .cluster()
       .patch(resources.providerConfig, '', CONFIG, { spec: { virtualNode: { enabled: false } } });
     await until(async () => (await readNode()) === undefined, 'the node deleted');
+    // Its two refused Pods went first, as a drain deletes every Pod of the node.
+    for (const [namespace, name] of [
+      [ALLOWED_NS, 'allowed'],
+      [OTHER_NS, 'sneaky'],
+    ] as const) {
+      await assert.rejects(
+        admin.request(z.unknown(), { method: 'GET', path: objectPath(pods, { namespace, name }) }),
+        (error: unknown) => isStatus(error, 404),
+        `${namespace}/${name} deleted`,
+      );
+    }
     await stack.cluster().patch(resources.providerConfig, '', CONFIG, {
       spec: { virtualNode: { enabled: true, maxPods: null } },
     });
@@ -359,16 +370,6 @@ describe('the virtual node of a ProviderConfig', () => {
   });
 
   test('its ProviderConfig deleted, the node goes with it', async () => {
-    for (const [namespace, name] of [
-      [ALLOWED_NS, 'allowed'],
-      [OTHER_NS, 'sneaky'],
-    ] as const) {
-      await admin.request(z.unknown(), {
-        method: 'DELETE',
-        path: objectPath(pods, { namespace, name }),
-        query: { gracePeriodSeconds: 0 },
-      });
-    }
     await stack.cluster().delete(resources.providerConfig, '', CONFIG);
     await until(async () => (await readNode()) === undefined, 'the node deleted');
   });

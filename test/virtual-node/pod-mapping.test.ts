@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  configMapsNamed,
-  type Mapping,
-  type MappingContext,
-  mapPod,
-  secretsNamed,
-} from '../../src/virtual-node/pod-mapping.ts';
+import type { MappingContext } from '../../src/virtual-node/mapping-context.ts';
+import { configMapsNamed, type Mapping, mapPod, secretsNamed } from '../../src/virtual-node/pod-mapping.ts';
 import type { Container, NodePodObject } from '../../src/virtual-node/pod-object.ts';
 import { covers, registryOf, type SecretFacts, secretFacts } from '../../src/virtual-node/pull-secrets.ts';
 import { quantityValue } from '../../src/virtual-node/quantity.ts';
