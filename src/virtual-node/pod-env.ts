@@ -168,8 +168,17 @@ function resolveEnv(
   if (each.value) return expandedValue(key, each.value, defined);
   if (!from) return { value: { text: '' } };
   if (from.secretKeyRef) {
-    const { name = '', key: secretKey } = from.secretKeyRef;
-    return { value: { secret: { name, key: secretKey } } };
+    // Only that the key exists is read here (the Secret's facts hold no value); the reconciler reads the
+    // value for the cloud's create.
+    const { name = '', key: secretKey, optional } = from.secretKeyRef;
+    const facts = context.secrets?.get(name);
+    if (!context.secrets || facts?.keys.includes(secretKey))
+      return { value: { secret: { name, key: secretKey } } };
+    if (optional) return { value: undefined };
+    const message = facts
+      ? `couldn't find key ${secretKey} in Secret ${pod.metadata.namespace}/${name}`
+      : `secret "${name}" not found`;
+    return missing(message);
   }
   if (from.configMapKeyRef) {
     const { name = '', key: mapKey, optional } = from.configMapKeyRef;

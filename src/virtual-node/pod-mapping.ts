@@ -43,15 +43,16 @@ export function configMapsNamed(pod: NodePodObject): string[] {
 }
 
 /**
- * The Secrets whose keys (envFrom) or registry logins (imagePullSecrets) the mapping needs, which the
- * controller reads before mapping it, in the Pod's namespace only. A Secret an env variable names is not
- * among them: the GpuPod names its key, and its reconciler reads it.
+ * The Secrets whose keys (envFrom, and env's secretKeyRef: whether the key is there) or registry logins
+ * (imagePullSecrets) the mapping needs, which the controller reads before mapping it, in the Pod's
+ * namespace only. The value of an env Secret key is read by the GpuPod's reconciler, for the create.
  */
 export function secretsNamed(pod: NodePodObject): string[] {
   const names = [
-    ...pod.spec.containers.flatMap((container) =>
-      (container.envFrom ?? []).flatMap((each) => each.secretRef?.name ?? []),
-    ),
+    ...pod.spec.containers.flatMap((container) => [
+      ...(container.envFrom ?? []).flatMap((each) => each.secretRef?.name ?? []),
+      ...(container.env ?? []).flatMap((each) => each.valueFrom?.secretKeyRef?.name ?? []),
+    ]),
     ...pullSecretsNamed(pod),
   ];
   return [...new Set(names)].sort();

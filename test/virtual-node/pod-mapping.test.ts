@@ -18,7 +18,7 @@ const context: MappingContext = {
     ['absent', undefined],
     ['reserved', { POD_ID: 'x' }],
   ]),
-  secrets: new Map(),
+  secrets: new Map([['hf', secretFacts({ type: 'Opaque', data: { token: 'c2VjcmV0' } })]]),
 };
 
 function pod(
@@ -310,6 +310,7 @@ const withSecrets: MappingContext = {
     ['hubcred', pullSecret({ 'gpucloud.io/registry-auth-id': '7' }, 'https://index.docker.io/v1/')],
     ['unannotated', pullSecret({}, 'registry.example.com')],
     ['gone', undefined],
+    ['other', secretFacts({ type: 'Opaque', data: { k: 'eA==' } })],
   ]),
 };
 
@@ -394,7 +395,33 @@ describe('envFrom, as a kubelet makes the environment', () => {
     assert.deepEqual(mappedWith(optional).spec.environmentVars, [{ key: 'X', value: 'x' }]);
   });
 
-  test('the sources read are the Pod’s own names, sorted, once each; an env Secret is not read', () => {
+  test('an env Secret key: kept as a reference when there; optional and missing, left out; else the container waits', () => {
+    const withEnv = (secretKeyRef: { name: string; key: string; optional?: boolean }) =>
+      mapPod(pod({ env: [{ name: 'T', valueFrom: { secretKeyRef } }] }), withSecrets);
+    assert.deepEqual(mappedWith(withEnv({ name: 'other', key: 'k' })).spec.environmentVars, [
+      { key: 'T', valueFrom: { secretKeyRef: { name: 'other', key: 'k' } } },
+    ]);
+    assert.equal(
+      mappedWith(withEnv({ name: 'gone', key: 'k', optional: true })).spec.environmentVars,
+      undefined,
+    );
+    assert.equal(
+      mappedWith(withEnv({ name: 'other', key: 'nope', optional: true })).spec.environmentVars,
+      undefined,
+    );
+    assert.deepEqual(withEnv({ name: 'gone', key: 'k' }), {
+      kind: 'waiting',
+      reason: 'CreateContainerConfigError',
+      message: 'secret "gone" not found',
+    });
+    assert.deepEqual(withEnv({ name: 'other', key: 'nope' }), {
+      kind: 'waiting',
+      reason: 'CreateContainerConfigError',
+      message: "couldn't find key nope in Secret team-a/other",
+    });
+  });
+
+  test('the sources read are the Pod’s own names, sorted, once each', () => {
     const named = pod(
       {
         envFrom: [
@@ -406,7 +433,7 @@ describe('envFrom, as a kubelet makes the environment', () => {
       },
       { imagePullSecrets: [{ name: 'pull' }, { name: 'a' }, {}] },
     );
-    assert.deepEqual(secretsNamed(named), ['a', 'b', 'pull']);
+    assert.deepEqual(secretsNamed(named), ['a', 'b', 'env-only', 'pull']);
     assert.deepEqual(configMapsNamed(named), ['cm']);
   });
 
