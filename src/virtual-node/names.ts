@@ -55,3 +55,5 @@ export const POD_FINALIZER = 'gpucloud.io/virtual-node';
 export const POD_UID_LABEL = 'gpucloud.io/pod-uid';
 /** On a Pod: the GPU types its cloud pod may be placed on, in order ("A,B"). */
 export const GPU_TYPES_ANNOTATION = 'gpucloud.io/gpu-types';
+/** On a virtual node: the port its kubelet API serves on, kept so that every leader serves it there. */
+export const KUBELET_PORT_ANNOTATION = 'gpucloud.io/kubelet-port';
