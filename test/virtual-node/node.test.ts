@@ -29,6 +29,7 @@ const nodeSchema = z.looseObject({
   metadata: z.looseObject({
     uid: z.string(),
     labels: z.record(z.string(), z.string()),
+    annotations: z.record(z.string(), z.string()).optional(),
     ownerReferences: z.array(z.looseObject({ kind: z.string(), name: z.string() })).optional(),
   }),
   spec: z.looseObject({ taints: z.array(z.looseObject({ key: z.string(), effect: z.string() })).optional() }),
@@ -132,7 +133,8 @@ describe('the virtual node of a ProviderConfig', () => {
         'true',
         '--virtual-node-address',
         '10.1.2.3',
-        '--virtual-node-port',
+        // A range of one port: the node's.
+        '--virtual-node-ports',
         '10443',
       ],
     });
@@ -187,6 +189,7 @@ describe('the virtual node of a ProviderConfig', () => {
     assert.equal(node.status?.capacity?.pods, '20');
     assert.deepEqual(node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address, '10.1.2.3');
     assert.equal(node.status?.daemonEndpoints?.kubeletEndpoint.Port, 10443);
+    assert.equal(node.metadata.annotations?.['gpucloud.io/kubelet-port'], '10443', 'its port, kept on it');
     assert.deepEqual(
       node.metadata.ownerReferences?.map((o) => `${o.kind}/${o.name}`),
       [`ProviderConfig/${CONFIG}`],
