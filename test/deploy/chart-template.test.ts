@@ -370,9 +370,16 @@ describe('the chart with every option on', async () => {
     assert.match(annotations['checksum/credentials'] ?? '', /^[0-9a-f]{64}$/);
   });
 
-  test('the callback port is a container port behind its own Service', () => {
-    const ports = rendered.container().ports?.map((port) => port.name);
-    assert.deepEqual(ports, ['http-health', 'http-callbacks', 'https-tenant', 'https-kubelet']);
+  test('the callback port is a container port behind its own Service; each virtual node’s kubelet port is one', () => {
+    const ports = rendered.container().ports?.map((port) => `${port.name}:${port.containerPort}`);
+    assert.deepEqual(ports, [
+      'http-health:9090',
+      'http-callbacks:9443',
+      'https-tenant:9444',
+      'https-kubelet:10251',
+      'https-kubelet-1:10252',
+      'https-kubelet-2:10253',
+    ]);
     const service = rendered.one('Service', `${RELEASE}-callbacks`) as Manifest & {
       spec: { ports: Array<{ targetPort: string }> };
     };
