@@ -324,6 +324,14 @@ describe('the chart with every option on', async () => {
       rendered.one<V1Role & Manifest>('ClusterRole', `${RELEASE}-virtual-nodes`).rules,
       virtualNodeRules,
     );
+    // With the kubelet API served (virtualNode.tlsSecret): its callers' tokens and access reviewed.
+    const delegator = rendered.one(
+      'ClusterRoleBinding',
+      `${RELEASE}-virtual-nodes-auth-delegator`,
+    ) as Manifest & {
+      roleRef: { name: string };
+    };
+    assert.equal(delegator.roleRef.name, 'system:auth-delegator');
     const leases = rendered.one<V1Role & Manifest>('Role', `${RELEASE}-node-leases`);
     assert.equal(leases.metadata?.namespace, 'kube-node-lease');
     assert.deepEqual(leases.rules, [
@@ -343,7 +351,10 @@ describe('the chart with every option on', async () => {
     // Nodes are the cluster's, and a Pod of any namespace may be bound to a virtual node.
     const clusterWide = [`${RELEASE}-accounts`, `${RELEASE}-virtual-nodes`];
     assert.deepEqual(operator('ClusterRole'), clusterWide);
-    assert.deepEqual(operator('ClusterRoleBinding'), clusterWide);
+    assert.deepEqual(operator('ClusterRoleBinding'), [
+      ...clusterWide,
+      `${RELEASE}-virtual-nodes-auth-delegator`,
+    ]);
     const role = rendered.one<V1Role & Manifest>('Role', RELEASE);
     assert.equal(role.metadata?.namespace, allOn.watchNamespaces[0]);
     assert.deepEqual(role.rules, operatorRules);

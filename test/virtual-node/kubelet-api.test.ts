@@ -115,10 +115,13 @@ async function kubectl(args: readonly string[], kubeconfig = stack.plane().kubec
   }
 }
 
-/** A request straight to a node's port (the first node's unless said), with `identity`'s certificate or none. */
+/**
+ * A request straight to a node's port (the first node's unless said), with `identity`'s client certificate
+ * or bearer token, or neither.
+ */
 function straight(
   path: string,
-  identity?: { certPem: string; keyPem: string },
+  identity?: { certPem: string; keyPem: string } | { token: string },
   to = port,
 ): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -128,7 +131,10 @@ function straight(
         port: to,
         path,
         ca: caPem,
-        ...(identity ? { cert: identity.certPem, key: identity.keyPem } : {}),
+        ...(identity && 'certPem' in identity ? { cert: identity.certPem, key: identity.keyPem } : {}),
+        ...(identity && 'token' in identity
+          ? { headers: { authorization: `Bearer ${identity.token}` } }
+          : {}),
       },
       (response) => {
         const chunks: Buffer[] = [];
@@ -653,6 +659,56 @@ describe('the virtual nodes’ kubelet API', () => {
       const logs = await straight(`/containerLogs/${NS}/trainer/main`, scraper);
       assert.equal(logs.status, 403);
       assert.match(logs.body, /subresource=proxy/);
+    });
+
+    test('a ServiceAccount’s bearer token, as metrics-server calls kubelets: reviewed, then authorised as it', async () => {
+      const token = async (name: string) => {
+        await admin.request(z.unknown(), {
+          method: 'POST',
+          path: `/api/v1/namespaces/${KEY_NS}/serviceaccounts`,
+          body: { metadata: { name } },
+        });
+        const answer = await admin.request(z.object({ status: z.object({ token: z.string() }) }), {
+          method: 'POST',
+          path: `/api/v1/namespaces/${KEY_NS}/serviceaccounts/${name}/token`,
+          body: {
+            apiVersion: 'authentication.k8s.io/v1',
+            kind: 'TokenRequest',
+            spec: { expirationSeconds: 600 },
+          },
+        });
+        return answer.status.token;
+      };
+      const metricsServer = await token('metrics-server');
+      await admin.request(z.unknown(), {
+        method: 'POST',
+        path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+        body: {
+          metadata: { name: 'metrics-server-node-usage' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'node-usage-reader' },
+          subjects: [{ kind: 'ServiceAccount', name: 'metrics-server', namespace: KEY_NS }],
+        },
+      });
+      const served = await poll(
+        () => straight('/metrics/resource', { token: metricsServer }),
+        (answer) => answer.status !== 403,
+        'the grant applied',
+      );
+      assert.equal(served.status, 200, served.body);
+      assert.match(served.body, /^pod_memory_working_set_bytes\{namespace="team-a",pod="trainer"\} /m);
+
+      const ungranted = await straight('/stats/summary', { token: await token('nosy') }, portB);
+      assert.equal(ungranted.status, 403);
+      assert.match(
+        ungranted.body,
+        new RegExp(`user=system:serviceaccount:${KEY_NS}:nosy, .*subresource=stats`),
+      );
+      for (const bad of ['not-a-token', `${metricsServer}x`]) {
+        const refused = await straight('/stats/summary', { token: bad });
+        assert.equal(refused.status, 401, refused.body);
+        assert.match(refused.body, /the bearer token is not valid/);
+        assert.doesNotMatch(refused.body, /trainer/);
+      }
     });
 
     test('a tenant with pods/log reads its Pod’s log, but not the node’s kubelet API through the apiserver', async () => {

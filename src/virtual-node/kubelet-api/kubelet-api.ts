@@ -1,11 +1,12 @@
 // The kubelet API as the operator runs it: the serving pair and the client CA read from files (a mounted
-// Secret), reviews through the apiserver with the tenant API's decision cache. Each virtual node is served
+// Secret), bearer tokens and access reviewed through the apiserver (the tenant API's decision cache). Each virtual node is served
 // on a port of its own by the leader (endpoints.ts).
 import { readFile } from 'node:fs/promises';
 import type { KubeClient } from '../../kube/client.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { type Authorizer, SubjectAccessReviewer } from '../../tenant-api/authorizer.ts';
 import { DECISION_TTL_MS } from '../../tenant-api/tenant-api.ts';
+import { type TokenAuthenticator, TokenReviewer } from './bearer-token.ts';
 import type { ServingTls } from './server.ts';
 
 export interface KubeletApiFiles {
@@ -18,6 +19,7 @@ export interface KubeletApiFiles {
 export interface KubeletApiSettings {
   readonly tls: ServingTls;
   readonly authorizer: Authorizer;
+  readonly tokens: TokenAuthenticator;
   readonly followPollMs: number;
   readonly log: Logger;
 }
@@ -37,6 +39,7 @@ export async function kubeletApiSettings(
       allowedTtlMs: DECISION_TTL_MS.allowed,
       deniedTtlMs: DECISION_TTL_MS.denied,
     }),
+    tokens: new TokenReviewer(kube),
     followPollMs: 2_000,
     log,
   };

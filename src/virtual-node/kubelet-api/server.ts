@@ -1,6 +1,7 @@
 // One virtual node's kubelet API: an HTTPS server on the port the node names in its `daemonEndpoints`,
 // answering as its kubelet does, for its own Pods only. Each request is authenticated by its client
-// certificate and authorised by a SubjectAccessReview of the kubelet's attributes on the node.
+// certificate or its bearer token, and authorised by a SubjectAccessReview of the kubelet's attributes on
+// the node.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,7 @@ import type { User } from '../../tenant-api/front-proxy.ts';
 import { sendJson, statusBody, TenantApiError } from '../../tenant-api/status.ts';
 import type { AccountEntries } from '../node-controller.ts';
 import type { NodeUsage, WatchedPods } from '../node-usage.ts';
+import type { TokenAuthenticator } from './bearer-token.ts';
 import { authenticateClientCertificate } from './client-certificate.ts';
 import { containerLogs } from './container-logs.ts';
 import { RESOURCE_METRICS_CONTENT_TYPE, resourceMetrics } from './resource-metrics.ts';
@@ -31,6 +33,7 @@ export interface KubeletApiServerOptions {
   readonly host?: string | undefined;
   readonly tls: ServingTls;
   readonly authorizer: Authorizer;
+  readonly tokens: TokenAuthenticator;
   readonly pods: WatchedPods;
   readonly usage: (node: string) => Promise<NodeUsage>;
   readonly accounts: AccountEntries;
@@ -96,14 +99,13 @@ export class KubeletApiServer {
     response.on('close', () => gone.abort());
     let routed: RoutedRequest | undefined;
     try {
-      const identity = authenticateClientCertificate(request);
-      if ('refused' in identity) throw new TenantApiError(401, `Unauthorized: ${identity.refused}`);
+      const user = await this.#authenticate(request);
       const url = URL.parse(request.url ?? '/', 'https://x');
       routed = routeRequest(request.method ?? '', url?.pathname ?? '');
       if (!routed) throw new TenantApiError(405, `method ${request.method} is not allowed`);
       const { route } = routed;
       const { node } = this.#options;
-      await this.#authorize(identity.user, routed, node);
+      await this.#authorize(user, routed, node);
       // A Pod of another node is not this kubelet's, whichever node's port the caller came to.
       const inPod = 'pod' in route ? this.#options.pods.find(route.pod) : undefined;
       const found = inPod?.node === node ? inPod : undefined;
@@ -147,6 +149,15 @@ export class KubeletApiServer {
         this.#options.log.warn({ err: error, path: request.url }, 'kubelet API request failed');
       this.#answer(response, failure, routed?.route.kind === 'streaming');
     }
+  }
+
+  /** The caller, by its client certificate or else its bearer token, as a kubelet's authenticators go. */
+  async #authenticate(request: IncomingMessage): Promise<User> {
+    const certificate = authenticateClientCertificate(request);
+    if ('user' in certificate) return certificate.user;
+    const token = await this.#options.tokens.authenticate(request);
+    if (token && 'user' in token) return token.user;
+    throw new TenantApiError(401, `Unauthorized: ${token?.refused ?? certificate.refused}`);
   }
 
   /** Allowed when the review allows the request on `node`. */
