@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
-import { request as httpsRequest } from 'node:https';
-import { createServer } from 'node:net';
+import { readFile } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -14,6 +12,7 @@ import { nodes, objectPath, pods } from '../../src/kube/resource-type.ts';
 import { type IssuedCertificate, issueCertificate } from '../../src/lib/x509.ts';
 import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { writeKubeconfigAs } from '../support/impersonation.ts';
+import { type ClientIdentity, freePorts, kubeletApiFiles, kubeletGet } from '../support/kubelet-api.ts';
 import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
 import { poll, until } from '../support/until.ts';
 
@@ -65,29 +64,9 @@ let dir: string;
 let cloudLines: string[];
 /** The cloud pod's id. */
 let cloudId: string;
-let apiserverClient: { certPem: string; keyPem: string };
+let apiserverClient: ClientIdentity;
+let tlsFlags: readonly string[];
 let caPem: string;
-
-/** Whether `candidate` can be listened on now. */
-async function isFree(candidate: number): Promise<boolean> {
-  const server = createServer();
-  const listening = await new Promise<boolean>((resolve) => {
-    server.once('error', () => resolve(false));
-    server.listen(candidate, () => resolve(true));
-  });
-  if (listening) await new Promise((resolve) => server.close(resolve));
-  return listening;
-}
-
-/** The first of `count` ports in a row that are free now. */
-async function freeRange(count: number): Promise<number> {
-  for (;;) {
-    const first = 20_000 + Math.floor(Math.random() * 40_000);
-    let all = true;
-    for (let i = 0; i < count && all; i++) all = await isFree(first + i);
-    if (all) return first;
-  }
-}
 
 function podOn(name: string, annotations: Record<string, string>, node = NODE) {
   return {
@@ -115,38 +94,13 @@ async function kubectl(args: readonly string[], kubeconfig = stack.plane().kubec
   }
 }
 
-/**
- * A request straight to a node's port (the first node's unless said), with `identity`'s client certificate
- * or bearer token, or neither.
- */
+/** A request straight to a node's port (the first node's unless said). */
 function straight(
   path: string,
-  identity?: { certPem: string; keyPem: string } | { token: string },
+  identity?: ClientIdentity | { token: string },
   to = port,
 ): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const request = httpsRequest(
-      {
-        host: '127.0.0.1',
-        port: to,
-        path,
-        ca: caPem,
-        ...(identity && 'certPem' in identity ? { cert: identity.certPem, key: identity.keyPem } : {}),
-        ...(identity && 'token' in identity
-          ? { headers: { authorization: `Bearer ${identity.token}` } }
-          : {}),
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
-        );
-      },
-    );
-    request.on('error', reject);
-    request.end();
-  });
+  return kubeletGet(to, path, caPem, identity);
 }
 
 /** The cloud pod's container lines now, as the cloud gives them. */
@@ -249,7 +203,6 @@ async function gpuPodMetrics(namespace: string, name: string) {
 
 /** The operator serving the nodes' kubelet APIs on ports of the range from `firstPort`. */
 function startWithPorts(): Promise<RunningOperator> {
-  const { layout } = stack.plane();
   return startOperator(stack.plane(), stack.sim(), {
     apiKey: 'operator-default-key',
     flags: [
@@ -259,12 +212,7 @@ function startWithPorts(): Promise<RunningOperator> {
       NODE_ADDRESS,
       '--virtual-node-ports',
       `${firstPort}-${firstPort + RANGE_SIZE - 1}`,
-      '--virtual-node-tls-cert-file',
-      join(dir, 'vnode.crt'),
-      '--virtual-node-tls-key-file',
-      join(dir, 'vnode.key'),
-      '--virtual-node-client-ca-file',
-      layout.clusterCa,
+      ...tlsFlags,
     ],
   });
 }
@@ -301,25 +249,12 @@ describe('the virtual nodes’ kubelet API', () => {
         },
       });
     }
-    // The serving pair the apiserver trusts (--kubelet-certificate-authority is the cluster CA) for the
-    // node's InternalIP, as a real cluster's operator gets it in a Secret; the client CA is the cluster CA,
-    // which signs the apiserver's --kubelet-client-certificate.
-    const { layout } = stack.plane();
+    const files = await kubeletApiFiles(stack.plane(), ['127.0.0.1', NODE_ADDRESS]);
+    tlsFlags = files.flags;
+    caPem = files.caPem;
+    apiserverClient = files.apiserverClient;
     dir = stack.plane().dataDir;
-    const serving = issueCertificate(await clusterCa(), {
-      commonName: 'gpucloud-virtual-nodes',
-      ipAddresses: ['127.0.0.1', NODE_ADDRESS],
-      usage: 'server',
-      days: 1,
-    });
-    await writeFile(join(dir, 'vnode.crt'), serving.certPem, { mode: 0o600 });
-    await writeFile(join(dir, 'vnode.key'), serving.keyPem, { mode: 0o600 });
-    caPem = await readFile(layout.clusterCa, 'utf8');
-    apiserverClient = {
-      certPem: await readFile(layout.kubeletClientCert, 'utf8'),
-      keyPem: await readFile(layout.kubeletClientKey, 'utf8'),
-    };
-    firstPort = await freeRange(RANGE_SIZE);
+    firstPort = await freePorts(RANGE_SIZE);
     operator = await startWithPorts();
     port = await portOfNode(NODE);
     portB = await portOfNode(NODE_B);
