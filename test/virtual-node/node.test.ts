@@ -349,6 +349,38 @@ describe('the virtual node of a ProviderConfig', () => {
     });
   });
 
+  test('a second node finding the one port of --virtual-node-ports held registers NotReady, naming the range', async () => {
+    const second = { ...providerConfig({ enabled: true }), metadata: { name: 'team-a-second' } };
+    await stack.cluster().create(resources.providerConfig, '', second);
+    const read = () =>
+      admin
+        .request(nodeSchema, {
+          method: 'GET',
+          path: objectPath(nodes, { namespace: '', name: 'gpucloud-team-a-second' }),
+        })
+        .catch(() => undefined);
+    const notReady = await poll(
+      read,
+      (node) => node?.status?.conditions?.some((c) => c.type === 'Ready') ?? false,
+      'the second node with a Ready condition',
+    );
+    const condition = notReady?.status?.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(condition?.status, 'False');
+    assert.equal(condition?.reason, 'NoKubeletPort');
+    assert.match(
+      String(condition?.message),
+      /--virtual-node-ports 10443-10443 is another virtual node's: widen the range/,
+    );
+    assert.equal(notReady?.metadata.annotations?.['gpucloud.io/kubelet-port'], undefined);
+    assert.equal(
+      (await readNode())?.metadata.annotations?.['gpucloud.io/kubelet-port'],
+      '10443',
+      'the first keeps it',
+    );
+    await stack.cluster().delete(resources.providerConfig, '', 'team-a-second');
+    await until(async () => (await read()) === undefined, 'the second node deleted');
+  });
+
   test('turned off, the node is deregistered; turned on again, it comes back', async () => {
     await stack
       .cluster()
