@@ -220,7 +220,7 @@ interface Policy {
   spec: {
     podSelector: { matchLabels: Record<string, string> };
     policyTypes: string[];
-    ingress: Array<{ ports: Array<{ port: string | number }>; from?: unknown[] }>;
+    ingress: Array<{ ports: Array<{ port: string | number; endPort?: number }>; from?: unknown[] }>;
     egress: Array<{
       ports: Array<{ port: number; protocol: string }>;
       to?: Array<{ ipBlock: { cidr: string } }>;
@@ -246,15 +246,16 @@ describe('the NetworkPolicy', async () => {
     assert.equal(byDefault.spec.podSelector.matchLabels['app.kubernetes.io/instance'], RELEASE);
   });
 
-  test('lets in only the health port, and the callback and tenant API ports when they are served', () => {
+  test('lets in only the health port, and the callback, tenant API and kubelet API ports when they are served', () => {
     assert.deepEqual(
       byDefault.spec.ingress.map((rule) => rule.ports),
       [[{ port: 'http-health', protocol: 'TCP' }]],
     );
     assert.deepEqual(
       allOn.spec.ingress.map((rule) => rule.ports.map((port) => port.port)),
-      [['http-health'], ['http-callbacks'], ['https-tenant']],
+      [['http-health'], ['http-callbacks'], ['https-tenant'], [10251]],
     );
+    assert.deepEqual(allOn.spec.ingress.at(-1)?.ports, [{ port: 10251, endPort: 10253, protocol: 'TCP' }]);
     assert.ok(
       allOn.spec.ingress.every((rule) => (rule.from?.length ?? 0) > 0),
       'each from the peers listed',

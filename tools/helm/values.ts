@@ -522,6 +522,9 @@ export const valuesSchema = z
         tenantApiFrom: passThroughList(
           'Peers allowed to reach the tenant API port: the apiserver (its node addresses, or its pods). Empty: any; the API accepts only the front proxy anyway.',
         ),
+        kubeletApiFrom: passThroughList(
+          "Peers allowed to reach the virtual nodes' kubelet API ports (with virtualNode.tlsSecret): the apiserver (`kubectl logs`) and metrics-server (`kubectl top`). Empty: any; each request is authenticated and reviewed anyway.",
+        ),
         apiServer: egressTarget(
           [443, 6443],
           'The Kubernetes API: its address ranges (e.g. the kubernetes Service IP and the control plane nodes, /32 each) and ports. Empty cidrs: any address on those ports.',
