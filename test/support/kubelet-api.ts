@@ -3,9 +3,22 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { issueCertificate } from '../../src/lib/x509.ts';
 import type { ControlPlane } from '../../src/local/controlplane.ts';
+
+/**
+ * The address the nodes name as their InternalIP: this machine's own, not loopback, which the apiserver's
+ * node proxy (`/api/v1/nodes/<node>/proxy/...`) refuses to reach.
+ */
+export function nodeAddress(): string {
+  return (
+    Object.values(networkInterfaces())
+      .flat()
+      .find((each) => each?.family === 'IPv4' && !each.internal)?.address ?? '127.0.0.1'
+  );
+}
 
 /** Whether `candidate` can be listened on now. */
 async function isFree(candidate: number): Promise<boolean> {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -12,7 +11,13 @@ import { nodes, objectPath, pods } from '../../src/kube/resource-type.ts';
 import { type IssuedCertificate, issueCertificate } from '../../src/lib/x509.ts';
 import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { writeKubeconfigAs } from '../support/impersonation.ts';
-import { type ClientIdentity, freePorts, kubeletApiFiles, kubeletGet } from '../support/kubelet-api.ts';
+import {
+  type ClientIdentity,
+  freePorts,
+  kubeletApiFiles,
+  kubeletGet,
+  nodeAddress,
+} from '../support/kubelet-api.ts';
 import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
 import { poll, until } from '../support/until.ts';
 
@@ -36,14 +41,7 @@ const NS = 'team-a';
 const CONFIG_B = 'team-b';
 const NODE_B = 'gpucloud-team-b';
 const NS_B = 'team-b';
-/**
- * The nodes' InternalIP: this machine's own, not loopback, which the apiserver's node proxy
- * (`/api/v1/nodes/<node>/proxy/...`) refuses to reach.
- */
-const NODE_ADDRESS =
-  Object.values(networkInterfaces())
-    .flat()
-    .find((each) => each?.family === 'IPv4' && !each.internal)?.address ?? '127.0.0.1';
+const NODE_ADDRESS = nodeAddress();
 /** The ports the nodes' kubelet APIs are picked from. */
 const RANGE_SIZE = 4;
 const KEY_NS = 'gpucloud-system';
