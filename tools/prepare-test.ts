@@ -1,11 +1,12 @@
 // Installs what the tests need that npm does not bring (the local control plane binary with
 // kube-controller-manager, kube-scheduler and the kubelet; the node's containerd, runc, CNI plugins and
-// sandbox image; helm, promtool, the Argo CD health script runner and the operator's image), so that
+// sandbox image; helm, promtool, metrics-server, the Argo CD health script runner and the operator's image), so that
 // `npm test` works on a fresh machine. Each step is cached and idempotent.
 import { ensureHealthRunner } from './argocd-health/ensure.ts';
 import { ensureControlPlaneBinary } from './controlplane/build.ts';
 import { ensureHelm, HELM_VERSION } from './helm/ensure.ts';
 import { ensureImage } from './image/ensure.ts';
+import { ensureMetricsServer, METRICS_SERVER_VERSION } from './metrics-server/ensure.ts';
 import { ensureNode } from './node/ensure.ts';
 import { ensurePromtool, PROMETHEUS_MODULE_VERSION } from './prometheus/ensure.ts';
 
@@ -28,6 +29,10 @@ const steps: Array<{ name: string; run: () => Promise<void> }> = [
   {
     name: `promtool (Prometheus module ${PROMETHEUS_MODULE_VERSION})`,
     run: async () => console.log(`  ${await ensurePromtool()}`),
+  },
+  {
+    name: `metrics-server ${METRICS_SERVER_VERSION}`,
+    run: async () => console.log(`  ${await ensureMetricsServer()}`),
   },
   {
     name: 'Argo CD health script runner (gopher-lua)',

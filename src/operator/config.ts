@@ -75,7 +75,7 @@ const configSchema = z.object({
   tenantApiStreamsPerAccount: z.coerce.number().int('must be a whole number').min(1).default(10),
   virtualNodes: switchedOn('false'),
   virtualNodeAddress: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
-  virtualNodePort: port().default(10250),
+  virtualNodePorts: portRange().default({ first: 10250, last: 10259 }),
   virtualNodeTlsCertFile: z.string().optional(),
   virtualNodeTlsKeyFile: z.string().optional(),
   virtualNodeClientCaFile: z.string().optional(),
@@ -132,7 +132,7 @@ const sources: Readonly<Record<Setting, { flag: string; env: string }>> = {
   },
   virtualNodes: { flag: 'virtual-nodes', env: 'VIRTUAL_NODES' },
   virtualNodeAddress: { flag: 'virtual-node-address', env: 'POD_IP' },
-  virtualNodePort: { flag: 'virtual-node-port', env: 'VIRTUAL_NODE_PORT' },
+  virtualNodePorts: { flag: 'virtual-node-ports', env: 'VIRTUAL_NODE_PORTS' },
   virtualNodeTlsCertFile: { flag: 'virtual-node-tls-cert-file', env: 'VIRTUAL_NODE_TLS_CERT_FILE' },
   virtualNodeTlsKeyFile: { flag: 'virtual-node-tls-key-file', env: 'VIRTUAL_NODE_TLS_KEY_FILE' },
   virtualNodeClientCaFile: { flag: 'virtual-node-client-ca-file', env: 'VIRTUAL_NODE_CLIENT_CA_FILE' },
@@ -248,6 +248,20 @@ function readKeyFile(file: string): string {
 
 function port() {
   return z.coerce.number().int().min(0).max(65535);
+}
+
+/** `10250-10259`, or one port (`10250`): a range of one. */
+function portRange() {
+  return z
+    .string()
+    .regex(/^\d{1,5}(-\d{1,5})?$/, 'must be a port or a range of ports such as 10250-10259')
+    .transform((text) => {
+      const [first, last = first] = text.split('-').map(Number);
+      return { first: first ?? 0, last: last ?? 0 };
+    })
+    .refine(({ first, last }) => first >= 1 && last <= 65535 && first <= last, {
+      message: 'must be ports from 1 to 65535, the first no higher than the last',
+    });
 }
 
 function positive() {

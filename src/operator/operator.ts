@@ -19,8 +19,8 @@ import type { ManagedControllerSettings } from '../managed/reconciler/kind-contr
 import { gpuPodKind, registrations, resourceOf } from '../resources/kinds.ts';
 import { addProviderConfigController } from '../resources/provider-config/controller.ts';
 import { type RunningTenantApi, startTenantApi } from '../tenant-api/tenant-api.ts';
-import { startKubeletApi } from '../virtual-node/kubelet-api/kubelet-api.ts';
-import type { KubeletApiServer } from '../virtual-node/kubelet-api/server.ts';
+import type { KubeletEndpoints } from '../virtual-node/kubelet-api/endpoints.ts';
+import { kubeletApiSettings } from '../virtual-node/kubelet-api/kubelet-api.ts';
 import type { AccountEntries } from '../virtual-node/node-controller.ts';
 import { addVirtualNodes } from '../virtual-node/virtual-nodes.ts';
 import { callbackUrl, startCallbackServer } from './callback-server.ts';
@@ -142,7 +142,7 @@ export async function runOperator(
     await manager.run(signal);
   } finally {
     await tenantApi?.close();
-    await kubeletApi?.close();
+    await kubeletApi?.stopAll();
     await callbacks?.close();
     stopWatchingKey();
     await accounts.close();
@@ -160,28 +160,28 @@ async function startVirtualNodes(
   accounts: AccountEntries,
   clock: Clock,
   logger: Logger,
-): Promise<KubeletApiServer | undefined> {
-  const pods = addVirtualNodes(manager, {
+): Promise<KubeletEndpoints | undefined> {
+  const { virtualNodeTlsCertFile, virtualNodeTlsKeyFile, virtualNodeClientCaFile } = config;
+  const kubeletApi =
+    virtualNodeTlsCertFile && virtualNodeTlsKeyFile && virtualNodeClientCaFile
+      ? await kubeletApiSettings(
+          {
+            certFile: virtualNodeTlsCertFile,
+            keyFile: virtualNodeTlsKeyFile,
+            clientCaFile: virtualNodeClientCaFile,
+          },
+          manager.client,
+          logger.child({ component: 'kubelet-api' }),
+        )
+      : undefined;
+  return addVirtualNodes(manager, {
     accounts,
     address: config.virtualNodeAddress,
-    port: config.virtualNodePort,
+    ports: config.virtualNodePorts,
+    kubeletApi,
     namespaces: config.namespace,
     clock,
     log: logger.child({ controller: 'virtual-node' }),
-  });
-  const { virtualNodeTlsCertFile, virtualNodeTlsKeyFile, virtualNodeClientCaFile } = config;
-  if (!virtualNodeTlsCertFile || !virtualNodeTlsKeyFile || !virtualNodeClientCaFile) return undefined;
-  return startKubeletApi({
-    port: config.virtualNodePort,
-    files: {
-      certFile: virtualNodeTlsCertFile,
-      keyFile: virtualNodeTlsKeyFile,
-      clientCaFile: virtualNodeClientCaFile,
-    },
-    kube: manager.client,
-    pods,
-    accounts,
-    log: logger.child({ component: 'kubelet-api' }),
   });
 }
 

@@ -59,3 +59,5 @@ export const POD_UID_LABEL = 'gpucloud.io/pod-uid';
 export const GPU_TYPES_ANNOTATION = 'gpucloud.io/gpu-types';
 /** On a dockerconfigjson Secret a Pod pulls with: the cloud's registry credential id its login is kept as. */
 export const REGISTRY_AUTH_ID_ANNOTATION = 'gpucloud.io/registry-auth-id';
+/** On a virtual node: the port its kubelet API serves on, kept so that every leader serves it there. */
+export const KUBELET_PORT_ANNOTATION = 'gpucloud.io/kubelet-port';

@@ -22,8 +22,14 @@ import {
 import { OPERATOR_VERSION } from '../version.ts';
 import { heartbeatDue, LEASE_RENEW_MS, renewalDueIn } from './cadence.ts';
 import { nodeCapacity } from './capacity.ts';
+import { choosePort, type PortRange, recordedPort } from './kubelet-port.ts';
 import { renewNodeLease } from './lease.ts';
-import { nodeNameOf, PROVIDER_CONFIG_ANNOTATION, VIRTUAL_NODE_LABEL } from './names.ts';
+import {
+  KUBELET_PORT_ANNOTATION,
+  nodeNameOf,
+  PROVIDER_CONFIG_ANNOTATION,
+  VIRTUAL_NODE_LABEL,
+} from './names.ts';
 import { drainStep } from './node-drain.ts';
 import {
   heartbeatOf,
@@ -49,12 +55,20 @@ export interface AccountEntries {
   onChange(listener: (name: string) => void): () => void;
 }
 
+/** Where each node's kubelet API serves, on the leader: opened while the node is kept, closed as it goes. */
+export interface NodeEndpoints {
+  serve(node: string, port: number): Promise<void>;
+  stop(node: string): Promise<void>;
+}
+
 export interface NodeControllerOptions {
   readonly accounts: AccountEntries;
   readonly watches: PodWatches;
-  /** The node's InternalIP and the port of its kubelet API (daemonEndpoints): the operator's. */
+  /** The nodes' InternalIP (the operator's), and the range each node's kubelet API port is picked from. */
   readonly address: string;
-  readonly port: number;
+  readonly ports: PortRange;
+  /** Undefined when the kubelet API is not served (no serving pair): the nodes still name their ports. */
+  readonly endpoints: NodeEndpoints | undefined;
   readonly clock: Clock;
   readonly log: Logger;
 }
@@ -67,6 +81,35 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
   accounts.onChange((name) => accountChanged.emit({ namespace: '', name }));
   /** When this process last renewed each node's Lease (epoch ms); a new leader renews at once. */
   const renewed = new Map<string, number>();
+  /** The port this process gave each node: taken at once, so two nodes looked at together never share one. */
+  const claimed = new Map<string, number>();
+
+  /**
+   * The port of node `name`: the one its Node records while no other holds it, else a free one. Another
+   * virtual node holds the port its Node records, or this process gave it; of two Nodes recording one port
+   * (two leaders at once), the first by name keeps it. Undefined when the range has no port free.
+   */
+  const portOf = (name: string): number | undefined => {
+    const recordOf = (node: string) =>
+      recordedPort(
+        nodeInformer.store.get({ namespace: '', name: node })?.metadata.annotations?.[
+          KUBELET_PORT_ANNOTATION
+        ],
+      );
+    const recorded = claimed.get(name) ?? recordOf(name);
+    const held = new Map<number, string>();
+    for (const node of nodeInformer.store.values()) {
+      const other = node.metadata.name;
+      const port = recordOf(other);
+      if (other === name || port === undefined || (port === recorded && name < other)) continue;
+      held.set(port, other);
+    }
+    for (const [other, port] of claimed) if (other !== name) held.set(port, other);
+    const port = choosePort(name, recorded, options.ports, held);
+    if (port === undefined) claimed.delete(name);
+    else claimed.set(name, port);
+    return port;
+  };
 
   const wantedSpec = (key: ObjectKey): ProviderConfigSpec | undefined => {
     const config = configs.store.get(key);
@@ -75,7 +118,12 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
     return parsed.success && parsed.data.virtualNode?.enabled ? parsed.data : undefined;
   };
 
-  const facts = async (config: string, uid: string, spec: ProviderConfigSpec): Promise<NodeFacts> => {
+  const facts = async (
+    config: string,
+    uid: string,
+    spec: ProviderConfigSpec,
+    port: number | undefined,
+  ): Promise<NodeFacts> => {
     const entry = accounts.get(config);
     const limits = {
       maxLiveGpus: spec.guardrails?.maxLiveGpus,
@@ -86,7 +134,7 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
       name: nodeNameOf(config),
       config: { name: config, uid },
       address: options.address,
-      port: options.port,
+      port: port ?? 0,
       version: `v0.0.0-gpucloud-operator-${OPERATOR_VERSION}`,
     };
     const notReady = (reason: string, message: string): NodeFacts => ({
@@ -94,6 +142,13 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
       capacity: nodeCapacity(limits, []),
       ready: { ok: false, reason, message },
     });
+    if (port === undefined) {
+      const { first, last } = options.ports;
+      return notReady(
+        'NoKubeletPort',
+        `every port of --virtual-node-ports ${first}-${last} is another virtual node's: widen the range`,
+      );
+    }
     // The cloud's own words (a key refused, an error) stay in the ProviderConfig's status, which only its
     // owner reads: a node is seen more widely.
     if (!entry || entry.problem) {
@@ -124,12 +179,19 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
     renewed.set(name, now);
   };
 
+  /** What this process keeps for a node it no longer maintains: its port's listener, its Pod watch. */
+  const forget = async (nodeName: string): Promise<void> => {
+    await options.endpoints?.stop(nodeName);
+    await watches.drop(nodeName);
+    renewed.delete(nodeName);
+    claimed.delete(nodeName);
+  };
+
   /** Drained first (its Pods' deletions served by its Pod watch, its Lease kept), then deleted. */
   const deregister = async (config: string, nodeName: string): Promise<Result> => {
     const cached = nodeInformer.store.get({ namespace: '', name: nodeName });
     if (cached?.metadata.annotations?.[PROVIDER_CONFIG_ANNOTATION] !== config) {
-      await watches.drop(nodeName);
-      renewed.delete(nodeName);
+      await forget(nodeName);
       return {};
     }
     const node = nodeSchema.parse(cached);
@@ -138,8 +200,7 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
       await renewIfDue(node);
       return { requeueAfterMs: DRAIN_RECHECK_MS };
     }
-    await watches.drop(nodeName);
-    renewed.delete(nodeName);
+    await forget(nodeName);
     try {
       // Its Lease goes with it (owner reference).
       await manager.client.request(z.unknown(), {
@@ -189,9 +250,12 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
     const spec = wantedSpec(key);
     if (!spec) return await deregister(key.name, nodeName);
     const uid = configs.store.get(key)?.metadata.uid ?? '';
-    const nodeFacts = await facts(key.name, uid, spec);
+    const nodeFacts = await facts(key.name, uid, spec, portOf(nodeName));
     const node = await registered(nodeFacts);
-    if (!node) return {};
+    if (!node) {
+      claimed.delete(nodeName);
+      return {};
+    }
     const now = clock.now();
     if (statusDiffers(node, nodeFacts) || heartbeatDue(heartbeatOf(node), now)) {
       await manager.client.request(z.unknown(), {
@@ -201,6 +265,7 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
       });
     }
     watches.ensure(nodeName, key.name);
+    if (nodeFacts.port !== 0) await options.endpoints?.serve(nodeName, nodeFacts.port);
     await renewIfDue(node);
     return { requeueAfterMs: renewalDueIn(renewed.get(nodeName), clock.now()) || LEASE_RENEW_MS };
   };

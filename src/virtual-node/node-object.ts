@@ -7,6 +7,7 @@ import {
   DRAINING_ANNOTATION,
   fitsLabelValue,
   GPU_TYPE_LABEL_PREFIX,
+  KUBELET_PORT_ANNOTATION,
   PROVIDER_CONFIG_ANNOTATION,
   PROVIDER_CONFIG_LABEL,
   placeLabel,
@@ -53,7 +54,7 @@ export interface NodeFacts {
   readonly capacity: NodeCapacity;
   /** Whether the account can place now, in words a tenant may read (never the cloud's own). */
   readonly ready: { readonly ok: boolean; readonly reason: string; readonly message: string };
-  /** Where the kubelet API of the node serves: the operator's address and port. */
+  /** Where the kubelet API of the node serves: the operator's address, and the node's port (0: none). */
   readonly address: string;
   readonly port: number;
   readonly version: string;
@@ -94,7 +95,7 @@ export function newNode(facts: NodeFacts): Record<string, unknown> {
     metadata: {
       name: facts.name,
       labels: nodeLabels(facts),
-      annotations: { [PROVIDER_CONFIG_ANNOTATION]: facts.config.name },
+      annotations: { [PROVIDER_CONFIG_ANNOTATION]: facts.config.name, ...portAnnotation(facts) },
       // The ProviderConfig owns it: deleted with it, by the garbage collector, even with the operator down.
       ownerReferences: [
         {
@@ -109,9 +110,14 @@ export function newNode(facts: NodeFacts): Record<string, unknown> {
   };
 }
 
+/** The node's port, recorded where a restart or the next leader finds it; none while it has no port. */
+function portAnnotation(facts: NodeFacts): Record<string, string> {
+  return facts.port === 0 ? {} : { [KUBELET_PORT_ANNOTATION]: String(facts.port) };
+}
+
 /**
  * The metadata and spec patch that brings `node` to `facts` (labels it lacks or holds wrongly, ours that
- * no longer apply, the taint if it went), or undefined when it is already there. Taints others set (the
+ * no longer apply, the taint if it went, its port), or undefined when it is already there. Taints others set (the
  * node-lifecycle controller's) are kept: the patch carries the resourceVersion it was computed from.
  */
 export function nodePatch(node: StoredNode, facts: NodeFacts): Record<string, unknown> | undefined {
@@ -120,16 +126,22 @@ export function nodePatch(node: StoredNode, facts: NodeFacts): Record<string, un
   const labels: Record<string, string | null> = {};
   for (const [key, value] of Object.entries(want)) if (have[key] !== value) labels[key] = value;
   for (const key of Object.keys(have)) if (ownsLabel(key) && !(key in want)) labels[key] = null;
-  const taints = node.spec?.taints ?? [];
-  const tainted = taints.some((t) => t.key === TAINT.key && t.effect === TAINT.effect);
+  const annotations: Record<string, string | null> = Object.fromEntries(
+    Object.entries(portAnnotation(facts)).filter(
+      ([key, value]) => node.metadata.annotations?.[key] !== value,
+    ),
+  );
   // Turned on again while it drained: the cordon was ours, so it goes (a cordon by hand stays).
   const drained = node.metadata.annotations?.[DRAINING_ANNOTATION] !== undefined;
-  if (Object.keys(labels).length === 0 && tainted && !drained) return undefined;
+  if (drained) annotations[DRAINING_ANNOTATION] = null;
+  const taints = node.spec?.taints ?? [];
+  const tainted = taints.some((t) => t.key === TAINT.key && t.effect === TAINT.effect);
+  if (Object.keys(labels).length === 0 && Object.keys(annotations).length === 0 && tainted) return undefined;
   return {
     metadata: {
       resourceVersion: node.metadata.resourceVersion,
       labels,
-      ...(drained ? { annotations: { [DRAINING_ANNOTATION]: null } } : {}),
+      ...(Object.keys(annotations).length === 0 ? {} : { annotations }),
     },
     ...(tainted && !drained
       ? {}

@@ -167,7 +167,7 @@ describe('the operator reads the container the chart renders', () => {
         tenantApiStreamsPerAccount: 20,
         virtualNodes: true,
         virtualNodeAddress: POD_IP,
-        virtualNodePort: 10251,
+        virtualNodePorts: { first: 10251, last: 10253 },
         virtualNodeTlsCertFile: undefined,
         virtualNodeTlsKeyFile: undefined,
         virtualNodeClientCaFile: undefined,

@@ -220,7 +220,7 @@ interface Policy {
   spec: {
     podSelector: { matchLabels: Record<string, string> };
     policyTypes: string[];
-    ingress: Array<{ ports: Array<{ port: string | number }>; from?: unknown[] }>;
+    ingress: Array<{ ports: Array<{ port: string | number; endPort?: number }>; from?: unknown[] }>;
     egress: Array<{
       ports: Array<{ port: number; protocol: string }>;
       to?: Array<{ ipBlock: { cidr: string } }>;
@@ -246,15 +246,16 @@ describe('the NetworkPolicy', async () => {
     assert.equal(byDefault.spec.podSelector.matchLabels['app.kubernetes.io/instance'], RELEASE);
   });
 
-  test('lets in only the health port, and the callback and tenant API ports when they are served', () => {
+  test('lets in only the health port, and the callback, tenant API and kubelet API ports when they are served', () => {
     assert.deepEqual(
       byDefault.spec.ingress.map((rule) => rule.ports),
       [[{ port: 'http-health', protocol: 'TCP' }]],
     );
     assert.deepEqual(
       allOn.spec.ingress.map((rule) => rule.ports.map((port) => port.port)),
-      [['http-health'], ['http-callbacks'], ['https-tenant']],
+      [['http-health'], ['http-callbacks'], ['https-tenant'], [10251]],
     );
+    assert.deepEqual(allOn.spec.ingress.at(-1)?.ports, [{ port: 10251, endPort: 10253, protocol: 'TCP' }]);
     assert.ok(
       allOn.spec.ingress.every((rule) => (rule.from?.length ?? 0) > 0),
       'each from the peers listed',
@@ -324,6 +325,14 @@ describe('the chart with every option on', async () => {
       rendered.one<V1Role & Manifest>('ClusterRole', `${RELEASE}-virtual-nodes`).rules,
       virtualNodeRules,
     );
+    // With the kubelet API served (virtualNode.tlsSecret): its callers' tokens and access reviewed.
+    const delegator = rendered.one(
+      'ClusterRoleBinding',
+      `${RELEASE}-virtual-nodes-auth-delegator`,
+    ) as Manifest & {
+      roleRef: { name: string };
+    };
+    assert.equal(delegator.roleRef.name, 'system:auth-delegator');
     const leases = rendered.one<V1Role & Manifest>('Role', `${RELEASE}-node-leases`);
     assert.equal(leases.metadata?.namespace, 'kube-node-lease');
     assert.deepEqual(leases.rules, [
@@ -343,7 +352,10 @@ describe('the chart with every option on', async () => {
     // Nodes are the cluster's, and a Pod of any namespace may be bound to a virtual node.
     const clusterWide = [`${RELEASE}-accounts`, `${RELEASE}-virtual-nodes`];
     assert.deepEqual(operator('ClusterRole'), clusterWide);
-    assert.deepEqual(operator('ClusterRoleBinding'), clusterWide);
+    assert.deepEqual(operator('ClusterRoleBinding'), [
+      ...clusterWide,
+      `${RELEASE}-virtual-nodes-auth-delegator`,
+    ]);
     const role = rendered.one<V1Role & Manifest>('Role', RELEASE);
     assert.equal(role.metadata?.namespace, allOn.watchNamespaces[0]);
     assert.deepEqual(role.rules, operatorRules);
@@ -370,9 +382,16 @@ describe('the chart with every option on', async () => {
     assert.match(annotations['checksum/credentials'] ?? '', /^[0-9a-f]{64}$/);
   });
 
-  test('the callback port is a container port behind its own Service', () => {
-    const ports = rendered.container().ports?.map((port) => port.name);
-    assert.deepEqual(ports, ['http-health', 'http-callbacks', 'https-tenant', 'https-kubelet']);
+  test('the callback port is a container port behind its own Service; each virtual node’s kubelet port is one', () => {
+    const ports = rendered.container().ports?.map((port) => `${port.name}:${port.containerPort}`);
+    assert.deepEqual(ports, [
+      'http-health:9090',
+      'http-callbacks:9443',
+      'https-tenant:9444',
+      'https-kubelet:10251',
+      'https-kubelet-1:10252',
+      'https-kubelet-2:10253',
+    ]);
     const service = rendered.one('Service', `${RELEASE}-callbacks`) as Manifest & {
       spec: { ports: Array<{ targetPort: string }> };
     };

@@ -120,6 +120,34 @@ test('the virtual nodes’ kubelet API takes its three files together, or none',
   );
 });
 
+test('the kubelet API ports are a range, or one port; 10250-10259 by default', () => {
+  const on = { ...base, VIRTUAL_NODES: 'true' };
+  assert.deepEqual(loadConfig([], on).virtualNodePorts, { first: 10250, last: 10259 });
+  assert.deepEqual(loadConfig(['--virtual-node-ports', '20000-20003'], on).virtualNodePorts, {
+    first: 20000,
+    last: 20003,
+  });
+  assert.deepEqual(loadConfig([], { ...on, VIRTUAL_NODE_PORTS: '443' }).virtualNodePorts, {
+    first: 443,
+    last: 443,
+  });
+  for (const [value, problem] of [
+    ['10259-10250', /the first no higher than the last/],
+    ['0-10', /from 1 to 65535/],
+    ['10250-70000', /from 1 to 65535/],
+    ['10250,10251', /a range of ports such as 10250-10259/],
+  ] as const) {
+    assert.throws(
+      () => loadConfig(['--virtual-node-ports', value], on),
+      (error) =>
+        error instanceof ConfigError &&
+        error.message.startsWith('--virtual-node-ports / VIRTUAL_NODE_PORTS:') &&
+        problem.test(error.message),
+      value,
+    );
+  }
+});
+
 test('virtual nodes are off unless --virtual-nodes or VIRTUAL_NODES says true, the flag winning', () => {
   assert.equal(loadConfig([], base).virtualNodes, false);
   assert.equal(loadConfig(['--virtual-nodes', 'true'], base).virtualNodes, true);

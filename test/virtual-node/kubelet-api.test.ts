@@ -1,35 +1,52 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
-import { request as httpsRequest } from 'node:https';
-import { createServer } from 'node:net';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { z } from 'zod';
 import { GpuCloudClient } from '../../src/api/client.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
-import { objectPath, pods } from '../../src/kube/resource-type.ts';
+import { nodes, objectPath, pods } from '../../src/kube/resource-type.ts';
 import { type IssuedCertificate, issueCertificate } from '../../src/lib/x509.ts';
 import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { writeKubeconfigAs } from '../support/impersonation.ts';
+import {
+  type ClientIdentity,
+  freePorts,
+  kubeletApiFiles,
+  kubeletGet,
+  type OwnedAddress,
+  ownedAddress,
+} from '../support/kubelet-api.ts';
 import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
 import { poll, until } from '../support/until.ts';
 
-// The virtual node's kubelet API on the real apiserver, which proxies `kubectl logs` and `kubectl exec` to
-// the operator's port as it does to a kubelet's, and the simulator over HTTP holding the cloud pod. The
-// real kubectl reads the logs; straight to the port, requests without the apiserver's client certificate,
-// or from a user the review refuses, are turned away.
+// The virtual nodes' kubelet API on the real apiserver, which proxies `kubectl logs`, `kubectl exec` and
+// the node's /stats and /metrics to the port each node names, as it does to a kubelet's, and the simulator
+// over HTTP holding the cloud pods. Two nodes (two ProviderConfigs) each answer on a port of their own for
+// their own Pods. The real kubectl reads the logs and the stats; straight to a port, requests without the
+// apiserver's client certificate, or from a user the review refuses, are turned away.
 const TEAM_KEY = 'team-a-kubelet-key';
+const TEAM_B_KEY = 'team-b-kubelet-key';
 const stack = useStack({
   apiKeys: [
     { key: 'operator-default-key', org: 'ops' },
     { key: TEAM_KEY, org: 'team-a' },
+    { key: TEAM_B_KEY, org: 'team-b' },
   ],
 });
 const CONFIG = 'team-a';
 const NODE = 'gpucloud-team-a';
 const NS = 'team-a';
+const CONFIG_B = 'team-b';
+const NODE_B = 'gpucloud-team-b';
+const NS_B = 'team-b';
+/** The nodes' InternalIP: an address the test makes, as the node proxy refuses loopback. */
+let owned: OwnedAddress | undefined;
+const nodeAddress = () => owned?.address ?? '';
+/** The ports the nodes' kubelet APIs are picked from. */
+const RANGE_SIZE = 4;
 const KEY_NS = 'gpucloud-system';
 const TENANT = 'carol';
 const KUBECTL = '/usr/bin/kubectl';
@@ -38,30 +55,27 @@ const execFileAsync = promisify(execFile);
 let operator: RunningOperator;
 let admin: KubeClient;
 let cloud: GpuCloudClient;
+/** The first of RANGE_SIZE free ports. */
+let firstPort: number;
+/** The port each node names, and serves on. */
 let port: number;
+let portB: number;
 let dir: string;
 /** The cloud pod's container lines, as the simulator wrote them when it started. */
 let cloudLines: string[];
 /** The cloud pod's id. */
 let cloudId: string;
-let apiserverClient: { certPem: string; keyPem: string };
+let apiserverClient: ClientIdentity;
+let tlsFlags: readonly string[];
 let caPem: string;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port: free } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return free;
-}
-
-function podOn(name: string, annotations: Record<string, string>) {
+function podOn(name: string, annotations: Record<string, string>, node = NODE) {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, annotations },
     spec: {
-      nodeName: NODE,
+      nodeName: node,
       tolerations: [{ key: 'gpucloud.io/virtual-node', operator: 'Exists', effect: 'NoSchedule' }],
       containers: [
         { name: 'main', image: 'example/app:1', resources: { limits: { 'nvidia.com/gpu': '1' } } },
@@ -81,31 +95,13 @@ async function kubectl(args: readonly string[], kubeconfig = stack.plane().kubec
   }
 }
 
-/** A request straight to the operator's port, with `identity`'s client certificate or none. */
+/** A request straight to a node's port (the first node's unless said). */
 function straight(
   path: string,
-  identity?: { certPem: string; keyPem: string },
+  identity?: ClientIdentity | { token: string },
+  to = port,
 ): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const request = httpsRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        ca: caPem,
-        ...(identity ? { cert: identity.certPem, key: identity.keyPem } : {}),
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
-        );
-      },
-    );
-    request.on('error', reject);
-    request.end();
-  });
+  return kubeletGet(nodeAddress(), to, path, caPem, identity);
 }
 
 /** The cloud pod's container lines now, as the cloud gives them. */
@@ -126,67 +122,144 @@ async function userCertificate(user: string): Promise<IssuedCertificate> {
   return issueCertificate(await clusterCa(), { commonName: user, usage: 'client', days: 1 });
 }
 
-describe('the virtual node’s kubelet API', () => {
+const nodePortSchema = z.looseObject({
+  metadata: z.looseObject({ annotations: z.record(z.string(), z.string()).optional() }),
+  status: z
+    .looseObject({
+      daemonEndpoints: z.looseObject({ kubeletEndpoint: z.looseObject({ Port: z.number() }) }).optional(),
+    })
+    .optional(),
+});
+
+/** The port node `name` names for its kubelet API, and the one its annotation records; 0 for none. */
+async function namedPorts(name: string): Promise<{ named: number; recorded: string | undefined }> {
+  const node = await admin
+    .request(nodePortSchema, { method: 'GET', path: objectPath(nodes, { namespace: '', name }) })
+    .catch(() => undefined);
+  return {
+    named: node?.status?.daemonEndpoints?.kubeletEndpoint.Port ?? 0,
+    recorded: node?.metadata.annotations?.['gpucloud.io/kubelet-port'],
+  };
+}
+
+/** The port node `name` names for its kubelet API once it is registered (`wanted`, when given). */
+async function portOfNode(name: string, wanted?: number): Promise<number> {
+  const { named } = await poll(
+    () => namedPorts(name),
+    ({ named, recorded }) => named !== 0 && recorded === String(named) && (wanted ?? named) === named,
+    `node ${name} naming its port, kept on the Node`,
+    60_000,
+  );
+  return named;
+}
+
+const cpuSchema = z.object({
+  time: z.string(),
+  usageNanoCores: z.number(),
+  usageCoreNanoSeconds: z.number(),
+});
+const memorySchema = z.object({ time: z.string(), workingSetBytes: z.number() });
+const summarySchema = z.object({
+  node: z.object({ nodeName: z.string(), startTime: z.string(), cpu: cpuSchema, memory: memorySchema }),
+  pods: z.array(
+    z.object({
+      podRef: z.object({ name: z.string(), namespace: z.string(), uid: z.string() }),
+      containers: z.array(z.object({ name: z.string(), cpu: cpuSchema.optional() })),
+      cpu: cpuSchema.optional(),
+      memory: memorySchema.optional(),
+    }),
+  ),
+});
+type Summary = z.output<typeof summarySchema>;
+
+/** `kubectl get --raw /api/v1/nodes/<node>/proxy/stats/summary`, as the admin. */
+async function summaryOf(node: string): Promise<Summary> {
+  const run = await kubectl(['get', '--raw', `/api/v1/nodes/${node}/proxy/stats/summary`]);
+  assert.equal(run.code, 0, run.stderr);
+  return summarySchema.parse(JSON.parse(run.stdout));
+}
+
+const gpuPodMetricsSchema = z.looseObject({
+  status: z
+    .looseObject({
+      metrics: z
+        .looseObject({
+          sampledAt: z.string().optional(),
+          cpuUsage: z.number().optional(),
+          memoryUsedBytes: z.number().optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+});
+
+/** The latest sample the operator wrote on the GpuPod of Pod `name`. */
+async function gpuPodMetrics(namespace: string, name: string) {
+  const gpuPod = await admin.request(gpuPodMetricsSchema, {
+    method: 'GET',
+    path: objectPath(resources.gpuPod, { namespace, name }),
+  });
+  return gpuPod.status?.metrics;
+}
+
+/** The operator serving the nodes' kubelet APIs on ports of the range from `firstPort`. */
+function startWithPorts(): Promise<RunningOperator> {
+  return startOperator(stack.plane(), stack.sim(), {
+    apiKey: 'operator-default-key',
+    flags: [
+      '--virtual-nodes',
+      'true',
+      '--virtual-node-address',
+      nodeAddress(),
+      '--virtual-node-ports',
+      `${firstPort}-${firstPort + RANGE_SIZE - 1}`,
+      ...tlsFlags,
+    ],
+  });
+}
+
+describe('the virtual nodes’ kubelet API', () => {
   before(async () => {
+    owned = await ownedAddress();
     const cluster = stack.cluster();
     admin = cluster.client;
-    for (const namespace of [KEY_NS, NS]) await cluster.ensureNamespace(namespace);
-    await admin.request(z.unknown(), {
-      method: 'POST',
-      path: `/api/v1/namespaces/${NS}/serviceaccounts`,
-      body: { metadata: { name: 'default' } },
-    });
-    await cluster.create(resources.secret, KEY_NS, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'team-a-key' },
-      stringData: { 'api-key': TEAM_KEY },
-    });
-    await cluster.create(resources.providerConfig, '', {
-      apiVersion: 'gpucloud.io/v1alpha1',
-      kind: 'ProviderConfig',
-      metadata: { name: CONFIG },
-      spec: {
-        apiUrl: stack.sim().url,
-        credentials: { secretRef: { namespace: KEY_NS, name: 'team-a-key', key: 'api-key' } },
-        namespaces: { names: [NS] },
-        virtualNode: { enabled: true },
-      },
-    });
-    // The serving pair the apiserver trusts (--kubelet-certificate-authority is the cluster CA) for the
-    // node's InternalIP, as a real cluster's operator gets it in a Secret; the client CA is the cluster CA,
-    // which signs the apiserver's --kubelet-client-certificate.
-    const { layout } = stack.plane();
+    for (const namespace of [KEY_NS, NS, NS_B]) await cluster.ensureNamespace(namespace);
+    for (const [config, namespace, key] of [
+      [CONFIG, NS, TEAM_KEY],
+      [CONFIG_B, NS_B, TEAM_B_KEY],
+    ] as const) {
+      await admin.request(z.unknown(), {
+        method: 'POST',
+        path: `/api/v1/namespaces/${namespace}/serviceaccounts`,
+        body: { metadata: { name: 'default' } },
+      });
+      await cluster.create(resources.secret, KEY_NS, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: `${config}-key` },
+        stringData: { 'api-key': key },
+      });
+      await cluster.create(resources.providerConfig, '', {
+        apiVersion: 'gpucloud.io/v1alpha1',
+        kind: 'ProviderConfig',
+        metadata: { name: config },
+        spec: {
+          apiUrl: stack.sim().url,
+          credentials: { secretRef: { namespace: KEY_NS, name: `${config}-key`, key: 'api-key' } },
+          namespaces: { names: [namespace] },
+          virtualNode: { enabled: true },
+        },
+      });
+    }
+    const files = await kubeletApiFiles(stack.plane(), [nodeAddress()]);
+    tlsFlags = files.flags;
+    caPem = files.caPem;
+    apiserverClient = files.apiserverClient;
     dir = stack.plane().dataDir;
-    const serving = issueCertificate(await clusterCa(), {
-      commonName: 'gpucloud-virtual-nodes',
-      ipAddresses: ['127.0.0.1'],
-      usage: 'server',
-      days: 1,
-    });
-    await writeFile(join(dir, 'vnode.crt'), serving.certPem, { mode: 0o600 });
-    await writeFile(join(dir, 'vnode.key'), serving.keyPem, { mode: 0o600 });
-    caPem = await readFile(layout.clusterCa, 'utf8');
-    apiserverClient = {
-      certPem: await readFile(layout.kubeletClientCert, 'utf8'),
-      keyPem: await readFile(layout.kubeletClientKey, 'utf8'),
-    };
-    port = await freePort();
-    operator = await startOperator(stack.plane(), stack.sim(), {
-      apiKey: 'operator-default-key',
-      flags: [
-        '--virtual-nodes',
-        'true',
-        '--virtual-node-port',
-        String(port),
-        '--virtual-node-tls-cert-file',
-        join(dir, 'vnode.crt'),
-        '--virtual-node-tls-key-file',
-        join(dir, 'vnode.key'),
-        '--virtual-node-client-ca-file',
-        layout.clusterCa,
-      ],
-    });
+    firstPort = await freePorts(RANGE_SIZE);
+    operator = await startWithPorts();
+    port = await portOfNode(NODE);
+    portB = await portOfNode(NODE_B);
     // The Pod runs as a cloud pod of the node's account, which its annotation names once it is made.
     cloud = new GpuCloudClient({ baseUrl: stack.sim().url, apiKey: TEAM_KEY });
     await cluster.create(pods, NS, podOn('trainer', {}));
@@ -226,6 +299,7 @@ describe('the virtual node’s kubelet API', () => {
         ],
       },
     });
+    await cluster.create(pods, NS_B, podOn('worker', {}, NODE_B));
     // Served once the node is registered and its Pods watched.
     await until(
       async () => (await straight(`/containerLogs/${NS}/trainer/main`, apiserverClient)).status === 200,
@@ -235,6 +309,7 @@ describe('the virtual node’s kubelet API', () => {
   after(async () => {
     await operator?.stop();
     await cloud?.close();
+    await owned?.release();
   });
 
   test('kubectl logs reads the cloud pod’s log through the apiserver, as a kubelet’s', async () => {
@@ -330,6 +405,107 @@ describe('the virtual node’s kubelet API', () => {
     }
   });
 
+  test('each node names a port of its own from the range, and answers there for its own Pods only', async () => {
+    assert.notEqual(port, portB);
+    for (const each of [port, portB])
+      assert.ok(each >= firstPort && each < firstPort + RANGE_SIZE, `${each} in the range`);
+    const other = await straight(`/containerLogs/${NS_B}/worker/main`, apiserverClient, port);
+    assert.equal(other.status, 404, other.body);
+    assert.match(other.body, /pod "worker" does not exist/);
+    const logs = await poll(
+      () => kubectl(['logs', 'worker', '-n', NS_B]),
+      (run) => run.code === 0 && run.stdout.includes('container started'),
+      'the second node’s Pod logging through its own port',
+      60_000,
+    );
+    assert.equal(logs.code, 0, logs.stderr);
+  });
+
+  test('kubectl get --raw .../proxy/stats/summary: each node its own running Pods, from their GpuPods’ metrics', async () => {
+    const { singleCardVcpu, gpuCount } = await cloud.pods.get(cloudId);
+    // The GpuPod's sample before and after the read: when both are one sample, the summary shows it.
+    const seen = await poll(
+      async () => {
+        const before = await gpuPodMetrics(NS, 'trainer');
+        const summary = await summaryOf(NODE);
+        const after = await gpuPodMetrics(NS, 'trainer');
+        return { before, summary, after };
+      },
+      ({ before, summary, after }) =>
+        before?.cpuUsage !== undefined &&
+        before.sampledAt === after?.sampledAt &&
+        summary.pods.some((pod) => pod.podRef.name === 'trainer' && pod.cpu !== undefined),
+      'a summary between two reads of one sample',
+      60_000,
+    );
+    const { summary } = seen;
+    const metrics = seen.before ?? {};
+    assert.deepEqual(
+      summary.pods.map((pod) => `${pod.podRef.namespace}/${pod.podRef.name}`),
+      [`${NS}/trainer`],
+      'the running Pod of this node only: not the one waiting, nor the other node’s',
+    );
+    const [trainer] = summary.pods;
+    const nanoCores = Math.round((metrics.cpuUsage ?? Number.NaN) * singleCardVcpu * gpuCount * 1e9);
+    assert.equal(trainer?.cpu?.usageNanoCores, nanoCores, 'the cloud’s ratio of the pod’s vCPUs');
+    assert.equal(trainer?.memory?.workingSetBytes, metrics.memoryUsedBytes);
+    assert.deepEqual(
+      trainer?.containers.map((c) => c.name),
+      ['main'],
+    );
+    assert.equal(trainer?.containers[0]?.cpu?.usageNanoCores, nanoCores);
+    assert.equal(summary.node.nodeName, NODE);
+    assert.equal(summary.node.cpu.usageNanoCores, nanoCores, 'the node: the sum of its Pods');
+    assert.equal(summary.node.memory.workingSetBytes, metrics.memoryUsedBytes);
+    assert.ok(Date.now() - Date.parse(summary.node.cpu.time) < 60_000, summary.node.cpu.time);
+    // The CPU time only grows.
+    const later = await poll(
+      () => summaryOf(NODE),
+      (next) => Date.parse(next.node.cpu.time) > Date.parse(summary.node.cpu.time),
+      'a later summary',
+    );
+    const cpuTime = (of: Summary) =>
+      of.pods.find((pod) => pod.podRef.name === 'trainer')?.cpu?.usageCoreNanoSeconds;
+    assert.ok((cpuTime(later) ?? 0) > (cpuTime(summary) ?? 0), `${cpuTime(later)} > ${cpuTime(summary)}`);
+
+    const second = await poll(
+      () => summaryOf(NODE_B),
+      (found) => found.pods.some((pod) => pod.cpu !== undefined),
+      'the second node’s summary',
+      60_000,
+    );
+    assert.equal(second.node.nodeName, NODE_B);
+    assert.deepEqual(
+      second.pods.map((pod) => `${pod.podRef.namespace}/${pod.podRef.name}`),
+      [`${NS_B}/worker`],
+    );
+  });
+
+  test('kubectl get --raw .../proxy/metrics/resource: the families metrics-server scrapes, for the node’s own Pods', async () => {
+    const run = await kubectl(['get', '--raw', `/api/v1/nodes/${NODE}/proxy/metrics/resource`]);
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.stdout.split('\n');
+    const sample = (name: string) => lines.find((line) => line.startsWith(name));
+    const labels = `{container="main",namespace="${NS}",pod="trainer"}`;
+    for (const name of [
+      `container_cpu_usage_seconds_total${labels} `,
+      `container_memory_working_set_bytes${labels} `,
+      `container_start_time_seconds${labels} `,
+      `pod_cpu_usage_seconds_total{namespace="${NS}",pod="trainer"} `,
+      `pod_memory_working_set_bytes{namespace="${NS}",pod="trainer"} `,
+      'node_cpu_usage_seconds_total ',
+      'node_memory_working_set_bytes ',
+    ]) {
+      const line = sample(name);
+      assert.ok(line, `${name}in ${run.stdout}`);
+      const [, value, stamp] = line.split(' ');
+      assert.ok(Number(value) > 0, line);
+      assert.ok(Math.abs(Number(stamp) - Date.now()) < 60_000, `a time in ms: ${line}`);
+    }
+    assert.ok(lines.includes('scrape_error 0'));
+    assert.doesNotMatch(run.stdout, /worker|starting/);
+  });
+
   describe('who may read it', () => {
     test('straight to the port without a client certificate: 401', async () => {
       const answer = await straight(`/containerLogs/${NS}/trainer/main`);
@@ -345,6 +521,10 @@ describe('the virtual node’s kubelet API', () => {
       const stats = await straight('/stats/summary', mallory);
       assert.equal(stats.status, 403, 'stats ask nodes/stats, which mallory lacks too');
       assert.match(stats.body, /subresource=stats/);
+      assert.doesNotMatch(stats.body, /trainer/);
+      const metrics = await straight('/metrics/resource', mallory, portB);
+      assert.equal(metrics.status, 403, 'metrics ask nodes/metrics');
+      assert.match(metrics.body, /user=mallory, verb=get, resource=nodes, subresource=metrics/);
       await admin.request(z.unknown(), {
         method: 'POST',
         path: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
@@ -370,6 +550,103 @@ describe('the virtual node’s kubelet API', () => {
       );
       assert.equal(served.status, 200);
       assert.deepEqual(served.body.trimEnd().split('\n'), await cloudLog());
+    });
+
+    test('a scraper granted nodes/stats and nodes/metrics (as metrics-server is) reads both nodes’ usage, and no log', async () => {
+      await admin.request(z.unknown(), {
+        method: 'POST',
+        path: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+        body: {
+          metadata: { name: 'node-usage-reader' },
+          rules: [{ apiGroups: [''], resources: ['nodes/stats', 'nodes/metrics'], verbs: ['get'] }],
+        },
+      });
+      await admin.request(z.unknown(), {
+        method: 'POST',
+        path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+        body: {
+          metadata: { name: 'scraper-node-usage' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'node-usage-reader' },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'scraper' }],
+        },
+      });
+      const scraper = await userCertificate('scraper');
+      for (const [to, pod] of [
+        [port, 'trainer'],
+        [portB, 'worker'],
+      ] as const) {
+        // Once the grant applies, and the Pod's GpuPod has a sample.
+        const summary = await poll(
+          () => straight('/stats/summary', scraper, to),
+          (answer) => answer.status !== 403 && answer.body.includes('usageNanoCores'),
+          'the grant applied',
+          60_000,
+        );
+        assert.equal(summary.status, 200, summary.body);
+        assert.deepEqual(
+          summarySchema.parse(JSON.parse(summary.body)).pods.map((p) => p.podRef.name),
+          [pod],
+        );
+        const metrics = await straight('/metrics/resource', scraper, to);
+        assert.equal(metrics.status, 200, metrics.body);
+        assert.match(
+          metrics.body,
+          new RegExp(`^pod_cpu_usage_seconds_total\\{namespace="[^"]+",pod="${pod}"\\} `, 'm'),
+        );
+      }
+      const logs = await straight(`/containerLogs/${NS}/trainer/main`, scraper);
+      assert.equal(logs.status, 403);
+      assert.match(logs.body, /subresource=proxy/);
+    });
+
+    test('a ServiceAccount’s bearer token, as metrics-server calls kubelets: reviewed, then authorised as it', async () => {
+      const token = async (name: string) => {
+        await admin.request(z.unknown(), {
+          method: 'POST',
+          path: `/api/v1/namespaces/${KEY_NS}/serviceaccounts`,
+          body: { metadata: { name } },
+        });
+        const answer = await admin.request(z.object({ status: z.object({ token: z.string() }) }), {
+          method: 'POST',
+          path: `/api/v1/namespaces/${KEY_NS}/serviceaccounts/${name}/token`,
+          body: {
+            apiVersion: 'authentication.k8s.io/v1',
+            kind: 'TokenRequest',
+            spec: { expirationSeconds: 600 },
+          },
+        });
+        return answer.status.token;
+      };
+      const metricsServer = await token('metrics-server');
+      await admin.request(z.unknown(), {
+        method: 'POST',
+        path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+        body: {
+          metadata: { name: 'metrics-server-node-usage' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'node-usage-reader' },
+          subjects: [{ kind: 'ServiceAccount', name: 'metrics-server', namespace: KEY_NS }],
+        },
+      });
+      const served = await poll(
+        () => straight('/metrics/resource', { token: metricsServer }),
+        (answer) => answer.status !== 403,
+        'the grant applied',
+      );
+      assert.equal(served.status, 200, served.body);
+      assert.match(served.body, /^pod_memory_working_set_bytes\{namespace="team-a",pod="trainer"\} /m);
+
+      const ungranted = await straight('/stats/summary', { token: await token('nosy') }, portB);
+      assert.equal(ungranted.status, 403);
+      assert.match(
+        ungranted.body,
+        new RegExp(`user=system:serviceaccount:${KEY_NS}:nosy, .*subresource=stats`),
+      );
+      for (const bad of ['not-a-token', `${metricsServer}x`]) {
+        const refused = await straight('/stats/summary', { token: bad });
+        assert.equal(refused.status, 401, refused.body);
+        assert.match(refused.body, /the bearer token is not valid/);
+        assert.doesNotMatch(refused.body, /trainer/);
+      }
     });
 
     test('a tenant with pods/log reads its Pod’s log, but not the node’s kubelet API through the apiserver', async () => {
@@ -406,6 +683,62 @@ describe('the virtual node’s kubelet API', () => {
       assert.notEqual(proxied.code, 0);
       assert.match(proxied.stderr, /Forbidden|forbidden/);
       assert.match(proxied.stderr, /nodes\/proxy/);
+      for (const path of ['stats/summary', 'metrics/resource']) {
+        const usage = await kubectl(['get', '--raw', `/api/v1/nodes/${NODE}/proxy/${path}`], config);
+        assert.notEqual(usage.code, 0, path);
+        assert.match(usage.stderr, /forbidden.*nodes\/proxy/i, path);
+        assert.doesNotMatch(usage.stdout, /trainer/);
+      }
+    });
+  });
+
+  describe('its port', () => {
+    test('kept on the Node: the next operator serves each node on the port its Node records', async () => {
+      await operator.stop();
+      const moved =
+        [0, 1, 2, 3].map((i) => firstPort + i).find((each) => each !== port && each !== portB) ?? 0;
+      await admin.request(z.unknown(), {
+        method: 'PATCH',
+        path: objectPath(nodes, { namespace: '', name: NODE }),
+        body: { metadata: { annotations: { 'gpucloud.io/kubelet-port': String(moved) } } },
+      });
+      operator = await startWithPorts();
+      await poll(
+        () => portOfNode(NODE),
+        (named) => named === moved,
+        'the node naming its recorded port',
+      );
+      assert.equal(await portOfNode(NODE_B), portB, 'the other node keeps its own');
+      const served = await poll(
+        () => straight('/stats/summary', apiserverClient, moved).catch(() => ({ status: 0, body: '' })),
+        (answer) => answer.status === 200,
+        'the node served on its recorded port',
+      );
+      assert.equal(summarySchema.parse(JSON.parse(served.body)).node.nodeName, NODE);
+      port = moved;
+      const logs = await kubectl(['logs', 'trainer', '-n', NS]);
+      assert.equal(logs.code, 0, logs.stderr);
+    });
+
+    test('closed when its node is deregistered', async () => {
+      assert.equal((await straight('/stats/summary', apiserverClient, portB)).status, 200);
+      await stack
+        .cluster()
+        .patch(resources.providerConfig, '', CONFIG_B, { spec: { virtualNode: { enabled: false } } });
+      await until(
+        () =>
+          straight('/stats/summary', apiserverClient, portB).then(
+            () => false,
+            (error: NodeJS.ErrnoException) => error.code === 'ECONNREFUSED',
+          ),
+        'the port closed',
+        60_000,
+      );
+      assert.equal(
+        (await straight('/stats/summary', apiserverClient, port)).status,
+        200,
+        'the other node’s stays',
+      );
     });
   });
 });

@@ -29,7 +29,7 @@ describe('kubelet API routes', () => {
     assert.equal(routeRequest('HEAD', '/stats/summary'), undefined);
   });
 
-  test('container logs, the streaming operations and the stats summary are routed; anything else is not found', () => {
+  test('container logs, the streaming operations, the stats summary and the resource metrics are routed; anything else is not found', () => {
     assert.deepEqual(routeRequest('GET', '/containerLogs/team-a/p%2Dx/main')?.route, {
       kind: 'containerLogs',
       pod: { namespace: 'team-a', name: 'p-x' },
@@ -46,12 +46,16 @@ describe('kubelet API routes', () => {
       pod: { namespace: 'team-a', name: 'p' },
     });
     assert.equal(routeRequest('GET', '/stats/summary/')?.route.kind, 'statsSummary');
+    assert.equal(routeRequest('GET', '/metrics/resource')?.route.kind, 'resourceMetrics');
+    assert.equal(routeRequest('POST', '/metrics/resource')?.route.kind, 'notFound');
     for (const path of [
       '/containerLogs/team-a/p',
       '/containerLogs/team-a/p/main/extra',
       '/containerLogs/team-a//main',
       '/containerLogs/%E0%A4%A/p/main',
       '/stats/summary/more',
+      '/metrics/resource/more',
+      '/metrics/cadvisor',
       '/configz',
     ])
       assert.equal(routeRequest('GET', path)?.route.kind, 'notFound', path);

@@ -2,15 +2,23 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { z } from 'zod';
 import { leases, objectPath } from '../../src/kube/resource-type.ts';
+import { freePorts, kubeletApiFiles, kubeletGet } from '../support/kubelet-api.ts';
 import { API_KEY, type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
 
-// Two operators under leader election: only the leader maintains the virtual node, and the other takes it
-// over (its Lease keeps being renewed) when the leader stops.
+// Two operators under leader election: only the leader maintains the virtual node and serves its kubelet
+// API, and the other takes it over (its Lease keeps being renewed, its port served again, the same one)
+// when the leader stops.
 const NS = 'vnode-leader';
 const stack = useStack();
 const NODE = 'gpucloud-shared';
 const leaseSchema = z.looseObject({ spec: z.looseObject({ renewTime: z.string() }) });
+
+/** The times this operator opened a node's kubelet API port: none unless it leads. */
+const portsOpened = (op: RunningOperator) =>
+  op.logs.filter((line) => line.includes('"msg":"virtual node: kubelet API serving"')).length;
+
+const summarySchema = z.object({ node: z.object({ nodeName: z.string() }) });
 
 /** Reconciles of the virtual node controller this operator ran: none unless it leads. */
 const nodeReconciles = (op: RunningOperator) =>
@@ -28,7 +36,25 @@ describe('the virtual node under leader election', () => {
       metadata: { name: 'key' },
       stringData: { 'api-key': API_KEY },
     });
-    const flags = ['--virtual-nodes', 'true', '--leader-elect', 'true', '--lease-namespace', NS];
+    // Both replicas may serve the node on the one port of the range: only the leader does.
+    const port = await freePorts(1);
+    const files = await kubeletApiFiles(stack.plane(), ['127.0.0.1']);
+    const flags = [
+      '--virtual-nodes',
+      'true',
+      '--leader-elect',
+      'true',
+      '--lease-namespace',
+      NS,
+      '--virtual-node-ports',
+      String(port),
+      ...files.flags,
+    ];
+    const stats = () =>
+      kubeletGet('127.0.0.1', port, '/stats/summary', files.caPem, files.apiserverClient).then(
+        (answer) => answer,
+        () => ({ status: 0, body: '' }),
+      );
     const a = await startOperator(stack.plane(), stack.sim(), { flags });
     const b = await startOperator(stack.plane(), stack.sim(), { flags });
     try {
@@ -61,6 +87,10 @@ describe('the virtual node under leader election', () => {
       );
       const [leader, standby] = nodeReconciles(a) > 0 ? [a, b] : [b, a];
       assert.equal(nodeReconciles(standby), 0, 'the standby never reconciled the node');
+      const served = await poll(stats, (answer) => answer.status === 200, 'the node served on its port');
+      assert.equal(summarySchema.parse(JSON.parse(served.body)).node.nodeName, NODE);
+      assert.equal(portsOpened(leader), 1);
+      assert.equal(portsOpened(standby), 0, 'the standby serves nothing');
 
       await leader.stop();
       const stoppedAt = Date.now();
@@ -72,6 +102,13 @@ describe('the virtual node under leader election', () => {
       );
       assert.notEqual(renewed.spec.renewTime, first?.spec.renewTime);
       assert.ok(nodeReconciles(standby) > 0, 'the standby took the node over');
+      const again = await poll(
+        stats,
+        (answer) => answer.status === 200,
+        'the node served again, on its port',
+      );
+      assert.equal(summarySchema.parse(JSON.parse(again.body)).node.nodeName, NODE);
+      assert.equal(portsOpened(standby), 1, 'by the new leader');
     } finally {
       await Promise.all([a.stop(), b.stop()]);
     }

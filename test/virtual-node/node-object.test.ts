@@ -99,6 +99,18 @@ describe('the virtual Node object', () => {
     });
   });
 
+  test('its kubelet API port is recorded on it, and moved when the port changes', () => {
+    const node = stored(new Date());
+    assert.equal(node.metadata.annotations?.['gpucloud.io/kubelet-port'], '10250');
+    assert.deepEqual(nodePatch(node, facts({ port: 10253 })), {
+      metadata: { resourceVersion: '7', labels: {}, annotations: { 'gpucloud.io/kubelet-port': '10253' } },
+    });
+    // No port (every one held): none recorded, and a recorded one is left for the next pick to read.
+    const unported = newNode(facts({ port: 0 })) as { metadata: { annotations: Record<string, string> } };
+    assert.deepEqual(Object.keys(unported.metadata.annotations), ['gpucloud.io/provider-config']);
+    assert.equal(nodePatch(node, facts({ port: 0 })), undefined);
+  });
+
   test('a lost taint is put back beside the taints others set', () => {
     const node = stored(new Date());
     const notReady = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };

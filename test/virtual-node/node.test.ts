@@ -29,6 +29,7 @@ const nodeSchema = z.looseObject({
   metadata: z.looseObject({
     uid: z.string(),
     labels: z.record(z.string(), z.string()),
+    annotations: z.record(z.string(), z.string()).optional(),
     ownerReferences: z.array(z.looseObject({ kind: z.string(), name: z.string() })).optional(),
   }),
   spec: z.looseObject({ taints: z.array(z.looseObject({ key: z.string(), effect: z.string() })).optional() }),
@@ -132,7 +133,8 @@ describe('the virtual node of a ProviderConfig', () => {
         'true',
         '--virtual-node-address',
         '10.1.2.3',
-        '--virtual-node-port',
+        // A range of one port: the node's.
+        '--virtual-node-ports',
         '10443',
       ],
     });
@@ -187,6 +189,7 @@ describe('the virtual node of a ProviderConfig', () => {
     assert.equal(node.status?.capacity?.pods, '20');
     assert.deepEqual(node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address, '10.1.2.3');
     assert.equal(node.status?.daemonEndpoints?.kubeletEndpoint.Port, 10443);
+    assert.equal(node.metadata.annotations?.['gpucloud.io/kubelet-port'], '10443', 'its port, kept on it');
     assert.deepEqual(
       node.metadata.ownerReferences?.map((o) => `${o.kind}/${o.name}`),
       [`ProviderConfig/${CONFIG}`],
@@ -344,6 +347,38 @@ describe('the virtual node of a ProviderConfig', () => {
     await stack.cluster().patch(resources.providerConfig, '', CONFIG, {
       spec: { namespaces: { names: [ALLOWED_NS] } },
     });
+  });
+
+  test('a second node finding the one port of --virtual-node-ports held registers NotReady, naming the range', async () => {
+    const second = { ...providerConfig({ enabled: true }), metadata: { name: 'team-a-second' } };
+    await stack.cluster().create(resources.providerConfig, '', second);
+    const read = () =>
+      admin
+        .request(nodeSchema, {
+          method: 'GET',
+          path: objectPath(nodes, { namespace: '', name: 'gpucloud-team-a-second' }),
+        })
+        .catch(() => undefined);
+    const notReady = await poll(
+      read,
+      (node) => node?.status?.conditions?.some((c) => c.type === 'Ready') ?? false,
+      'the second node with a Ready condition',
+    );
+    const condition = notReady?.status?.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(condition?.status, 'False');
+    assert.equal(condition?.reason, 'NoKubeletPort');
+    assert.match(
+      String(condition?.message),
+      /--virtual-node-ports 10443-10443 is another virtual node's: widen the range/,
+    );
+    assert.equal(notReady?.metadata.annotations?.['gpucloud.io/kubelet-port'], undefined);
+    assert.equal(
+      (await readNode())?.metadata.annotations?.['gpucloud.io/kubelet-port'],
+      '10443',
+      'the first keeps it',
+    );
+    await stack.cluster().delete(resources.providerConfig, '', 'team-a-second');
+    await until(async () => (await read()) === undefined, 'the second node deleted');
   });
 
   test('turned off, the node is drained of its Pods and deregistered; turned on again, it comes back', async () => {

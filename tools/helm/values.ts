@@ -410,10 +410,20 @@ export const valuesSchema = z
           .describe(
             "Virtual nodes (`--virtual-nodes`): a ProviderConfig's spec.virtualNode registers a Node whose Pods run on the GPU cloud. Off by default: it grants the operator Nodes, and the patch and delete of Pods and the get of ConfigMaps in every namespace (docs/virtual-node.md).",
           ),
-        port: port(
-          10250,
-          "Port of the kubelet API, named in each virtual node's daemonEndpoints (`--virtual-node-port`).",
-        ),
+        ports: z
+          .object({
+            first: port(10250, "First port of the nodes' kubelet APIs."),
+            count: z
+              .int()
+              .min(1)
+              .max(64)
+              .default(10)
+              .describe('How many ports from the first: the most virtual nodes served at once (1 to 64).'),
+          })
+          .strict()
+          .describe(
+            "The ports each virtual node's kubelet API is given one of, named in its daemonEndpoints (`--virtual-node-ports`): each a container port.",
+          ),
         tlsSecret: objectName(
           "Secret holding the kubelet API's serving pair and the CA of the apiserver's kubelet client certificate " +
             '(keys tls.crt, tls.key, ca.crt). Empty: the kubelet API is not served.',
@@ -421,7 +431,7 @@ export const valuesSchema = z
       })
       .strict()
       .describe(
-        'The virtual nodes (docs/virtual-node.md) and their kubelet API: `kubectl logs` of Pods on a virtual node.',
+        'The virtual nodes (docs/virtual-node.md) and their kubelet API: `kubectl logs` of Pods on a virtual node, and their usage for `kubectl top` through metrics-server.',
       ),
     tenantApi: z
       .object({
@@ -511,6 +521,9 @@ export const valuesSchema = z
         callbacksFrom: passThroughList('Peers allowed to reach the callback port. Empty: any.'),
         tenantApiFrom: passThroughList(
           'Peers allowed to reach the tenant API port: the apiserver (its node addresses, or its pods). Empty: any; the API accepts only the front proxy anyway.',
+        ),
+        kubeletApiFrom: passThroughList(
+          "Peers allowed to reach the virtual nodes' kubelet API ports (with virtualNode.tlsSecret): the apiserver (`kubectl logs`) and metrics-server (`kubectl top`). Empty: any; each request is authenticated and reviewed anyway.",
         ),
         apiServer: egressTarget(
           [443, 6443],

@@ -11,7 +11,8 @@ export function authenticateClientCertificate(
   const socket = request.socket as TLSSocket;
   if (!socket.authorized)
     return {
-      refused: 'no client certificate signed by the client CA: the kubelet API answers the apiserver',
+      refused:
+        'no client certificate signed by the client CA and no bearer token: the kubelet API answers the apiserver and its callers',
     };
   const subject = socket.getPeerCertificate().subject;
   const name = listOf(subject?.CN)[0];

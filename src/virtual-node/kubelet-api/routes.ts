@@ -26,6 +26,7 @@ export type Route =
   | { readonly kind: 'containerLogs'; readonly pod: PodRef; readonly container: string }
   | { readonly kind: 'streaming'; readonly operation: Streaming; readonly pod: PodRef }
   | { readonly kind: 'statsSummary' }
+  | { readonly kind: 'resourceMetrics' }
   | { readonly kind: 'notFound' };
 
 export interface RoutedRequest {
@@ -73,6 +74,8 @@ function routeOf(verb: KubeletVerb, path: string): Route {
     return { kind: 'streaming', operation: streaming, pod: { namespace, name } };
   if (head === 'stats' && namespace === 'summary' && name === undefined && verb === 'get')
     return { kind: 'statsSummary' };
+  if (head === 'metrics' && namespace === 'resource' && name === undefined && verb === 'get')
+    return { kind: 'resourceMetrics' };
   return { kind: 'notFound' };
 }
 

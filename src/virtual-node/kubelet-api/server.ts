@@ -1,20 +1,23 @@
-// The virtual nodes' kubelet API: one HTTPS server on the port every node of this operator names in its
-// `daemonEndpoints`, answering as a kubelet does. Each request is authenticated by its client certificate
-// and authorised by a SubjectAccessReview of the kubelet's attributes on the node it concerns: the node of
-// the Pod it names, or every node this process maintains when it names none.
+// One virtual node's kubelet API: an HTTPS server on the port the node names in its `daemonEndpoints`,
+// answering as its kubelet does, for its own Pods only. Each request is authenticated by its client
+// certificate or its bearer token, and authorised by a SubjectAccessReview of the kubelet's attributes on
+// the node.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { DeepReadonly, KubeObject, ObjectKey } from '../../kube/object.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Authorizer } from '../../serving/authorizer.ts';
 import { asServingError } from '../../serving/failures.ts';
 import { ServingError, sendJson, statusBody } from '../../serving/status.ts';
 import type { User } from '../../serving/user.ts';
 import type { AccountEntries } from '../node-controller.ts';
+import type { NodeUsage, WatchedPods } from '../node-usage.ts';
+import type { TokenAuthenticator } from './bearer-token.ts';
 import { authenticateClientCertificate } from './client-certificate.ts';
 import { containerLogs } from './container-logs.ts';
+import { RESOURCE_METRICS_CONTENT_TYPE, resourceMetrics } from './resource-metrics.ts';
 import { type RoutedRequest, routeRequest, type Streaming } from './routes.ts';
+import { statsSummary } from './stats-summary.ts';
 
 export interface ServingTls {
   readonly certPem: string;
@@ -23,18 +26,16 @@ export interface ServingTls {
   readonly clientCaPem: string;
 }
 
-/** The Pods of the nodes this process maintains (none on a standby replica). */
-export interface NodePods {
-  nodes(): string[];
-  find(key: ObjectKey): { pod: DeepReadonly<KubeObject>; node: string; config: string } | undefined;
-}
-
 export interface KubeletApiServerOptions {
+  /** The node served: requests for another node's Pods are refused. */
+  readonly node: string;
   readonly port: number;
   readonly host?: string | undefined;
   readonly tls: ServingTls;
   readonly authorizer: Authorizer;
-  readonly pods: NodePods;
+  readonly tokens: TokenAuthenticator;
+  readonly pods: WatchedPods;
+  readonly usage: (node: string) => Promise<NodeUsage>;
   readonly accounts: AccountEntries;
   readonly followPollMs: number;
   readonly log: Logger;
@@ -98,22 +99,16 @@ export class KubeletApiServer {
     response.on('close', () => gone.abort());
     let routed: RoutedRequest | undefined;
     try {
-      const identity = authenticateClientCertificate(request);
-      if ('refused' in identity) throw new ServingError(401, `Unauthorized: ${identity.refused}`);
+      const user = await this.#authenticate(request);
       const url = URL.parse(request.url ?? '/', 'https://x');
       routed = routeRequest(request.method ?? '', url?.pathname ?? '');
       if (!routed) throw new ServingError(405, `method ${request.method} is not allowed`);
       const { route } = routed;
-      const found = 'pod' in route ? this.#options.pods.find(route.pod) : undefined;
-      const nodes = found ? [found.node] : this.#options.pods.nodes();
-      if (nodes.length === 0) {
-        throw new ServingError(
-          503,
-          'this operator replica maintains no virtual node now (the leader serves the nodes)',
-          5,
-        );
-      }
-      await this.#authorize(identity.user, routed, nodes);
+      const { node } = this.#options;
+      await this.#authorize(user, routed, node);
+      // A Pod of another node is not this kubelet's, whichever node's port the caller came to.
+      const inPod = 'pod' in route ? this.#options.pods.find(route.pod) : undefined;
+      const found = inPod?.node === node ? inPod : undefined;
       if (route.kind === 'streaming') {
         throw new ServingError(
           405,
@@ -134,6 +129,19 @@ export class KubeletApiServer {
         });
         return;
       }
+      if (route.kind === 'statsSummary') {
+        sendJson(response, 200, statsSummary(await this.#options.usage(node)));
+        return;
+      }
+      if (route.kind === 'resourceMetrics') {
+        const text = resourceMetrics(await this.#options.usage(node));
+        response.writeHead(200, {
+          'content-type': RESOURCE_METRICS_CONTENT_TYPE,
+          'content-length': Buffer.byteLength(text),
+        });
+        response.end(text);
+        return;
+      }
       throw new ServingError(404, '404 page not found');
     } catch (error) {
       const failure = asServingError(error, gone.signal.aborted ? 'client-gone' : undefined);
@@ -143,19 +151,26 @@ export class KubeletApiServer {
     }
   }
 
-  /** Allowed when the review allows the request on one of `nodes` (its Pod's node when it names a Pod). */
-  async #authorize(user: User, routed: RoutedRequest, nodes: readonly string[]): Promise<void> {
-    for (const node of nodes) {
-      const decision = await this.#options.authorizer.authorize(user, {
-        verb: routed.verb,
-        group: '',
-        namespace: '',
-        resource: 'nodes',
-        subresource: routed.subresource,
-        name: node,
-      });
-      if (decision.allowed) return;
-    }
+  /** The caller, by its client certificate or else its bearer token, as a kubelet's authenticators go. */
+  async #authenticate(request: IncomingMessage): Promise<User> {
+    const certificate = authenticateClientCertificate(request);
+    if ('user' in certificate) return certificate.user;
+    const token = await this.#options.tokens.authenticate(request);
+    if (token && 'user' in token) return token.user;
+    throw new ServingError(401, `Unauthorized: ${token?.refused ?? certificate.refused}`);
+  }
+
+  /** Allowed when the review allows the request on `node`. */
+  async #authorize(user: User, routed: RoutedRequest, node: string): Promise<void> {
+    const decision = await this.#options.authorizer.authorize(user, {
+      verb: routed.verb,
+      group: '',
+      namespace: '',
+      resource: 'nodes',
+      subresource: routed.subresource,
+      name: node,
+    });
+    if (decision.allowed) return;
     throw new ServingError(
       403,
       `Forbidden (user=${user.name}, verb=${routed.verb}, resource=nodes, subresource=${routed.subresource})`,
