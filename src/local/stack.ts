@@ -76,7 +76,7 @@ export async function startLocalStack(logger: Logger, options: LocalStackOptions
     const [healthPort = 0, tenantApiPort = 0, kubeletPort = 0] = await freeLoopbackPorts(3);
     const tenantApi = await makeServingPair(join(plane.dataDir, 'tenant-api'));
     const operator = await startOperator(plane, sim, apiKey, logger, healthPort, [
-      ...(await virtualNodeServingFlags(plane, kubeletPort)),
+      ...(await virtualNodeServingFlags(plane, String(kubeletPort))),
       '--tenant-api-port',
       String(tenantApiPort),
       '--tenant-api-bind-address',

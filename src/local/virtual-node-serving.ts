@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { issueCertificate } from '../lib/x509.ts';
 import type { ControlPlane } from './controlplane.ts';
 
-/** The operator's flags that serve the kubelet API on `port`, with a pair made under the plane's data. */
-export async function virtualNodeServingFlags(plane: ControlPlane, port: number): Promise<string[]> {
+/** The operator's flags that serve the kubelet APIs on `ports` (a range, a port a node), with a pair made under the plane's data. */
+export async function virtualNodeServingFlags(plane: ControlPlane, ports: string): Promise<string[]> {
   const { layout } = plane;
   const ca = {
     certPem: await readFile(layout.clusterCa, 'utf8'),
@@ -28,8 +28,8 @@ export async function virtualNodeServingFlags(plane: ControlPlane, port: number)
   await writeFile(certFile, pair.certPem, { mode: 0o600 });
   await writeFile(keyFile, pair.keyPem, { mode: 0o600 });
   return [
-    '--virtual-node-port',
-    String(port),
+    '--virtual-node-ports',
+    ports,
     '--virtual-node-tls-cert-file',
     certFile,
     '--virtual-node-tls-key-file',
