@@ -48,6 +48,7 @@ export class NodeGpuPods {
   /** GpuPod uid → the uid of the Pod it was made for. */
   readonly #podOf = new Map<string, string>();
   #looking: Promise<void> | undefined;
+  #lastLook: Promise<void> = Promise.resolve();
   #stopped = false;
 
   constructor(trial: Trial) {
@@ -72,8 +73,17 @@ export class NodeGpuPods {
     await this.look();
   }
 
-  /** Lists the GpuPods, enters the new ones, marks the gone ones, then samples the cloud. */
-  async look(): Promise<void> {
+  /**
+   * Lists the GpuPods, enters the new ones, marks the gone ones, then samples the cloud. One look at a time:
+   * a list older than another's would take the GpuPods the other just entered for gone.
+   */
+  look(): Promise<void> {
+    const next = this.#lastLook.then(() => this.#lookNow());
+    this.#lastLook = next.catch(() => undefined); // the failed look's caller sees the error
+    return next;
+  }
+
+  async #lookNow(): Promise<void> {
     const { cluster, ledger, namespace, history } = this.#trial;
     const { items } = await cluster.client.request(gpuPodList, {
       method: 'GET',
