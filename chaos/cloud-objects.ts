@@ -88,7 +88,9 @@ export class CloudHistory {
     const sample = this.#samples++;
     for (const object of cloudObjects(this.#sim.state.snapshot())) {
       const key = `${object.kind}/${object.id}`;
-      if (!this.#owners.has(key)) this.#owners.set(key, ownerOf(object, this.#ledger)?.uid);
+      // An owner unknown at first sight is looked for again: the suite may learn of a resource after its
+      // object (the virtual-node scenario finds the GpuPods the node makes by listing them).
+      if (this.#owners.get(key) === undefined) this.#owners.set(key, ownerOf(object, this.#ledger)?.uid);
       if (!object.live) continue;
       const life = this.#lives.get(key);
       if (life) life.last = sample;

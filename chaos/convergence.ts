@@ -108,27 +108,37 @@ export interface Convergence {
 const SHOWN_PROBLEMS = 8;
 
 /** Polls until every resource of the ledger is converged at one instant, or `timeoutMs` passes. */
-export async function awaitConvergence(
+export function awaitConvergence(
   ledger: Ledger,
   look: () => Promise<Observation>,
   timeoutMs: number,
 ): Promise<Convergence> {
-  const start = Date.now();
-  for (;;) {
+  return awaitNoProblems(async () => {
     const observation = await look();
     noteConverged(ledger, observation);
-    const problems = ledger
+    return ledger
       .all()
       .map((tracked) => [tracked, convergenceProblem(tracked, observation)] as const)
       .filter(([, problem]) => problem !== undefined)
       .map(([tracked, problem]) => `${tracked.kind}/${tracked.name}: ${problem}`);
+  }, timeoutMs);
+}
+
+/** Polls `problems` (one line per thing not where it should be) until it finds none, or `timeoutMs` passes. */
+export async function awaitNoProblems(
+  problems: () => Promise<readonly string[]>,
+  timeoutMs: number,
+): Promise<Convergence> {
+  const start = Date.now();
+  for (;;) {
+    const found = await problems();
     const ms = Date.now() - start;
-    if (problems.length === 0 || ms > timeoutMs) {
+    if (found.length === 0 || ms > timeoutMs) {
       return {
-        converged: problems.length === 0,
+        converged: found.length === 0,
         ms,
-        unconverged: problems.length,
-        problems: problems.slice(0, SHOWN_PROBLEMS),
+        unconverged: found.length,
+        problems: found.slice(0, SHOWN_PROBLEMS),
       };
     }
     await sleep(500);

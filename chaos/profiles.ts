@@ -71,6 +71,17 @@ export interface Profile {
     /** Once everything settled, the scenario watches this long that nothing changes any more. */
     readonly quietMs: number;
   };
+  /**
+   * Deployments on a virtual node (see `scenarios/virtual-node.ts`): every other one tolerates the node
+   * unreachable 2 s (its Pods are evicted by the outage), the others ride it out.
+   */
+  readonly virtualNode: {
+    readonly deployments: number;
+    /** Each Deployment's replicas, at the start and after each scale. */
+    readonly replicas: readonly [number, number];
+    /** Changes (a scale or a rollout), each followed by a SIGKILL of the leader; the one outage comes among them. */
+    readonly disruptions: number;
+  };
   /** Bound on every wait for convergence; a scenario that needs longer has failed. */
   readonly convergeTimeoutMs: number;
 }
@@ -116,6 +127,8 @@ const SHORT: Profile = {
     createLatencyMs: 300,
     quietMs: 3_000,
   },
+  // The outage alone takes about 30 s: the node's 20 s grace period, the eviction, the operators' start.
+  virtualNode: { deployments: 2, replicas: [1, 2], disruptions: 3 },
   convergeTimeoutMs: 90_000,
 };
 
@@ -166,6 +179,7 @@ const FULL: Profile = {
     createLatencyMs: 300,
     quietMs: 10_000,
   },
+  virtualNode: { deployments: 4, replicas: [1, 4], disruptions: 12 },
   convergeTimeoutMs: 240_000,
 };
 

@@ -7,6 +7,7 @@ import { operatorCrashes } from './operator-crashes.ts';
 import { secrets } from './secrets.ts';
 import { spendControls } from './spend-controls.ts';
 import { taskCrashes } from './task-crashes.ts';
+import { virtualNode } from './virtual-node.ts';
 import { watchDisruption } from './watch-disruption.ts';
 
 /** Every scenario, in the order a run plays them. */
@@ -19,6 +20,7 @@ export const SCENARIOS = {
   secrets,
   'task-crashes': taskCrashes,
   'spend-controls': spendControls,
+  'virtual-node': virtualNode,
 } as const satisfies Record<string, (run: RunContext) => Promise<ScenarioResult>>;
 
 export type ScenarioName = keyof typeof SCENARIOS;

@@ -19,7 +19,7 @@ const FREEZE_MS = (LEASE.duration + 2) * 1000;
 /** Once resumed, a deposed leader must notice and exit within this. */
 const RESUMED_EXIT_MS = 30_000;
 
-interface Failover {
+export interface Failover {
   readonly how: 'killed' | 'frozen';
   /** When the leader was killed or frozen. */
   readonly killedAt: number;
@@ -139,7 +139,8 @@ async function disruptLeaders(
   return failovers;
 }
 
-async function killLeader(replicas: readonly Replica[], leader: Replica): Promise<Failover> {
+/** SIGKILLs the leader, starts it again (as a Deployment would), and waits for the next leader. */
+export async function killLeader(replicas: readonly Replica[], leader: Replica): Promise<Failover> {
   const killedAt = Date.now();
   await leader.kill();
   await leader.start();

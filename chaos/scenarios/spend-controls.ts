@@ -7,7 +7,7 @@ import { findModel } from '../../src/sim/catalog.ts';
 import { Market } from '../../src/sim/market.ts';
 import type { PodState, RunningSimulator, SimState } from '../../src/sim/index.ts';
 import { condition, isReady, resources, type TestObject } from '../../test/support/operator.ts';
-import { poll } from '../../test/support/until.ts';
+import { removeAccount } from '../accounts.ts';
 import { deleteResource, type Life, operations } from '../driver.ts';
 import { killRepeatedly } from '../killer.ts';
 import { persistently, readResources, resourceKey } from '../kube.ts';
@@ -603,7 +603,7 @@ export async function spendControls(run: RunContext): Promise<ScenarioResult> {
     if (findings.stuckFinalizers > 0) violations.push(`${findings.stuckFinalizers} stuck finalizer(s)`);
     if (!cleanup.converged) violations.push(`${cleanup.unconverged} resource(s) not cleaned up`);
     notes.push(...findings.notes, ...cleanup.problems);
-    if (!(await removeAccount(run, trial))) violations.push(`ProviderConfig ${ACCOUNT} was never released`);
+    if (!(await removeAccount(run.cluster, trial.namespace, ACCOUNT))) violations.push(`ProviderConfig ${ACCOUNT} was never released`);
 
     const calls = trial.sim.calls.snapshot();
     const byOperation = (name: string) => calls.byOperation[name] ?? 0;
@@ -745,28 +745,6 @@ async function makeAccount(run: RunContext, trial: Trial, key: string, limit: nu
     'Ready',
     run.profile.convergeTimeoutMs,
   );
-}
-
-/** Deletes the account once nothing uses it; false if its finalizer never let it go. */
-async function removeAccount(run: RunContext, trial: Trial): Promise<boolean> {
-  const { cluster } = run;
-  await cluster.delete(resources.secret, trial.namespace, `${ACCOUNT}-key`).catch(() => undefined);
-  await cluster.delete(resources.providerConfig, '', ACCOUNT).catch(() => undefined);
-  try {
-    await poll(
-      () => cluster.get(resources.providerConfig, '', ACCOUNT),
-      (obj) => obj === undefined,
-      `ProviderConfig ${ACCOUNT} gone`,
-      30_000,
-    );
-    return true;
-  } catch {
-    // Released by hand, so that the run's later scenarios do not see it.
-    await cluster
-      .patch(resources.providerConfig, '', ACCOUNT, { metadata: { finalizers: null } })
-      .catch(() => undefined);
-    return false;
-  }
 }
 
 /**

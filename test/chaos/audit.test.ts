@@ -79,6 +79,21 @@ describe('the chaos audit', () => {
     assert.match(look().notes.join('\n'), /GpuPod\/placed had 2 cloud objects live at once/);
   });
 
+  test('a cloud object seen before its resource was known is counted once the resource is', async () => {
+    const ledger = new Ledger();
+    const history = new CloudHistory(sim, ledger);
+    const placement = { gpuTypes: ['NVIDIA L40S'] };
+    await createPod('late', 'uid-late');
+    await createPod('late', 'uid-late');
+    history.sample();
+    // Found after its cloud objects, as the virtual-node scenario finds the GpuPods the node makes.
+    ledger.created('GpuPod', 'late', { metadata: { uid: 'uid-late' }, spec: { placement } });
+    history.sample();
+    const findings = audit(ledger, observationOf(new Map(), sim.state.snapshot(), ledger), history);
+    assert.equal(history.madePerResource().get('uid-late'), 2);
+    assert.equal(findings.duplicates, 1, 'two cloud objects of it live at once');
+  });
+
   test('calls a resource converged only with one live cloud object in the state its spec asks for', async () => {
     const ledger = new Ledger();
     const tracked = ledger.created('GpuPod', 'web', { metadata: { uid: 'uid-web' } });

@@ -3,8 +3,9 @@
 // a node Ready and a namespace able to take Pods.
 import { z } from 'zod';
 import type { KubeClient } from '../../src/kube/client.ts';
-import { collectionPath, objectPath, pods } from '../../src/kube/resource-type.ts';
+import { collectionPath, leases, objectPath, pods } from '../../src/kube/resource-type.ts';
 import type { RunningSimulator } from '../../src/sim/index.ts';
+import { PROVIDER_CONFIG_LABEL, VIRTUAL_NODE_LABEL } from '../../src/virtual-node/names.ts';
 import { resources } from './operator.ts';
 import { poll } from './until.ts';
 
@@ -95,6 +96,53 @@ export const cloudCreates = (sim: RunningSimulator) =>
 export const running = (pod: Pod) =>
   pod.status.phase === 'Running' && pod.status.containerStatuses?.[0]?.ready === true;
 
+/**
+ * A Deployment of `replicas` one-GPU Pods on the virtual node of ProviderConfig `config`. `evictAfterS`: how
+ * long its Pods tolerate the node unreachable or not ready (unset: the apiserver's default, 300 s).
+ */
+export function virtualNodeDeployment(options: {
+  name: string;
+  config: string;
+  replicas: number;
+  evictAfterS?: number;
+  /** The container's image; a new one rolls the Deployment out. */
+  image?: string;
+}) {
+  const { name, evictAfterS } = options;
+  const outage =
+    evictAfterS === undefined
+      ? []
+      : ['node.kubernetes.io/unreachable', 'node.kubernetes.io/not-ready'].map((key) => ({
+          key,
+          operator: 'Exists',
+          effect: 'NoExecute',
+          tolerationSeconds: evictAfterS,
+        }));
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      replicas: options.replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          nodeSelector: { [VIRTUAL_NODE_LABEL]: 'true', [PROVIDER_CONFIG_LABEL]: options.config },
+          tolerations: [VIRTUAL_NODE_TOLERATION, ...outage],
+          containers: [
+            {
+              name: 'main',
+              image: options.image ?? `example/${name}:1`,
+              resources: { limits: { 'nvidia.com/gpu': '1' } },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
 /** A ProviderConfig whose account runs Pods of `namespace` on its virtual node, `gpucloud-<name>`. */
 export function virtualNodeProviderConfig(options: {
   name: string;
@@ -141,4 +189,71 @@ export async function waitForDefaultServiceAccount(client: KubeClient, namespace
     (found) => found !== undefined,
     `the default ServiceAccount of ${namespace}`,
   );
+}
+
+const microTime = () => new Date().toISOString().replace('Z', '000Z');
+/** How often the bystander's Lease is renewed: well within any node-monitor grace period. */
+const BYSTANDER_RENEW_MS = 2_000;
+
+/**
+ * A Node that stays Ready beside the virtual one, its Lease renewed as the kubelet of any other node would:
+ * with every node unheard, the node-lifecycle controller takes the fault for the control plane's and evicts
+ * nothing. `stop` ends the renewals and deletes the Node and its Lease.
+ */
+export async function startBystanderNode(
+  client: KubeClient,
+  name: string,
+): Promise<{ stop(): Promise<void> }> {
+  await client.request(z.unknown(), {
+    method: 'POST',
+    path: '/api/v1/nodes',
+    body: { apiVersion: 'v1', kind: 'Node', metadata: { name } },
+  });
+  const now = new Date().toISOString();
+  await client.request(z.unknown(), {
+    method: 'PATCH',
+    path: `/api/v1/nodes/${name}/status`,
+    body: {
+      status: {
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'KubeletReady',
+            message: 'a node of the cluster beside the virtual one',
+            lastHeartbeatTime: now,
+            lastTransitionTime: now,
+          },
+        ],
+      },
+    },
+  });
+  const lease = { namespace: 'kube-node-lease', name };
+  await client.request(z.unknown(), {
+    method: 'POST',
+    path: collectionPath(leases, lease.namespace),
+    body: {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name },
+      spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: microTime() },
+    },
+  });
+  const heartbeat = setInterval(() => {
+    client
+      .request(z.unknown(), {
+        method: 'PATCH',
+        path: objectPath(leases, lease),
+        body: { spec: { renewTime: microTime() } },
+      })
+      .catch(() => {}); // the next renewal tries again, well within the grace period
+  }, BYSTANDER_RENEW_MS);
+  return {
+    async stop() {
+      clearInterval(heartbeat);
+      for (const path of [`/api/v1/nodes/${name}`, objectPath(leases, lease)]) {
+        await client.request(z.unknown(), { method: 'DELETE', path }).catch(() => {}); // gone already
+      }
+    },
+  };
 }

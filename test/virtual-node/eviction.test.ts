@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { z } from 'zod';
 import type { KubeClient } from '../../src/kube/client.ts';
-import { collectionPath, deployments, leases, objectPath } from '../../src/kube/resource-type.ts';
+import { collectionPath, deployments, objectPath } from '../../src/kube/resource-type.ts';
 import { type SchedulingCluster, startSchedulingCluster } from '../../src/local/node-cluster.ts';
 import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
@@ -14,7 +14,8 @@ import {
   type Pod,
   readNode,
   running,
-  VIRTUAL_NODE_TOLERATION,
+  startBystanderNode,
+  virtualNodeDeployment,
   virtualNodeProviderConfig,
   waitForDefaultServiceAccount,
   waitForNodeReady,
@@ -45,88 +46,7 @@ const OPERATOR_FLAGS = ['--virtual-nodes', 'true', '--virtual-node-address', '10
 let admin: KubeClient;
 let operator: RunningOperator | undefined;
 let scheduling: SchedulingCluster | undefined;
-let heartbeat: NodeJS.Timeout | undefined;
-
-/** A Deployment on the node; `evictAfter` sets how long its Pods tolerate the node unreachable or not ready. */
-function deployment(name: string, replicas: number, evictAfter?: number) {
-  const outage =
-    evictAfter === undefined
-      ? []
-      : ['node.kubernetes.io/unreachable', 'node.kubernetes.io/not-ready'].map((key) => ({
-          key,
-          operator: 'Exists',
-          effect: 'NoExecute',
-          tolerationSeconds: evictAfter,
-        }));
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: {
-          nodeSelector: { 'gpucloud.io/virtual-node': 'true', 'gpucloud.io/provider-config': 'team-e' },
-          tolerations: [VIRTUAL_NODE_TOLERATION, ...outage],
-          containers: [
-            { name: 'main', image: `example/${name}:1`, resources: { limits: { 'nvidia.com/gpu': '1' } } },
-          ],
-        },
-      },
-    },
-  };
-}
-
-const microTime = () => new Date().toISOString().replace('Z', '000Z');
-
-/** A Node that stays Ready, its Lease renewed by the test, as the kubelet of any other node would. */
-async function registerBystander(): Promise<void> {
-  await admin.request(z.unknown(), {
-    method: 'POST',
-    path: '/api/v1/nodes',
-    body: { apiVersion: 'v1', kind: 'Node', metadata: { name: BYSTANDER } },
-  });
-  const now = new Date().toISOString();
-  await admin.request(z.unknown(), {
-    method: 'PATCH',
-    path: `/api/v1/nodes/${BYSTANDER}/status`,
-    body: {
-      status: {
-        conditions: [
-          {
-            type: 'Ready',
-            status: 'True',
-            reason: 'KubeletReady',
-            message: 'a node of the cluster beside the virtual one',
-            lastHeartbeatTime: now,
-            lastTransitionTime: now,
-          },
-        ],
-      },
-    },
-  });
-  await admin.request(z.unknown(), {
-    method: 'POST',
-    path: collectionPath(leases, 'kube-node-lease'),
-    body: {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: { name: BYSTANDER },
-      spec: { holderIdentity: BYSTANDER, leaseDurationSeconds: 40, renewTime: microTime() },
-    },
-  });
-  heartbeat = setInterval(() => {
-    admin
-      .request(z.unknown(), {
-        method: 'PATCH',
-        path: objectPath(leases, { namespace: 'kube-node-lease', name: BYSTANDER }),
-        body: { spec: { renewTime: microTime() } },
-      })
-      .catch(() => {}); // the next renewal tries again, well within the grace period
-  }, 2_000);
-}
+let bystander: { stop(): Promise<void> } | undefined;
 
 const podsOf = async (app: string) =>
   (await listPods(admin, NS)).filter((pod) => pod.metadata.name.startsWith(`${app}-`));
@@ -147,7 +67,7 @@ describe('the virtual node while its operator is down', () => {
     scheduling = await startSchedulingCluster(stack.plane(), {
       controllerManagerFlags: [`--node-monitor-grace-period=${GRACE_SECONDS}s`, '--node-monitor-period=1s'],
     });
-    await registerBystander();
+    bystander = await startBystanderNode(admin, BYSTANDER);
     operator = await startOperator(stack.plane(), stack.sim(), {
       apiKey: 'operator-default-key',
       flags: OPERATOR_FLAGS,
@@ -166,13 +86,16 @@ describe('the virtual node while its operator is down', () => {
     await waitForDefaultServiceAccount(admin, NS);
   });
   after(async () => {
-    clearInterval(heartbeat);
+    await bystander?.stop();
     await operator?.stop();
     await scheduling?.stop();
   });
 
   test('Pods past their toleration are evicted and replaced; the operator back, each Pod has one cloud pod and the evicted ones none', async () => {
-    for (const body of [deployment('short', 2, 2), deployment('patient', 1)]) {
+    for (const body of [
+      virtualNodeDeployment({ name: 'short', config: 'team-e', replicas: 2, evictAfterS: 2 }),
+      virtualNodeDeployment({ name: 'patient', config: 'team-e', replicas: 1 }),
+    ]) {
       await admin.request(z.unknown(), { method: 'POST', path: collectionPath(deployments, NS), body });
     }
     const up = await poll(
