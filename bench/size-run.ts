@@ -12,6 +12,7 @@ import { measureReaction } from './phases/reaction.ts';
 import { type RestartResult, restartOperator } from './phases/restart.ts';
 import { type StartupResult, startWithProbe } from './phases/startup.ts';
 import { measureSteady, type SteadyResult } from './phases/steady.ts';
+import { measureVirtualNode, type VirtualNodeResult } from './phases/virtual-node.ts';
 import { ensureNamespace, type Session } from './session.ts';
 import { RESOURCES } from './stack.ts';
 import type { Distribution } from './stats.ts';
@@ -33,6 +34,8 @@ export interface SizeResult {
   restart: RestartResult;
   deletion: DeletionResult;
   placement: PlacementResult;
+  /** The convergence phase's workload as Pods bound to a virtual node, run by an operator of its own. */
+  virtualNode: VirtualNodeResult;
   /** Warning lines the operator logged, first few kept. */
   operatorWarnings: { count: number; first: string[] };
 }
@@ -107,6 +110,11 @@ export async function runSize(session: Session, size: number): Promise<SizeResul
     );
     log.info({ size }, 'placement');
     const placement = await measurePlacement(session, namespace, size, watch);
+    warnings.push(...operator.warnings());
+    await operator.stop();
+    operator = undefined;
+    log.info({ size }, 'virtual node');
+    const virtualNode = await measureVirtualNode(session, size);
     return {
       size,
       loadavgAtStart,
@@ -120,10 +128,8 @@ export async function runSize(session: Session, size: number): Promise<SizeResul
       restart: restarted.restart,
       deletion,
       placement,
-      operatorWarnings: {
-        count: warnings.length + operator.warnings().length,
-        first: [...warnings, ...operator.warnings()].slice(0, 5),
-      },
+      virtualNode,
+      operatorWarnings: { count: warnings.length, first: warnings.slice(0, 5) },
     };
   } finally {
     await operator?.stop();
