@@ -105,7 +105,8 @@ const SIDE_ROWS: SideRow[] = [
 
 /** Per size: the convergence phase's GpuPods beside the same workload as Pods on the virtual node. */
 function virtualNodeTable(result: SizeResult): string {
-  const { virtualNode } = result;
+  if (!result.virtualNode.ok) return `virtual node at ${result.size} failed: ${result.virtualNode.error}`;
+  const virtualNode = result.virtualNode.result;
   return table(
     [`${result.size} resources`, 'GpuPods', `Pods on ${virtualNode.node}`],
     [

@@ -133,8 +133,10 @@ function within(value: number, reference: number): boolean {
  * runs at this size, and a Pod needs its own writes beside its GpuPod's (docs/performance.md).
  */
 function virtualNodeChecks(result: SizeResult): Omit<TargetCheck, 'scope'>[] {
+  const outcome = result.virtualNode;
+  if (!outcome.ok) return [{ target: 'virtual node: run completes', value: outcome.error, met: false }];
   const gpu = result.convergence;
-  const { convergence: pod, deletion, cloudPodsLeft } = result.virtualNode;
+  const { convergence: pod, deletion, cloudPodsLeft } = outcome.result;
   const latency = (d: Distribution | undefined) => PERCENTILES.map((p) => d?.[p] ?? Number.NaN);
   const [podLatency, gpuLatency] = [latency(pod.createToReadyMs), latency(gpu.createToReadyMs)];
   const gpuSide = ['gpupods', 'events'];
