@@ -1,8 +1,14 @@
 // The custom resources the benchmark applies: small, valid specs like the examples', with names that
 // sort in creation order and fit every kind's limits (an endpoint name has at most 20 characters).
 
-import type { ResourceType } from '../src/kube/resource-type.ts';
+import { pods, type ResourceType } from '../src/kube/resource-type.ts';
 import { API_VERSION } from '../src/resources/kinds.ts';
+import {
+  GPU_TYPE_LABEL_PREFIX,
+  placeLabel,
+  VIRTUAL_NODE_LABEL,
+  VIRTUAL_NODE_TAINT,
+} from '../src/virtual-node/names.ts';
 import { RESOURCES } from './stack.ts';
 
 export interface Manifest {
@@ -25,6 +31,37 @@ export const GPU_POD_SPEC = {
 
 export function gpuPod(name: string): Manifest {
   return manifest(RESOURCES.gpuPod, name, { ...GPU_POD_SPEC });
+}
+
+/**
+ * The GpuPod of gpuPod() as a plain Pod bound to virtual node `node`: `spec.nodeName` set as the
+ * scheduler's binding would set it, so that the scheduler's own speed is not measured. Its node selector
+ * names the GpuPod's GPU type, its port the GpuPod's exposed one.
+ */
+export function nodePod(name: string, node: string): Manifest {
+  const gpuTypeLabel = placeLabel(GPU_TYPE_LABEL_PREFIX, GPU_POD_SPEC.gpuType) ?? '';
+  return {
+    resource: pods,
+    name,
+    body: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: {
+        nodeName: node,
+        nodeSelector: { [VIRTUAL_NODE_LABEL]: 'true', [gpuTypeLabel]: 'true' },
+        tolerations: [{ key: VIRTUAL_NODE_TAINT, operator: 'Exists', effect: 'NoSchedule' }],
+        containers: [
+          {
+            name: 'main',
+            image: GPU_POD_SPEC.image,
+            ports: GPU_POD_SPEC.expose.map(({ port }) => ({ containerPort: port })),
+            resources: { limits: { 'nvidia.com/gpu': String(GPU_POD_SPEC.gpuCount) } },
+          },
+        ],
+      },
+    },
+  };
 }
 
 /** The one GPU type and region placed pods accept: no other phase of the benchmark uses them. */

@@ -32,6 +32,8 @@ export interface OperatorCounters {
 export interface OperatorSettings {
   namespace: string;
   callbacks: boolean;
+  /** Flags beyond the benchmark's own (`--virtual-nodes true`). */
+  extraFlags?: readonly string[];
 }
 
 /** The flags every benchmarked operator runs with (also recorded in the results). */
@@ -75,7 +77,12 @@ export async function stopAllOperators(): Promise<void> {
 export async function startOperator(session: Session, settings: OperatorSettings): Promise<OperatorRun> {
   const { stack, options } = session;
   const [healthPort, callbackPort] = await freeLoopbackPorts(2);
-  const flags = [...operatorFlags(options, settings.namespace), '--health-port', String(healthPort)];
+  const flags = [
+    ...operatorFlags(options, settings.namespace),
+    ...(settings.extraFlags ?? []),
+    '--health-port',
+    String(healthPort),
+  ];
   if (settings.callbacks) {
     flags.push(
       '--callback-port',

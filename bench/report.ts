@@ -7,7 +7,7 @@ import type { MixedResult } from './mixed-run.ts';
 import type { BenchResults } from './results.ts';
 import type { SizeResult } from './size-run.ts';
 import type { Distribution } from './stats.ts';
-import { controlPlaneCostRatio, type TargetCheck, writesPerResource } from './targets.ts';
+import { controlPlaneCostRatio, cpuPerResource, type TargetCheck, writesPerResource } from './targets.ts';
 
 type Row = [label: string, value: (result: SizeResult) => string];
 
@@ -74,6 +74,58 @@ function sizesTable(results: BenchResults): string {
   return table(
     ['GpuPods', ...done.map((r) => String(r.size))],
     ROWS.map(([label, value]) => [label, ...done.map(value)]),
+  );
+}
+
+type Convergence = SizeResult['convergence'];
+type SideRow = [label: string, value: (c: Convergence) => string];
+
+const byKey = (record: Record<string, number>) =>
+  Object.entries(record)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, n]) => `${key} ${n}`)
+    .join(', ');
+const all = (d: Distribution | undefined) => (d ? `${d.p50} / ${d.p90} / ${d.p99} / ${d.max}` : '-');
+
+const SIDE_ROWS: SideRow[] = [
+  ['create → Ready (Pods: Running) p50/p90/p99/max (ms)', (c) => all(c.createToReadyMs)],
+  ['create → cloud create p50/p99 (ms)', (c) => pct(c.createToCloudMs)],
+  ['apply → all Ready (s)', (c) => String(c.seconds)],
+  ['apiserver writes per resource', (c) => String(Math.round(sum(c.apiserverWritesPerResource) * 100) / 100)],
+  ['  by verb and resource', (c) => byKey(c.apiserverWritesPerResource)],
+  ['cloud calls per resource', (c) => String(Math.round(sum(c.cloudCallsPerResource) * 100) / 100)],
+  ['  by operation', (c) => byKey(c.cloudCallsPerResource)],
+  [
+    'operator CPU per resource (ms) / cores',
+    (c) => `${Math.round(cpuPerResource(c) * 10_000) / 10} / ${c.cpu.operatorCores}`,
+  ],
+  ['operator peak RSS (MB)', (c) => String(c.peakRssMb)],
+  ['reconcile errors', (c) => String(c.reconcileErrors)],
+];
+
+/** Per size: the convergence phase's GpuPods beside the same workload as Pods on the virtual node. */
+function virtualNodeTable(result: SizeResult): string {
+  if (!result.virtualNode.ok) return `virtual node at ${result.size} failed: ${result.virtualNode.error}`;
+  const virtualNode = result.virtualNode.result;
+  return table(
+    [`${result.size} resources`, 'GpuPods', `Pods on ${virtualNode.node}`],
+    [
+      ...SIDE_ROWS.map(([label, value]) => [
+        label,
+        value(result.convergence),
+        value(virtualNode.convergence),
+      ]),
+      [
+        'deletion: resources, all gone (s) / cloud pods left',
+        `${result.deletion.count} in ${result.deletion.seconds} / -`,
+        `${virtualNode.deletion.count} in ${virtualNode.deletion.seconds} / ${virtualNode.cloudPodsLeft}`,
+      ],
+      [
+        'operator warnings logged',
+        String(result.operatorWarnings.count),
+        String(virtualNode.operatorWarnings.count),
+      ],
+    ],
   );
 }
 
@@ -244,6 +296,7 @@ export function render(results: BenchResults, checks: readonly TargetCheck[]): s
       }; simulator: ${JSON.stringify(settings.simulator)}`,
     ].join('\n'),
     results.sizes.length > 0 ? sizesTable(results) : '',
+    ...results.sizes.flatMap((outcome) => (outcome.ok ? [virtualNodeTable(outcome.result)] : [])),
     ...failed.map((outcome) =>
       outcome.ok ? '' : `size ${outcome.size} failed after ${outcome.seconds} s: ${outcome.error}`,
     ),

@@ -1,5 +1,5 @@
 // One size, end to end: the apiserver's raw rate, then a fresh operator taking N GpuPods from apply to
-// Ready, idle, through cloud failures and a restart, to deletion.
+// Ready, idle, through cloud failures and a restart, to deletion; then the same N as Pods on a virtual node.
 import { loadavg } from 'node:os';
 import { listPods } from './cloud.ts';
 import { gpuPod, names } from './manifests.ts';
@@ -12,6 +12,8 @@ import { measureReaction } from './phases/reaction.ts';
 import { type RestartResult, restartOperator } from './phases/restart.ts';
 import { type StartupResult, startWithProbe } from './phases/startup.ts';
 import { measureSteady, type SteadyResult } from './phases/steady.ts';
+import { measureVirtualNode, type VirtualNodeResult } from './phases/virtual-node.ts';
+import { attempt, type Outcome } from './results.ts';
 import { ensureNamespace, type Session } from './session.ts';
 import { RESOURCES } from './stack.ts';
 import type { Distribution } from './stats.ts';
@@ -33,6 +35,11 @@ export interface SizeResult {
   restart: RestartResult;
   deletion: DeletionResult;
   placement: PlacementResult;
+  /**
+   * The convergence phase's workload as Pods bound to a virtual node, run by an operator of its own; its
+   * failure is recorded here, the GpuPods' figures kept.
+   */
+  virtualNode: Outcome<VirtualNodeResult>;
   /** Warning lines the operator logged, first few kept. */
   operatorWarnings: { count: number; first: string[] };
 }
@@ -107,6 +114,11 @@ export async function runSize(session: Session, size: number): Promise<SizeResul
     );
     log.info({ size }, 'placement');
     const placement = await measurePlacement(session, namespace, size, watch);
+    warnings.push(...operator.warnings());
+    await operator.stop();
+    operator = undefined;
+    log.info({ size }, 'virtual node');
+    const virtualNode = await attempt(() => measureVirtualNode(session, size));
     return {
       size,
       loadavgAtStart,
@@ -120,10 +132,8 @@ export async function runSize(session: Session, size: number): Promise<SizeResul
       restart: restarted.restart,
       deletion,
       placement,
-      operatorWarnings: {
-        count: warnings.length + operator.warnings().length,
-        first: [...warnings, ...operator.warnings()].slice(0, 5),
-      },
+      virtualNode,
+      operatorWarnings: { count: warnings.length, first: warnings.slice(0, 5) },
     };
   } finally {
     await operator?.stop();

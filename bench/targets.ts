@@ -3,6 +3,7 @@
 import { idleChecks } from './idle-budget.ts';
 import type { BenchResults } from './results.ts';
 import type { SizeResult } from './size-run.ts';
+import type { Distribution } from './stats.ts';
 
 export interface TargetCheck {
   scope: string;
@@ -86,6 +87,112 @@ function sizeChecks(result: SizeResult, seconds: number): Omit<TargetCheck, 'sco
     ...(result.size >= 10_000
       ? [{ target: 'run within ~15 minutes', value: `${Math.round(seconds)} s`, met: seconds <= MINUTES_15 }]
       : []),
+    ...virtualNodeChecks(result),
+  ];
+}
+
+/** How far above the GpuPods' figures the virtual node's may be. */
+const VIRTUAL_NODE_MARGIN = 1.2;
+/**
+ * What a Pod's GpuPod writes beyond a GpuPod of the convergence phase: the Pod maps to a placed GpuPod
+ * (placement over the types its node selector names), whose offer goes into its status before the create.
+ */
+export const PLACED_OFFER_WRITES = 1;
+/**
+ * The node's own writes to a Pod up to Running, as a kubelet's: its finalizer, then the status Pending
+ * (ContainerCreating) and Running (with the cloud id annotation); the benchmark's create left out.
+ */
+export const POD_OWN_WRITES = 3;
+
+const PERCENTILES = ['p50', 'p90', 'p99', 'max'] as const;
+
+/** Writes per resource whose `VERB resource` is of `resources`, the benchmark's own creates among them. */
+export function writesOf(writes: Record<string, number>, resources: readonly string[]): number {
+  const sum = Object.entries(writes)
+    .filter(([key]) => resources.includes((key.split(' ')[1] ?? '').split('/')[0] ?? ''))
+    .reduce((total, [, n]) => total + n, 0);
+  return Math.round(sum * 100) / 100;
+}
+
+const round2 = (value: number) => Math.round(value * 100) / 100;
+const sumOf = (record: Record<string, number>) => round2(Object.values(record).reduce((a, b) => a + b, 0));
+
+/** Operator CPU seconds per resource while N converged. */
+export function cpuPerResource(convergence: SizeResult['convergence']): number {
+  return Math.round((convergence.cpu.operatorCpuSeconds / convergence.count) * 10_000) / 10_000;
+}
+
+function within(value: number, reference: number): boolean {
+  return value <= reference * VIRTUAL_NODE_MARGIN;
+}
+
+/**
+ * The Pods on the virtual node against the same workload as GpuPods. Writes: the Pod's GpuPod within 20% of
+ * a GpuPod's but for the placed offer, and the node's own writes to the Pod as few as a kubelet's. Time and
+ * CPU: within 20% per apiserver write, since each write is a round trip to the apiserver that bounds both
+ * runs at this size, and a Pod needs its own writes beside its GpuPod's (docs/performance.md).
+ */
+function virtualNodeChecks(result: SizeResult): Omit<TargetCheck, 'scope'>[] {
+  const outcome = result.virtualNode;
+  if (!outcome.ok) return [{ target: 'virtual node: run completes', value: outcome.error, met: false }];
+  const gpu = result.convergence;
+  const { convergence: pod, deletion, cloudPodsLeft } = outcome.result;
+  const latency = (d: Distribution | undefined) => PERCENTILES.map((p) => d?.[p] ?? Number.NaN);
+  const [podLatency, gpuLatency] = [latency(pod.createToReadyMs), latency(gpu.createToReadyMs)];
+  const gpuSide = ['gpupods', 'events'];
+  const gpuWrites = writesOf(gpu.apiserverWritesPerResource, gpuSide);
+  const podGpuWrites = writesOf(pod.apiserverWritesPerResource, gpuSide);
+  // The benchmark's create of each Pod is its counterpart of the GpuPod's create.
+  const podOwnWrites = round2(writesOf(pod.apiserverWritesPerResource, ['pods', 'nodes']) - 1);
+  const [podTotal, gpuTotal] = [sumOf(pod.apiserverWritesPerResource), sumOf(gpu.apiserverWritesPerResource)];
+  const perWrite = podTotal / gpuTotal;
+  const ratio = `× ${round2(perWrite)} the writes`;
+  const [podCalls, gpuCalls] = [sumOf(pod.cloudCallsPerResource), sumOf(gpu.cloudCallsPerResource)];
+  const [podCpu, gpuCpu] = [cpuPerResource(pod), cpuPerResource(gpu)];
+  const writeRate = (c: SizeResult['convergence'], perResource: number) =>
+    Math.round((c.count * perResource) / c.seconds);
+  return [
+    {
+      target: 'virtual node: every Pod Running, then deleted with no cloud pod left',
+      value: `${pod.count} Running in ${pod.seconds} s, gone in ${deletion.seconds} s, ${cloudPodsLeft} cloud pods left`,
+      met: cloudPodsLeft === 0,
+    },
+    {
+      target: `virtual node: GpuPod writes per Pod ≤ GpuPods’ + 20% + ${PLACED_OFFER_WRITES} (the placed offer)`,
+      value: `${podGpuWrites} against ${gpuWrites} (budget ${round2(gpuWrites * VIRTUAL_NODE_MARGIN + PLACED_OFFER_WRITES)})`,
+      met: podGpuWrites <= gpuWrites * VIRTUAL_NODE_MARGIN + PLACED_OFFER_WRITES,
+    },
+    {
+      target: `virtual node: the node’s own writes per Pod ≤ ${POD_OWN_WRITES} (finalizer, Pending, Running: a kubelet’s)`,
+      value: `${podOwnWrites} (all writes per Pod ${podTotal}, per GpuPod ${gpuTotal})`,
+      met: podOwnWrites <= POD_OWN_WRITES,
+    },
+    {
+      target: 'virtual node: all Running within 20% of all GpuPods Ready, per write',
+      value: `${pod.seconds} s against ${gpu.seconds} s, ${ratio} (${writeRate(pod, podTotal)} writes / s against ${writeRate(gpu, gpuTotal)})`,
+      met: within(pod.seconds, gpu.seconds * perWrite),
+    },
+    {
+      target:
+        'virtual node: create → Running p50/p90/p99/max within 20% of GpuPods’ create → Ready per write',
+      value: `${podLatency.join(' / ')} ms against ${gpuLatency.join(' / ')} ms, ${ratio}`,
+      met: podLatency.every((value, i) => within(value, (gpuLatency[i] ?? Number.NaN) * perWrite)),
+    },
+    {
+      target: 'virtual node: operator CPU per write within 20% of GpuPods’',
+      value: `${round2((podCpu * 1000) / podTotal)} ms against ${round2((gpuCpu * 1000) / gpuTotal)} ms (per resource ${round2(podCpu * 1000)} against ${round2(gpuCpu * 1000)})`,
+      met: within(podCpu / podTotal, gpuCpu / gpuTotal),
+    },
+    {
+      target: 'virtual node: cloud calls per Pod within 20% of GpuPods’',
+      value: `${podCalls} against ${gpuCalls}`,
+      met: within(podCalls, gpuCalls),
+    },
+    {
+      target: 'virtual node: operator peak RSS within 20% of GpuPods’',
+      value: `${pod.peakRssMb} MB against ${gpu.peakRssMb} MB`,
+      met: within(pod.peakRssMb, gpu.peakRssMb),
+    },
   ];
 }
 

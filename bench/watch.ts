@@ -20,6 +20,11 @@ function isReady(obj: DeepReadonly<KubeObject>): boolean {
   return conditions.some((condition) => condition.type === 'Ready' && condition.status === 'True');
 }
 
+/** A Pod as a kubelet reports it up: phase Running and its Ready condition True. */
+export function isPodRunning(obj: DeepReadonly<KubeObject>): boolean {
+  return phaseOf(obj) === 'Running' && isReady(obj);
+}
+
 export class ResourceWatch {
   /** First moment each resource was seen Ready. */
   readonly readyAt = new Map<string, number>();
@@ -32,8 +37,17 @@ export class ResourceWatch {
   /** Update events received: every write to a resource (status included) is one. */
   updates = 0;
   readonly #informer: Informer;
+  readonly #ready: (obj: DeepReadonly<KubeObject>) => boolean;
 
-  constructor(client: KubeClient, resource: ResourceType, namespace: string, log: Logger) {
+  /** `ready` says what counts as Ready: the Ready condition True unless told otherwise. */
+  constructor(
+    client: KubeClient,
+    resource: ResourceType,
+    namespace: string,
+    log: Logger,
+    ready: (obj: DeepReadonly<KubeObject>) => boolean = isReady,
+  ) {
+    this.#ready = ready;
     this.#informer = new Informer(client, { resource, namespace }, log);
     this.#informer.addEventHandler({
       onAdd: (obj) => this.#record(obj),
@@ -61,7 +75,7 @@ export class ResourceWatch {
   #record(obj: DeepReadonly<KubeObject>): void {
     const now = Date.now();
     const { name } = obj.metadata;
-    if (isReady(obj) && !this.readyAt.has(name)) this.readyAt.set(name, now);
+    if (this.#ready(obj) && !this.readyAt.has(name)) this.readyAt.set(name, now);
     if ((obj.metadata.finalizers?.length ?? 0) > 0 && !this.finalizedAt.has(name))
       this.finalizedAt.set(name, now);
     const phase = phaseOf(obj);

@@ -78,7 +78,10 @@ export function addPodController(manager: Manager, options: PodControllerOptions
     return {};
   };
 
-  /** Writes the Pod's status as its GpuPod (or `waiting`) says, when that is news. */
+  /**
+   * Writes the Pod's status as its GpuPod (or `waiting`) says, when that is news, and in the same write the
+   * annotation naming its cloud pod (for the kubelet API) when the GpuPod has one the Pod does not name.
+   */
   const mirror = async (pod: NodePodObject, gpuPod: StoredGpuPod | undefined, waiting?: Waiting) => {
     const status = podStatus({
       pod,
@@ -87,7 +90,10 @@ export function addPodController(manager: Manager, options: PodControllerOptions
       waiting,
       now: new Date(clock.now()),
     });
-    if (podStatusDiffers(pod, status)) await writes.status(pod, { ...status });
+    const id = gpuPod?.status?.id;
+    const cloudId = id !== undefined && pod.metadata.annotations?.[EXTERNAL_ID] !== id ? id : undefined;
+    if (cloudId !== undefined || podStatusDiffers(pod, status))
+      await writes.status(pod, { ...status }, cloudId);
   };
 
   /**
@@ -179,11 +185,6 @@ export function addPodController(manager: Manager, options: PodControllerOptions
         );
         await writes.patchGpuPod(gpuKey, keep.spec);
       }
-    }
-    const id = gpuPod.status?.id;
-    if (id !== undefined && pod.metadata.annotations?.[EXTERNAL_ID] !== id) {
-      await writes.annotateCloudId(pod, id);
-      return {}; // the annotation's update brings the Pod back, to write its status from the new copy
     }
     await mirror(pod, gpuPod);
     return {};

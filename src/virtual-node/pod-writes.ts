@@ -25,12 +25,17 @@ export class PodWrites {
     this.#gpuPods = gpuPods;
   }
 
-  /** Merges `status` into the Pod's (pods/status), as of the version read. */
-  async status(pod: NodePodObject, status: Record<string, unknown>): Promise<void> {
+  /**
+   * Merges `status` into the Pod's (pods/status), as of the version read; with `cloudId`, the annotation
+   * naming the cloud pod goes in the same write (pods/status keeps the Pod's metadata but for its owners),
+   * so the Pod says Running and which cloud pod runs it at once, in one write rather than two.
+   */
+  async status(pod: NodePodObject, status: Record<string, unknown>, cloudId?: string): Promise<void> {
+    const annotations = cloudId === undefined ? {} : { annotations: { [EXTERNAL_ID]: cloudId } };
     await this.#conditional('the Pod', {
       method: 'PATCH',
       path: `${objectPath(pods, keyOf(pod))}/status`,
-      body: { metadata: { resourceVersion: pod.metadata.resourceVersion }, status },
+      body: { metadata: { resourceVersion: pod.metadata.resourceVersion, ...annotations }, status },
     });
   }
 
@@ -47,21 +52,6 @@ export class PodWrites {
       pod,
       finalizers.filter((each) => each !== POD_FINALIZER),
     );
-  }
-
-  /** Names the Pod's cloud pod, for the kubelet API. */
-  async annotateCloudId(pod: NodePodObject, id: string): Promise<void> {
-    await this.#conditional('the Pod', {
-      method: 'PATCH',
-      path: objectPath(pods, keyOf(pod)),
-      body: {
-        metadata: {
-          uid: pod.metadata.uid,
-          resourceVersion: pod.metadata.resourceVersion,
-          annotations: { [EXTERNAL_ID]: id },
-        },
-      },
-    });
   }
 
   /** The kubelet's last word on a deleted Pod: gone now, and only this Pod, never a new one of its name. */

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { z } from 'zod';
+import { Informer } from '../../src/kube/informer.ts';
+import type { DeepReadonly, KubeObject } from '../../src/kube/object.ts';
+import { pods } from '../../src/kube/resource-type.ts';
+import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
+import { captureLogs } from '../support/log-capture.ts';
+import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
+import { until } from '../support/until.ts';
+import { podSchema, running, VIRTUAL_NODE_TOLERATION, waitForNodeReady } from '../support/virtual-node.ts';
+
+// The writes the virtual node makes to a Pod it runs, on the real apiserver with the simulator over HTTP,
+// every version of the Pod seen through a watch: no write of its own for what another write can carry.
+const TEAM_KEY = 'team-a-pod-writes-key';
+const stack = useStack({
+  apiKeys: [
+    { key: 'operator-default-key', org: 'ops' },
+    { key: TEAM_KEY, org: 'team-a' },
+  ],
+});
+const NS = 'team-a';
+const KEY_NS = 'gpucloud-system';
+const NODE = 'gpucloud-team-a';
+
+let operator: RunningOperator;
+let watch: Informer;
+/** Every version of every Pod of NS the watch delivered, in order. */
+const versions: Array<z.output<typeof podSchema>> = [];
+
+describe('the writes of the virtual node to its Pods', () => {
+  before(async () => {
+    const cluster = stack.cluster();
+    for (const namespace of [KEY_NS, NS]) await cluster.ensureNamespace(namespace);
+    await cluster.client.request(z.unknown(), {
+      method: 'POST',
+      path: `/api/v1/namespaces/${NS}/serviceaccounts`,
+      body: { metadata: { name: 'default' } },
+    });
+    await cluster.create(resources.secret, KEY_NS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'team-a-key' },
+      stringData: { 'api-key': TEAM_KEY },
+    });
+    await cluster.create(resources.providerConfig, '', {
+      apiVersion: 'gpucloud.io/v1alpha1',
+      kind: 'ProviderConfig',
+      metadata: { name: 'team-a' },
+      spec: {
+        apiUrl: stack.sim().url,
+        credentials: { secretRef: { namespace: KEY_NS, name: 'team-a-key', key: 'api-key' } },
+        namespaces: { names: [NS] },
+        virtualNode: { enabled: true },
+      },
+    });
+    watch = new Informer(cluster.client, { resource: pods, namespace: NS }, captureLogs('warn').logger);
+    const seen = (pod: DeepReadonly<KubeObject>) => versions.push(podSchema.parse(pod));
+    watch.addEventHandler({ onAdd: seen, onUpdate: (_old, pod) => seen(pod) });
+    watch.start();
+    await watch.waitForSync();
+    operator = await startOperator(stack.plane(), stack.sim(), {
+      apiKey: 'operator-default-key',
+      flags: ['--virtual-nodes', 'true'],
+    });
+    await waitForNodeReady(cluster.client, NODE);
+  });
+  after(async () => {
+    await operator?.stop();
+    await watch?.stop();
+  });
+
+  test('the cloud id annotation comes in the status write that names the container, not in a write of its own', async () => {
+    await stack.cluster().create(pods, NS, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'trainer' },
+      spec: {
+        nodeName: NODE,
+        tolerations: [VIRTUAL_NODE_TOLERATION],
+        containers: [
+          { name: 'main', image: 'example/app:1', resources: { limits: { 'nvidia.com/gpu': '1' } } },
+        ],
+      },
+    });
+    const mine = () => versions.filter((pod) => pod.metadata.name === 'trainer');
+    await until(
+      () => mine().some((pod) => running(pod) && pod.metadata.annotations?.[EXTERNAL_ID] !== undefined),
+      'the Pod Running, naming its cloud pod',
+    );
+    const [first] = mine().filter((pod) => pod.metadata.annotations?.[EXTERNAL_ID] !== undefined);
+    const id = first?.metadata.annotations?.[EXTERNAL_ID];
+    assert.ok(id);
+    // Every version: the annotation there exactly when the container status names the same cloud pod.
+    for (const pod of mine()) {
+      const annotated = pod.metadata.annotations?.[EXTERNAL_ID];
+      const container = pod.status.containerStatuses?.[0]?.containerID;
+      assert.equal(container, annotated === undefined ? undefined : `gpucloud://${annotated}`);
+    }
+  });
+});
