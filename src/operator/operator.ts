@@ -180,6 +180,7 @@ async function startVirtualNodes(
     ports: config.virtualNodePorts,
     kubeletApi,
     namespaces: config.namespace,
+    concurrency: config.concurrency,
     clock,
     log: logger.child({ controller: 'virtual-node' }),
   });

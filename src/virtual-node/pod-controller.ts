@@ -45,6 +45,8 @@ export interface PodControllerOptions {
   readonly address: string;
   /** The namespaces the operator watches (its GpuPods' informers); every one when empty. */
   readonly namespaces: readonly string[];
+  /** Pods reconciled at once (the operator's --concurrency, as for its own kinds); one Pod never twice. */
+  readonly concurrency: number;
   readonly clock: Clock;
   readonly log: Logger;
 }
@@ -156,10 +158,9 @@ export function addPodController(manager: Manager, options: PodControllerOptions
         await mirror(pod, undefined, mapping);
         return { requeueAfterMs: WAITING_RETRY_MS };
       }
-      if (!pod.metadata.finalizers?.includes(POD_FINALIZER)) {
-        await writes.holdPod(pod);
-        return {}; // the Pod's update brings it back, with the finalizer in the copy it is read from
-      }
+      // The finalizer first, so that no GpuPod ever exists for a Pod that could go without it; once it is
+      // written (conditional on the copy read), the GpuPod in the same turn: no second pass through the queue.
+      if (!pod.metadata.finalizers?.includes(POD_FINALIZER)) await writes.holdPod(pod);
       await writes.createGpuPod(key.namespace, newGpuPod(pod, mapping.spec));
       log.info({ pod: `${key.namespace}/${key.name}`, node }, 'GpuPod made for the pod');
       for (const warning of mapping.warnings) {
@@ -219,6 +220,7 @@ export function addPodController(manager: Manager, options: PodControllerOptions
 
   manager.addController({
     name: 'virtual-node-pods',
+    maxConcurrentReconciles: options.concurrency,
     sources: [
       options.changed,
       // What decides a refusal changed: the namespaces a ProviderConfig lists, or a namespace's labels.

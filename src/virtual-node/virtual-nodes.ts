@@ -24,6 +24,8 @@ export interface VirtualNodeOptions {
   readonly kubeletApi: KubeletApiSettings | undefined;
   /** The namespaces the operator watches; every one when empty. */
   readonly namespaces: readonly string[];
+  /** Pods reconciled at once. */
+  readonly concurrency: number;
   readonly clock: Clock;
   readonly log: Logger;
 }
