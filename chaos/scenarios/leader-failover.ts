@@ -9,6 +9,23 @@ import { namespaceOf, Trial } from '../trial.ts';
 
 /** Lease timings of the scenario, in seconds: a quick failover, still renewing comfortably on a busy machine. */
 export const LEASE = { duration: 4, renewDeadline: 3, retryPeriod: 1 };
+
+/** The flags that put replicas under leader election on lease `name` (in `namespace`), on LEASE's times. */
+export function leaderElectionFlags(name: string, namespace?: string): string[] {
+  return [
+    '--leader-elect',
+    'true',
+    '--lease-name',
+    name,
+    ...(namespace === undefined ? [] : ['--lease-namespace', namespace]),
+    '--lease-duration',
+    String(LEASE.duration),
+    '--renew-deadline',
+    String(LEASE.renewDeadline),
+    '--retry-period',
+    String(LEASE.retryPeriod),
+  ];
+}
 /** Failover target: the lease runs out, and the standby notices within one more retry period. */
 const TAKEOVER_TARGET_MS = (LEASE.duration + LEASE.retryPeriod) * 1000;
 /** A leader is killed after leading (and acting) for a random time in this range. */
@@ -44,20 +61,7 @@ export async function leaderFailover(run: RunContext): Promise<ScenarioResult> {
   const trial = await Trial.open(run, {
     label: 'failover',
     replicas: 2,
-    flags: [
-      '--leader-elect',
-      'true',
-      '--lease-name',
-      'chaos-failover',
-      '--lease-namespace',
-      namespace,
-      '--lease-duration',
-      String(LEASE.duration),
-      '--renew-deadline',
-      String(LEASE.renewDeadline),
-      '--retry-period',
-      String(LEASE.retryPeriod),
-    ],
+    flags: leaderElectionFlags('chaos-failover', namespace),
   });
   try {
     await trial.startOperators();

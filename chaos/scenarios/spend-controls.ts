@@ -16,7 +16,7 @@ import type { Random } from '../random.ts';
 import { round, type ScenarioResult, worstOf } from '../report.ts';
 import type { RunContext } from '../run-context.ts';
 import { Trial } from '../trial.ts';
-import { awaitLeader, LEASE } from './leader-failover.ts';
+import { awaitLeader, leaderElectionFlags } from './leader-failover.ts';
 
 // Budgets, deadlines and idle stops while operators die. Two accounts in one simulator: the operator's own
 // (its flags' key), which holds the deadline and idle pods, and a ProviderConfig account of its own
@@ -43,18 +43,7 @@ const BUSY_PERCENT = 90;
 const IDLE_FLAGS = ['--idle-check-interval', '2', '--idle-check-rps', '20'];
 /** How long after its window an idle pod may take to be paused: checks every 2 s, failovers of ~5 s. */
 const IDLE_PAUSE_SLACK_MS = 90_000;
-const LEADER_FLAGS = [
-  '--leader-elect',
-  'true',
-  '--lease-name',
-  'chaos-spend',
-  '--lease-duration',
-  String(LEASE.duration),
-  '--renew-deadline',
-  String(LEASE.renewDeadline),
-  '--retry-period',
-  String(LEASE.retryPeriod),
-];
+const LEADER_FLAGS = leaderElectionFlags('chaos-spend');
 /**
  * A leader is killed after leading this long: a new leader first registers and proves the ProviderConfig
  * account and lists the cloud (each answer 400 ms late), so a shorter reign would rarely reach a change.

@@ -25,7 +25,7 @@ import { countMessages } from '../reconcile-log.ts';
 import { churnResult, round, type ScenarioResult, worstOf } from '../report.ts';
 import type { RunContext } from '../run-context.ts';
 import { Trial } from '../trial.ts';
-import { awaitLeader, killLeader, LEASE } from './leader-failover.ts';
+import { awaitLeader, killLeader, leaderElectionFlags } from './leader-failover.ts';
 
 // Plain Deployments on a virtual node while the operator dies: two replicas under leader election, the
 // leader SIGKILLed after each scale or rollout, mid-create or mid-delete (the cloud's answers held back), and one outage of
@@ -90,20 +90,7 @@ export async function virtualNode(run: RunContext): Promise<ScenarioResult> {
         label: LABEL,
         replicas: 2,
         answerDelayMs: ANSWER_DELAY_MS,
-        flags: [
-          '--virtual-nodes',
-          'true',
-          '--leader-elect',
-          'true',
-          '--lease-name',
-          'chaos-vnode',
-          '--lease-duration',
-          String(LEASE.duration),
-          '--renew-deadline',
-          String(LEASE.renewDeadline),
-          '--retry-period',
-          String(LEASE.retryPeriod),
-        ],
+        flags: ['--virtual-nodes', 'true', ...leaderElectionFlags('chaos-vnode')],
       });
       try {
         return await play(run, trial);

@@ -6,10 +6,24 @@ import type { KubeClient } from '../../src/kube/client.ts';
 import { collectionPath, leases, objectPath, pods } from '../../src/kube/resource-type.ts';
 import type { RunningSimulator } from '../../src/sim/index.ts';
 import { PROVIDER_CONFIG_LABEL, VIRTUAL_NODE_LABEL } from '../../src/virtual-node/names.ts';
-import { resources } from './operator.ts';
+import { resources, type Stack, useStack } from './operator.ts';
 import { poll } from './until.ts';
 
 /** The virtual node's own taint: a Pod must tolerate it to be placed there. */
+/**
+ * The control plane and the simulator for a virtual node's tests: the key the operator runs with, in an
+ * organisation of its own, and each team's key (`{ org: key }`) in the team's, so that what a Pod makes in
+ * the cloud says whose account it is.
+ */
+export function useTeamsStack(teams: Readonly<Record<string, string>>): Stack {
+  return useStack({
+    apiKeys: [
+      { key: 'operator-default-key', org: 'ops' },
+      ...Object.entries(teams).map(([org, key]) => ({ key, org })),
+    ],
+  });
+}
+
 export const VIRTUAL_NODE_TOLERATION = {
   key: 'gpucloud.io/virtual-node',
   operator: 'Exists',

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { collectionPath, pods } from '../../src/kube/resource-type.ts';
 import { findModel } from '../../src/sim/catalog.ts';
-import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
+import { type RunningOperator, resources, startOperator } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
 import {
   cloudCreates,
@@ -12,6 +12,7 @@ import {
   liveCloudPods,
   type Pod,
   running,
+  useTeamsStack,
   VIRTUAL_NODE_TOLERATION,
   virtualNodeProviderConfig,
   waitForNodeReady,
@@ -26,12 +27,9 @@ const ACCOUNTS = {
   gpus: { config: 'team-g', namespace: 'team-g', key: 'team-g-burst-key' },
   money: { config: 'team-m', namespace: 'team-m', key: 'team-m-burst-key' },
 } as const;
-const stack = useStack({
-  apiKeys: [
-    { key: 'operator-default-key', org: 'ops' },
-    { key: ACCOUNTS.gpus.key, org: ACCOUNTS.gpus.config },
-    { key: ACCOUNTS.money.key, org: ACCOUNTS.money.config },
-  ],
+const stack = useTeamsStack({
+  [ACCOUNTS.gpus.config]: ACCOUNTS.gpus.key,
+  [ACCOUNTS.money.config]: ACCOUNTS.money.key,
 });
 const BURST = 50;
 const FITS = 10;

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { collectionPath, deployments, objectPath } from '../../src/kube/resource-type.ts';
 import { type SchedulingCluster, startSchedulingCluster } from '../../src/local/node-cluster.ts';
-import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
+import { type RunningOperator, resources, startOperator } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
 import {
   cloudCreates,
@@ -15,6 +15,7 @@ import {
   readNode,
   running,
   startBystanderNode,
+  useTeamsStack,
   virtualNodeDeployment,
   virtualNodeProviderConfig,
   waitForDefaultServiceAccount,
@@ -25,12 +26,7 @@ import {
 // they do to a kubelet's that stopped answering. Real kube-controller-manager (node lifecycle, taint
 // eviction, ReplicaSets) and kube-scheduler, the operator in-process, the simulator over HTTP.
 const KEY = 'team-e-eviction-key';
-const stack = useStack({
-  apiKeys: [
-    { key: 'operator-default-key', org: 'ops' },
-    { key: KEY, org: 'team-e' },
-  ],
-});
+const stack = useTeamsStack({ 'team-e': KEY });
 const NS = 'team-e';
 const KEY_NS = 'gpucloud-system';
 const NODE = 'gpucloud-team-e';

@@ -6,20 +6,15 @@ import { z } from 'zod';
 import { objectPath, pods } from '../../src/kube/resource-type.ts';
 import { freePorts, kubeletApiFiles, type OwnedAddress, ownedAddress } from '../support/kubelet-api.ts';
 import { type RunningMetricsServer, startMetricsServer } from '../support/metrics-server.ts';
-import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
+import { type RunningOperator, resources, startOperator } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
-import { virtualNodeProviderConfig } from '../support/virtual-node.ts';
+import { useTeamsStack, virtualNodeProviderConfig } from '../support/virtual-node.ts';
 
 // `kubectl top` of a Pod on a virtual node, end to end: the real metrics-server, run as its own manifests
 // run it, scrapes the node's /metrics/resource on the port the node names, with its ServiceAccount's token,
 // and the real kubectl reads the metrics API through the apiserver's aggregator.
 const TEAM_KEY = 'team-a-top-key';
-const stack = useStack({
-  apiKeys: [
-    { key: 'operator-default-key', org: 'ops' },
-    { key: TEAM_KEY, org: 'team-a' },
-  ],
-});
+const stack = useTeamsStack({ 'team-a': TEAM_KEY });
 const CONFIG = 'team-a';
 const NODE = 'gpucloud-team-a';
 const NS = 'team-a';

@@ -19,8 +19,9 @@ import {
   type OwnedAddress,
   ownedAddress,
 } from '../support/kubelet-api.ts';
-import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
+import { type RunningOperator, resources, startOperator } from '../support/operator.ts';
 import { poll, until } from '../support/until.ts';
+import { useTeamsStack } from '../support/virtual-node.ts';
 
 // The virtual nodes' kubelet API on the real apiserver, which proxies `kubectl logs`, `kubectl exec` and
 // the node's /stats and /metrics to the port each node names, as it does to a kubelet's, and the simulator
@@ -29,13 +30,7 @@ import { poll, until } from '../support/until.ts';
 // apiserver's client certificate, or from a user the review refuses, are turned away.
 const TEAM_KEY = 'team-a-kubelet-key';
 const TEAM_B_KEY = 'team-b-kubelet-key';
-const stack = useStack({
-  apiKeys: [
-    { key: 'operator-default-key', org: 'ops' },
-    { key: TEAM_KEY, org: 'team-a' },
-    { key: TEAM_B_KEY, org: 'team-b' },
-  ],
-});
+const stack = useTeamsStack({ 'team-a': TEAM_KEY, 'team-b': TEAM_B_KEY });
 const CONFIG = 'team-a';
 const NODE = 'gpucloud-team-a';
 const NS = 'team-a';

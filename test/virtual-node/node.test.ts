@@ -5,19 +5,15 @@ import { isStatus, type KubeClient } from '../../src/kube/client.ts';
 import { collectionPath, leases, nodes, objectPath, pods } from '../../src/kube/resource-type.ts';
 import { LEASE_DURATION_SECONDS } from '../../src/virtual-node/cadence.ts';
 import { clientAs, grantPods, grantTenant } from '../support/impersonation.ts';
-import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
+import { type RunningOperator, resources, startOperator } from '../support/operator.ts';
 import { poll, until } from '../support/until.ts';
+import { useTeamsStack } from '../support/virtual-node.ts';
 
 // The virtual node on the real apiserver, the operator in-process and the simulator over HTTP: registered
 // and kept alive as a kubelet is, deregistered when turned off or when its ProviderConfig goes, and what a
 // tenant of another namespace can do to it (as that tenant, by impersonation).
 const TEAM_KEY = 'team-a-vnode-key';
-const stack = useStack({
-  apiKeys: [
-    { key: 'operator-default-key', org: 'ops' },
-    { key: TEAM_KEY, org: 'team-a' },
-  ],
-});
+const stack = useTeamsStack({ 'team-a': TEAM_KEY });
 const CONFIG = 'team-a';
 const NODE = 'gpucloud-team-a';
 const ALLOWED_NS = 'team-a';

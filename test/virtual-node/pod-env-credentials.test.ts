@@ -4,13 +4,14 @@ import { z } from 'zod';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { collectionPath, configMaps, objectPath, pods } from '../../src/kube/resource-type.ts';
 import { clientAs, grantPods, grantTenant } from '../support/impersonation.ts';
-import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
+import { type RunningOperator, resources, startOperator } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
 import {
   cloudCreates,
   listGpuPods,
   readPod,
   running,
+  useTeamsStack,
   VIRTUAL_NODE_TOLERATION,
   virtualNodeProviderConfig,
 } from '../support/virtual-node.ts';
@@ -21,12 +22,7 @@ import {
 // Pod's own Secret names; no Secret value is in the GpuPod, the Pod, an event or a log; and a Secret of
 // another namespace cannot be used.
 const TEAM_KEY = 'team-a-env-key';
-const stack = useStack({
-  apiKeys: [
-    { key: 'operator-default-key', org: 'ops' },
-    { key: TEAM_KEY, org: 'team-a' },
-  ],
-});
+const stack = useTeamsStack({ 'team-a': TEAM_KEY });
 const NS = 'team-a';
 const OTHER_NS = 'team-b';
 const KEY_NS = 'gpucloud-system';

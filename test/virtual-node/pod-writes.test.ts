@@ -6,19 +6,20 @@ import type { DeepReadonly, KubeObject } from '../../src/kube/object.ts';
 import { pods } from '../../src/kube/resource-type.ts';
 import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { captureLogs } from '../support/log-capture.ts';
-import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
+import { type RunningOperator, resources, startOperator } from '../support/operator.ts';
 import { until } from '../support/until.ts';
-import { podSchema, running, VIRTUAL_NODE_TOLERATION, waitForNodeReady } from '../support/virtual-node.ts';
+import {
+  podSchema,
+  running,
+  useTeamsStack,
+  VIRTUAL_NODE_TOLERATION,
+  waitForNodeReady,
+} from '../support/virtual-node.ts';
 
 // The writes the virtual node makes to a Pod it runs, on the real apiserver with the simulator over HTTP,
 // every version of the Pod seen through a watch: no write of its own for what another write can carry.
 const TEAM_KEY = 'team-a-pod-writes-key';
-const stack = useStack({
-  apiKeys: [
-    { key: 'operator-default-key', org: 'ops' },
-    { key: TEAM_KEY, org: 'team-a' },
-  ],
-});
+const stack = useTeamsStack({ 'team-a': TEAM_KEY });
 const NS = 'team-a';
 const KEY_NS = 'gpucloud-system';
 const NODE = 'gpucloud-team-a';

@@ -5,7 +5,7 @@ import { isStatus, type KubeClient } from '../../src/kube/client.ts';
 import { collectionPath, deployments, objectPath, pods } from '../../src/kube/resource-type.ts';
 import { type SchedulingCluster, startSchedulingCluster } from '../../src/local/node-cluster.ts';
 import { clientAs, grantPods, grantTenant } from '../support/impersonation.ts';
-import { type RunningOperator, resources, startOperator, useStack } from '../support/operator.ts';
+import { type RunningOperator, resources, startOperator } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
 import {
   cloudCreates,
@@ -14,6 +14,7 @@ import {
   liveCloudPods as liveCloudPodsOf,
   readPod as readPodOf,
   running,
+  useTeamsStack,
   VIRTUAL_NODE_TOLERATION,
   virtualNodeProviderConfig,
   waitForDefaultServiceAccount,
@@ -26,13 +27,7 @@ import {
 // no cloud call; and what a tenant can do through a Pod, and to the GpuPod of their Pod, as that tenant.
 const TEAM_A_KEY = 'team-a-pods-key';
 const TEAM_B_KEY = 'team-b-pods-key';
-const stack = useStack({
-  apiKeys: [
-    { key: 'operator-default-key', org: 'ops' },
-    { key: TEAM_A_KEY, org: 'team-a' },
-    { key: TEAM_B_KEY, org: 'team-b' },
-  ],
-});
+const stack = useTeamsStack({ 'team-a': TEAM_A_KEY, 'team-b': TEAM_B_KEY });
 const NS = 'team-a';
 const OTHER_NS = 'team-b';
 const KEY_NS = 'gpucloud-system';
