@@ -21,12 +21,15 @@ const tokenReview = z.object({
   }),
 });
 
-/** How long a token's user is kept; a refused token is not kept. */
+/** How long a token's user is kept. */
 export const TOKEN_TTL_MS = 10_000;
+/** How long a refused token is kept refused: a caller repeating one costs one review per period. */
+export const REFUSED_TTL_MS = 2_000;
 /** The most tokens kept at once: a caller sending many tokens cannot grow the cache past it. */
 const MAX_KEPT = 1_000;
 
 export type TokenAuthentication = { user: User } | { refused: string } | undefined;
+const REFUSED = { refused: 'the bearer token is not valid' } as const;
 
 export interface TokenAuthenticator {
   /** The user the request's bearer token names, a refusal, or undefined when it carries no token. */
@@ -36,7 +39,7 @@ export interface TokenAuthenticator {
 export class TokenReviewer implements TokenAuthenticator {
   readonly #kube: KubeRequests;
   readonly #now: () => number;
-  readonly #kept = new Map<string, { user: User; until: number }>();
+  readonly #kept = new Map<string, { user: User | undefined; until: number }>();
 
   constructor(kube: KubeRequests, now: () => number = Date.now) {
     this.#kube = kube;
@@ -51,24 +54,27 @@ export class TokenReviewer implements TokenAuthenticator {
     const token = match[1];
     const hash = createHash('sha256').update(token).digest('hex');
     const kept = this.#kept.get(hash);
-    if (kept && kept.until > this.#now()) return { user: kept.user };
+    if (kept && kept.until > this.#now()) return kept.user ? { user: kept.user } : REFUSED;
     const { status } = await this.#kube.request(tokenReview, {
       method: 'POST',
       path: '/apis/authentication.k8s.io/v1/tokenreviews',
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
     });
     const name = status.user?.username;
-    if (!status.authenticated || !name) return { refused: 'the bearer token is not valid' };
+    if (!status.authenticated || !name) {
+      this.#keep(hash, undefined, REFUSED_TTL_MS);
+      return REFUSED;
+    }
     const user: User = { name, groups: status.user?.groups ?? [], extra: status.user?.extra ?? {} };
-    this.#keep(hash, user);
+    this.#keep(hash, user, TOKEN_TTL_MS);
     return { user };
   }
 
-  #keep(hash: string, user: User): void {
+  #keep(hash: string, user: User | undefined, ttlMs: number): void {
     const now = this.#now();
     for (const [key, entry] of this.#kept) if (entry.until <= now) this.#kept.delete(key);
     // Still full of live ones: the oldest goes (a Map iterates in insertion order).
     if (this.#kept.size >= MAX_KEPT) this.#kept.delete(this.#kept.keys().next().value ?? '');
-    this.#kept.set(hash, { user, until: now + TOKEN_TTL_MS });
+    this.#kept.set(hash, { user, until: now + ttlMs });
   }
 }
