@@ -65,6 +65,31 @@ export async function grantRole(
   });
 }
 
+/** A ClusterRole `name` with `rules`, bound to `user` cluster-wide (a binding of the same name). */
+export async function grantClusterRole(
+  admin: KubeClient,
+  user: string,
+  name: string,
+  rules: readonly Rule[],
+): Promise<void> {
+  await admin.request(z.unknown(), {
+    method: 'POST',
+    path: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+    body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name }, rules },
+  });
+  await admin.request(z.unknown(), {
+    method: 'POST',
+    path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+    },
+  });
+}
+
 /** A Role in `namespace` allowing `verbs` on the gpucloud kinds, bound to `user`. */
 export function grantTenant(
   admin: KubeClient,

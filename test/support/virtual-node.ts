@@ -181,6 +181,34 @@ export function virtualNodeProviderConfig(options: {
   };
 }
 
+/** The namespace's default ServiceAccount, which Pod admission wants, where no controller-manager makes it. */
+export async function createDefaultServiceAccount(client: KubeClient, namespace: string): Promise<void> {
+  await client.request(z.unknown(), {
+    method: 'POST',
+    path: `/api/v1/namespaces/${namespace}/serviceaccounts`,
+    body: { metadata: { name: 'default' } },
+  });
+}
+
+/** The Secret `<config>-key` of `namespace` holding an account's key, as virtualNodeProviderConfig names it. */
+export async function createAccountKey(
+  client: KubeClient,
+  namespace: string,
+  config: string,
+  key: string,
+): Promise<void> {
+  await client.request(z.unknown(), {
+    method: 'POST',
+    path: `/api/v1/namespaces/${namespace}/secrets`,
+    body: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `${config}-key` },
+      stringData: { 'api-key': key },
+    },
+  });
+}
+
 export async function waitForNodeReady(client: KubeClient, name: string, timeoutMs = 60_000): Promise<void> {
   await poll(
     () => readNode(client, name).catch(() => undefined),

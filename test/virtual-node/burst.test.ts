@@ -8,6 +8,8 @@ import { type RunningOperator, resources, startOperator } from '../support/opera
 import { poll } from '../support/until.ts';
 import {
   cloudCreates,
+  createAccountKey,
+  createDefaultServiceAccount,
   listPods,
   liveCloudPods,
   type Pod,
@@ -111,20 +113,11 @@ describe('a burst of 50 Pods on the virtual node against a slow cloud', () => {
     for (const { namespace } of Object.values(ACCOUNTS)) {
       await cluster.ensureNamespace(namespace);
       // Pod admission wants the namespace's default ServiceAccount; no controller-manager makes it here.
-      await admin.request(z.unknown(), {
-        method: 'POST',
-        path: `/api/v1/namespaces/${namespace}/serviceaccounts`,
-        body: { metadata: { name: 'default' } },
-      });
+      await createDefaultServiceAccount(admin, namespace);
     }
     await cluster.ensureNamespace(KEY_NS);
     for (const { config, key } of Object.values(ACCOUNTS)) {
-      await cluster.create(resources.secret, KEY_NS, {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: `${config}-key` },
-        stringData: { 'api-key': key },
-      });
+      await createAccountKey(admin, KEY_NS, config, key);
     }
     const base = (account: (typeof ACCOUNTS)[keyof typeof ACCOUNTS]) =>
       virtualNodeProviderConfig({

@@ -8,6 +8,7 @@ import { type RunningOperator, resources, startOperator } from '../support/opera
 import { poll } from '../support/until.ts';
 import {
   cloudCreates,
+  createAccountKey,
   listPods,
   liveCloudPods,
   nodeReady,
@@ -54,12 +55,7 @@ describe('the virtual node while its operator is down', () => {
     const cluster = stack.cluster();
     admin = cluster.client;
     for (const namespace of [KEY_NS, NS]) await cluster.ensureNamespace(namespace);
-    await cluster.create(resources.secret, KEY_NS, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'team-e-key' },
-      stringData: { 'api-key': KEY },
-    });
+    await createAccountKey(admin, KEY_NS, 'team-e', KEY);
     scheduling = await startSchedulingCluster(stack.plane(), {
       controllerManagerFlags: [`--node-monitor-grace-period=${GRACE_SECONDS}s`, '--node-monitor-period=1s'],
     });

@@ -8,7 +8,12 @@ import { freePorts, kubeletApiFiles, type OwnedAddress, ownedAddress } from '../
 import { type RunningMetricsServer, startMetricsServer } from '../support/metrics-server.ts';
 import { type RunningOperator, resources, startOperator } from '../support/operator.ts';
 import { poll } from '../support/until.ts';
-import { useTeamsStack, virtualNodeProviderConfig } from '../support/virtual-node.ts';
+import {
+  createAccountKey,
+  createDefaultServiceAccount,
+  useTeamsStack,
+  virtualNodeProviderConfig,
+} from '../support/virtual-node.ts';
 
 // `kubectl top` of a Pod on a virtual node, end to end: the real metrics-server, run as its own manifests
 // run it, scrapes the node's /metrics/resource on the port the node names, with its ServiceAccount's token,
@@ -53,17 +58,8 @@ describe('kubectl top of a Pod on a virtual node, through metrics-server', () =>
     const cluster = stack.cluster();
     const admin = cluster.client;
     for (const namespace of [KEY_NS, NS]) await cluster.ensureNamespace(namespace);
-    await admin.request(z.unknown(), {
-      method: 'POST',
-      path: `/api/v1/namespaces/${NS}/serviceaccounts`,
-      body: { metadata: { name: 'default' } },
-    });
-    await cluster.create(resources.secret, KEY_NS, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: `${CONFIG}-key` },
-      stringData: { 'api-key': TEAM_KEY },
-    });
+    await createDefaultServiceAccount(admin, NS);
+    await createAccountKey(admin, KEY_NS, CONFIG, TEAM_KEY);
     await cluster.create(
       resources.providerConfig,
       '',

@@ -10,7 +10,7 @@ import type { KubeClient } from '../../src/kube/client.ts';
 import { nodes, objectPath, pods } from '../../src/kube/resource-type.ts';
 import { type IssuedCertificate, issueCertificate } from '../../src/lib/x509.ts';
 import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
-import { writeKubeconfigAs } from '../support/impersonation.ts';
+import { grantClusterRole, writeKubeconfigAs } from '../support/impersonation.ts';
 import {
   type ClientIdentity,
   freePorts,
@@ -21,7 +21,7 @@ import {
 } from '../support/kubelet-api.ts';
 import { type RunningOperator, resources, startOperator } from '../support/operator.ts';
 import { poll, until } from '../support/until.ts';
-import { useTeamsStack } from '../support/virtual-node.ts';
+import { createAccountKey, createDefaultServiceAccount, useTeamsStack } from '../support/virtual-node.ts';
 
 // The virtual nodes' kubelet API on the real apiserver, which proxies `kubectl logs`, `kubectl exec` and
 // the node's /stats and /metrics to the port each node names, as it does to a kubelet's, and the simulator
@@ -223,17 +223,8 @@ describe('the virtual nodes’ kubelet API', () => {
       [CONFIG, NS, TEAM_KEY],
       [CONFIG_B, NS_B, TEAM_B_KEY],
     ] as const) {
-      await admin.request(z.unknown(), {
-        method: 'POST',
-        path: `/api/v1/namespaces/${namespace}/serviceaccounts`,
-        body: { metadata: { name: 'default' } },
-      });
-      await cluster.create(resources.secret, KEY_NS, {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: `${config}-key` },
-        stringData: { 'api-key': key },
-      });
+      await createDefaultServiceAccount(admin, namespace);
+      await createAccountKey(admin, KEY_NS, config, key);
       await cluster.create(resources.providerConfig, '', {
         apiVersion: 'gpucloud.io/v1alpha1',
         kind: 'ProviderConfig',
@@ -520,23 +511,9 @@ describe('the virtual nodes’ kubelet API', () => {
       const metrics = await straight('/metrics/resource', mallory, portB);
       assert.equal(metrics.status, 403, 'metrics ask nodes/metrics');
       assert.match(metrics.body, /user=mallory, verb=get, resource=nodes, subresource=metrics/);
-      await admin.request(z.unknown(), {
-        method: 'POST',
-        path: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
-        body: {
-          metadata: { name: 'node-proxy' },
-          rules: [{ apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] }],
-        },
-      });
-      await admin.request(z.unknown(), {
-        method: 'POST',
-        path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
-        body: {
-          metadata: { name: 'mallory-node-proxy' },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'node-proxy' },
-          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'mallory' }],
-        },
-      });
+      await grantClusterRole(admin, 'mallory', 'node-proxy', [
+        { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] },
+      ]);
       // A denial is remembered two seconds at most.
       const served = await poll(
         () => straight(`/containerLogs/${NS}/trainer/main`, mallory),
@@ -548,23 +525,9 @@ describe('the virtual nodes’ kubelet API', () => {
     });
 
     test('a scraper granted nodes/stats and nodes/metrics (as metrics-server is) reads both nodes’ usage, and no log', async () => {
-      await admin.request(z.unknown(), {
-        method: 'POST',
-        path: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
-        body: {
-          metadata: { name: 'node-usage-reader' },
-          rules: [{ apiGroups: [''], resources: ['nodes/stats', 'nodes/metrics'], verbs: ['get'] }],
-        },
-      });
-      await admin.request(z.unknown(), {
-        method: 'POST',
-        path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
-        body: {
-          metadata: { name: 'scraper-node-usage' },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'node-usage-reader' },
-          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'scraper' }],
-        },
-      });
+      await grantClusterRole(admin, 'scraper', 'node-usage-reader', [
+        { apiGroups: [''], resources: ['nodes/stats', 'nodes/metrics'], verbs: ['get'] },
+      ]);
       const scraper = await userCertificate('scraper');
       for (const [to, pod] of [
         [port, 'trainer'],

@@ -7,7 +7,7 @@ import { LEASE_DURATION_SECONDS } from '../../src/virtual-node/cadence.ts';
 import { clientAs, grantPods, grantTenant } from '../support/impersonation.ts';
 import { type RunningOperator, resources, startOperator } from '../support/operator.ts';
 import { poll, until } from '../support/until.ts';
-import { useTeamsStack } from '../support/virtual-node.ts';
+import { createAccountKey, createDefaultServiceAccount, useTeamsStack } from '../support/virtual-node.ts';
 
 // The virtual node on the real apiserver, the operator in-process and the simulator over HTTP: registered
 // and kept alive as a kubelet is, deregistered when turned off or when its ProviderConfig goes, and what a
@@ -110,18 +110,9 @@ describe('the virtual node of a ProviderConfig', () => {
     for (const namespace of [KEY_NS, ALLOWED_NS, OTHER_NS]) await cluster.ensureNamespace(namespace);
     // No controller-manager here to make each namespace's default ServiceAccount, which Pod admission wants.
     for (const namespace of [ALLOWED_NS, OTHER_NS]) {
-      await admin.request(z.unknown(), {
-        method: 'POST',
-        path: `/api/v1/namespaces/${namespace}/serviceaccounts`,
-        body: { metadata: { name: 'default' } },
-      });
+      await createDefaultServiceAccount(admin, namespace);
     }
-    await cluster.create(resources.secret, KEY_NS, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'team-a-key' },
-      stringData: { 'api-key': TEAM_KEY },
-    });
+    await createAccountKey(admin, KEY_NS, 'team-a', TEAM_KEY);
     operator = await startOperator(stack.plane(), stack.sim(), {
       apiKey: 'operator-default-key',
       flags: [

@@ -8,6 +8,8 @@ import { type RunningOperator, resources, startOperator } from '../support/opera
 import { poll } from '../support/until.ts';
 import {
   cloudCreates,
+  createAccountKey,
+  createDefaultServiceAccount,
   listGpuPods,
   readPod,
   running,
@@ -92,17 +94,8 @@ describe('a Pod’s envFrom, $(VAR) references and image pull secret on the virt
     const cluster = stack.cluster();
     admin = cluster.client;
     for (const namespace of [KEY_NS, NS, OTHER_NS]) await cluster.ensureNamespace(namespace);
-    await admin.request(z.unknown(), {
-      method: 'POST',
-      path: `/api/v1/namespaces/${NS}/serviceaccounts`,
-      body: { metadata: { name: 'default' } },
-    });
-    await cluster.create(resources.secret, KEY_NS, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'team-a-key' },
-      stringData: { 'api-key': TEAM_KEY },
-    });
+    await createDefaultServiceAccount(admin, NS);
+    await createAccountKey(admin, KEY_NS, 'team-a', TEAM_KEY);
     await admin.request(z.unknown(), {
       method: 'POST',
       path: collectionPath(configMaps, NS),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { Informer } from '../../src/kube/informer.ts';
 import type { DeepReadonly, KubeObject } from '../../src/kube/object.ts';
 import { pods } from '../../src/kube/resource-type.ts';
@@ -9,6 +9,8 @@ import { captureLogs } from '../support/log-capture.ts';
 import { type RunningOperator, resources, startOperator } from '../support/operator.ts';
 import { until } from '../support/until.ts';
 import {
+  createAccountKey,
+  createDefaultServiceAccount,
   podSchema,
   running,
   useTeamsStack,
@@ -33,17 +35,8 @@ describe('the writes of the virtual node to its Pods', () => {
   before(async () => {
     const cluster = stack.cluster();
     for (const namespace of [KEY_NS, NS]) await cluster.ensureNamespace(namespace);
-    await cluster.client.request(z.unknown(), {
-      method: 'POST',
-      path: `/api/v1/namespaces/${NS}/serviceaccounts`,
-      body: { metadata: { name: 'default' } },
-    });
-    await cluster.create(resources.secret, KEY_NS, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'team-a-key' },
-      stringData: { 'api-key': TEAM_KEY },
-    });
+    await createDefaultServiceAccount(cluster.client, NS);
+    await createAccountKey(cluster.client, KEY_NS, 'team-a', TEAM_KEY);
     await cluster.create(resources.providerConfig, '', {
       apiVersion: 'gpucloud.io/v1alpha1',
       kind: 'ProviderConfig',

@@ -9,6 +9,7 @@ import { type RunningOperator, resources, startOperator } from '../support/opera
 import { poll } from '../support/until.ts';
 import {
   cloudCreates,
+  createAccountKey,
   listGpuPods as listGpuPodsOf,
   listPods as listPodsOf,
   liveCloudPods as liveCloudPodsOf,
@@ -89,12 +90,7 @@ describe('Pods on the virtual node', () => {
       ['team-a', TEAM_A_KEY],
       ['team-b', TEAM_B_KEY],
     ] as const) {
-      await cluster.create(resources.secret, KEY_NS, {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: `${name}-key` },
-        stringData: { 'api-key': key },
-      });
+      await createAccountKey(admin, KEY_NS, name, key);
     }
     // The workload controllers, node lifecycle (it lifts the not-ready taint a node registers with) and the scheduler.
     scheduling = await startSchedulingCluster(stack.plane());
