@@ -40,51 +40,49 @@ interface Rule {
 }
 
 /** A Role `name` in `namespace` with `rules`, bound to `user`. */
-export async function grantRole(
+export function grantRole(
   admin: KubeClient,
   namespace: string,
   user: string,
   name: string,
   rules: readonly Rule[],
 ): Promise<void> {
-  await admin.request(z.unknown(), {
-    method: 'POST',
-    path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`,
-    body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name }, rules },
-  });
-  await admin.request(z.unknown(), {
-    method: 'POST',
-    path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`,
-    body: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-    },
-  });
+  return grant(admin, { kind: 'Role', prefix: `namespaces/${namespace}/` }, user, name, rules);
 }
 
 /** A ClusterRole `name` with `rules`, bound to `user` cluster-wide (a binding of the same name). */
-export async function grantClusterRole(
+export function grantClusterRole(
   admin: KubeClient,
   user: string,
   name: string,
   rules: readonly Rule[],
 ): Promise<void> {
+  return grant(admin, { kind: 'ClusterRole', prefix: '' }, user, name, rules);
+}
+
+/** A role of `scope` named `name` with `rules`, and its binding of the same name to `user`. */
+async function grant(
+  admin: KubeClient,
+  scope: { kind: 'Role' | 'ClusterRole'; prefix: string },
+  user: string,
+  name: string,
+  rules: readonly Rule[],
+): Promise<void> {
+  const { kind, prefix } = scope;
+  const base = `/apis/rbac.authorization.k8s.io/v1/${prefix}`;
   await admin.request(z.unknown(), {
     method: 'POST',
-    path: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
-    body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name }, rules },
+    path: `${base}${kind.toLowerCase()}s`,
+    body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name }, rules },
   });
   await admin.request(z.unknown(), {
     method: 'POST',
-    path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+    path: `${base}${kind.toLowerCase()}bindings`,
     body: {
       apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
+      kind: `${kind}Binding`,
       metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name },
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
     },
   });
