@@ -16,7 +16,7 @@ import { type ControlPlane, startControlPlane } from './controlplane.ts';
 import { apply, installCrds, readManifests } from './manifests.ts';
 import { startNodeCluster, startSchedulingCluster } from './node-cluster.ts';
 import { makeServingPair, registerTenantApi } from './tenant-api.ts';
-import { virtualNodeServingFlags } from './virtual-node-serving.ts';
+import { virtualNodeTls } from './virtual-node-serving.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NAMESPACE = 'default';
@@ -76,7 +76,9 @@ export async function startLocalStack(logger: Logger, options: LocalStackOptions
     const [healthPort = 0, tenantApiPort = 0, kubeletPort = 0] = await freeLoopbackPorts(3);
     const tenantApi = await makeServingPair(join(plane.dataDir, 'tenant-api'));
     const operator = await startOperator(plane, sim, apiKey, logger, healthPort, [
-      ...(await virtualNodeServingFlags(plane, String(kubeletPort))),
+      '--virtual-node-ports',
+      String(kubeletPort),
+      ...(await virtualNodeTls(plane, ['127.0.0.1'])).flags,
       '--tenant-api-port',
       String(tenantApiPort),
       '--tenant-api-bind-address',

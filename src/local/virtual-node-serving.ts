@@ -1,6 +1,6 @@
-// The virtual nodes' kubelet API on the local control plane, so that `kubectl logs` of a Pod on a virtual
-// node works here as in a cluster: a serving pair for the node's InternalIP (127.0.0.1, the operator's
-// default address) signed by the cluster CA, which the apiserver checks kubelets against
+// The virtual nodes' kubelet API on the local control plane (the local stack, and the tests), so that
+// `kubectl logs` of a Pod on a virtual node works here as in a cluster: a serving pair for the nodes'
+// InternalIP signed by the cluster CA, which the apiserver checks kubelets against
 // (--kubelet-certificate-authority); the client CA is the cluster CA too, as it signs the apiserver's
 // --kubelet-client-certificate.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -8,8 +8,18 @@ import { join } from 'node:path';
 import { issueCertificate } from '../lib/x509.ts';
 import type { ControlPlane } from './controlplane.ts';
 
-/** The operator's flags that serve the kubelet APIs on `ports` (a range, a port a node), with a pair made under the plane's data. */
-export async function virtualNodeServingFlags(plane: ControlPlane, ports: string): Promise<string[]> {
+export interface VirtualNodeTls {
+  /** The operator's flags naming the pair and the client CA. */
+  readonly flags: string[];
+  /** The CA the pair is signed by, and the apiserver checks kubelets against: the cluster CA. */
+  readonly caPem: string;
+}
+
+/** A serving pair for the nodes' `addresses`, made under the plane's data, and the flags that serve with it. */
+export async function virtualNodeTls(
+  plane: ControlPlane,
+  addresses: readonly string[],
+): Promise<VirtualNodeTls> {
   const { layout } = plane;
   const ca = {
     certPem: await readFile(layout.clusterCa, 'utf8'),
@@ -17,7 +27,7 @@ export async function virtualNodeServingFlags(plane: ControlPlane, ports: string
   };
   const pair = issueCertificate(ca, {
     commonName: 'gpucloud-virtual-nodes',
-    ipAddresses: ['127.0.0.1'],
+    ipAddresses: [...addresses],
     usage: 'server',
     days: 365,
   });
@@ -27,14 +37,15 @@ export async function virtualNodeServingFlags(plane: ControlPlane, ports: string
   const keyFile = join(dir, 'kubelet-api.key');
   await writeFile(certFile, pair.certPem, { mode: 0o600 });
   await writeFile(keyFile, pair.keyPem, { mode: 0o600 });
-  return [
-    '--virtual-node-ports',
-    ports,
-    '--virtual-node-tls-cert-file',
-    certFile,
-    '--virtual-node-tls-key-file',
-    keyFile,
-    '--virtual-node-client-ca-file',
-    layout.clusterCa,
-  ];
+  return {
+    flags: [
+      '--virtual-node-tls-cert-file',
+      certFile,
+      '--virtual-node-tls-key-file',
+      keyFile,
+      '--virtual-node-client-ca-file',
+      layout.clusterCa,
+    ],
+    caPem: ca.certPem,
+  };
 }

@@ -1,13 +1,12 @@
 // What the tests of the virtual nodes' kubelet API share: free ports to serve on, the serving pair the
 // apiserver trusts, the apiserver's own client certificate for kubelets, and a request straight to a port.
 import { spawn } from 'node:child_process';
-import { readFile, readlink, writeFile } from 'node:fs/promises';
+import { readFile, readlink } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
-import { issueCertificate } from '../../src/lib/x509.ts';
 import type { ControlPlane } from '../../src/local/controlplane.ts';
 import { attachNetwork, detachNetwork } from '../../src/local/node/network.ts';
+import { type VirtualNodeTls, virtualNodeTls } from '../../src/local/virtual-node-serving.ts';
 import { poll } from './until.ts';
 
 export interface OwnedAddress {
@@ -75,11 +74,8 @@ export interface ClientIdentity {
   readonly keyPem: string;
 }
 
-export interface KubeletApiFiles {
-  /** The operator's flags naming the serving pair and the client CA. */
-  readonly flags: readonly string[];
-  /** The CA the serving pair is checked against: the cluster CA. */
-  readonly caPem: string;
+/** The serving pair's flags and CA (as the local stack makes them), and the apiserver's own identity. */
+export interface KubeletApiFiles extends VirtualNodeTls {
   /** The apiserver's --kubelet-client-certificate: who calls a kubelet for kubectl. */
   readonly apiserverClient: ClientIdentity;
 }
@@ -93,29 +89,9 @@ export async function kubeletApiFiles(
   plane: ControlPlane,
   addresses: readonly string[],
 ): Promise<KubeletApiFiles> {
-  const { layout, dataDir } = plane;
-  const ca = {
-    certPem: await readFile(layout.clusterCa, 'utf8'),
-    keyPem: await readFile(layout.clusterCaKey, 'utf8'),
-  };
-  const serving = issueCertificate(ca, {
-    commonName: 'gpucloud-virtual-nodes',
-    ipAddresses: [...addresses],
-    usage: 'server',
-    days: 1,
-  });
-  await writeFile(join(dataDir, 'vnode.crt'), serving.certPem, { mode: 0o600 });
-  await writeFile(join(dataDir, 'vnode.key'), serving.keyPem, { mode: 0o600 });
+  const { layout } = plane;
   return {
-    flags: [
-      '--virtual-node-tls-cert-file',
-      join(dataDir, 'vnode.crt'),
-      '--virtual-node-tls-key-file',
-      join(dataDir, 'vnode.key'),
-      '--virtual-node-client-ca-file',
-      layout.clusterCa,
-    ],
-    caPem: ca.certPem,
+    ...(await virtualNodeTls(plane, addresses)),
     apiserverClient: {
       certPem: await readFile(layout.kubeletClientCert, 'utf8'),
       keyPem: await readFile(layout.kubeletClientKey, 'utf8'),
