@@ -7,24 +7,21 @@ const sizeList = z
   .transform((text) => text.split(',').map((part) => Number(part.trim())))
   .pipe(z.array(z.number().int().positive()).min(1));
 
-/**
- * The V8 settings the operator's image runs with (`ENV NODE_OPTIONS` in the Dockerfile): the benchmark
- * measures the operator as it ships, not with the heap V8 would size from this host's memory.
- */
-function imageNodeOptions(): string {
-  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
-  const match = /NODE_OPTIONS="([^"]*)"/.exec(dockerfile);
-  if (!match?.[1]) throw new Error('the Dockerfile sets no NODE_OPTIONS="..."');
+/** What the operator's image runs with: the benchmark measures the operator as it ships. */
+const DOCKERFILE = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
+
+/** `pattern`'s first group in the Dockerfile; `what` names it when the Dockerfile sets none. */
+function imageSetting(pattern: RegExp, what: string): string {
+  const match = pattern.exec(DOCKERFILE);
+  if (!match?.[1]) throw new Error(`the Dockerfile sets no ${what}`);
   return match[1];
 }
 
-/** The allocator setting the image runs with (`MALLOC_ARENA_MAX` in the Dockerfile), for the same reason. */
-function imageEnvironment(): string {
-  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
-  const match = /^\s*(MALLOC_ARENA_MAX=\d+)\s*$/m.exec(dockerfile);
-  if (!match?.[1]) throw new Error('the Dockerfile sets no MALLOC_ARENA_MAX=...');
-  return match[1];
-}
+/** The V8 settings (`ENV NODE_OPTIONS`): not the heap V8 would size from this host's memory. */
+const imageNodeOptions = () => imageSetting(/NODE_OPTIONS="([^"]*)"/, 'NODE_OPTIONS="..."');
+
+/** The allocator setting (`MALLOC_ARENA_MAX`), for the same reason. */
+const imageEnvironment = () => imageSetting(/^\s*(MALLOC_ARENA_MAX=\d+)\s*$/m, 'MALLOC_ARENA_MAX=...');
 
 const optionsSchema = z.object({
   /** GpuPod counts, each measured end to end with a fresh operator process; `none` for none. */
