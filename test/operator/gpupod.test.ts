@@ -12,6 +12,7 @@ import {
   useOperator,
   useStack,
 } from '../support/operator.ts';
+import { until } from '../support/until.ts';
 
 const NS = 'pods';
 const stack = useStack();
@@ -237,9 +238,12 @@ describe('GpuPod lifecycle', () => {
       'FAILED',
     );
     assert.equal(condition(failed, 'Ready')?.reason, 'Failed');
-    const warnings = (await cluster.events(NS, 'fragile')).filter((event) => event.type === 'Warning');
-    assert.ok(
-      warnings.some((event) => event.reason === 'Failed'),
+    // The event is recorded beside the status write, not before it: waited for, not read once.
+    await until(
+      async () =>
+        (await cluster.events(NS, 'fragile')).some(
+          (event) => event.type === 'Warning' && event.reason === 'Failed',
+        ),
       'a Warning event names the failure',
     );
   });
