@@ -13,7 +13,7 @@ import {
   LATE_INITIALIZED,
   OWNER_ENV,
 } from '../../src/managed/core/annotations.ts';
-import { ReconcileError } from '../../src/managed/core/errors.ts';
+import { ReconcileError, StaleCopyError } from '../../src/managed/core/errors.ts';
 import type { ActContext, ExternalKind, ManagedObject } from '../../src/managed/core/external-kind.ts';
 import { NotLeaderError } from '../../src/managed/core/fence.ts';
 import type { Metadata } from '../../src/managed/core/writer.ts';
@@ -585,7 +585,7 @@ describe('what this process remembers of its own intents', () => {
     assert.equal(api.get(KEY)?.metadata.annotations?.[EXTERNAL_ID], '100');
   });
 
-  test('what this process remembers is for its own intent only: another date is searched as anyone’s', async () => {
+  test('what this process remembers is for its own intent only: a later date is searched as anyone’s', async () => {
     const { api, creation } = setup();
     const mr = resource(api);
     let writes = 0;
@@ -597,7 +597,7 @@ describe('what this process remembers of its own intents', () => {
     const stored = widgetOf(api.get(KEY));
     const at = creation.intentAt(stored);
     assert.ok(at !== undefined);
-    assert.equal((await creation.find(stored, at - 1, ctxOf(stored))).kind, 'wait');
+    assert.equal((await creation.find(stored, at + 1, ctxOf(stored))).kind, 'wait');
 
     const refused = setup();
     const other = resource(refused.api);
@@ -606,7 +606,25 @@ describe('what this process remembers of its own intents', () => {
     const read = widgetOf(refused.api.get(KEY));
     const written = refused.creation.intentAt(read);
     assert.ok(written !== undefined);
-    assert.equal((await refused.creation.find(read, written - 1, ctxOf(read))).kind, 'wait');
+    assert.equal((await refused.creation.find(read, written + 1, ctxOf(read))).kind, 'wait');
+  });
+
+  test('an earlier date than this process wrote is a stale copy within its grace, and anyone’s after it', async () => {
+    const clock = new MovableClock();
+    const { api, creation, cloud } = setup({ clock });
+    const mr = resource(api);
+    cloud.failNextCreate = new ReconcileError('SecretNotFound', 'no Secret', { terminal: false });
+    await assert.rejects(creation.obtain(mr, ctxOf(mr)));
+    const read = widgetOf(api.get(KEY));
+    const written = creation.intentAt(read);
+    assert.ok(written !== undefined);
+    await assert.rejects(creation.find(read, written - 1, ctxOf(read)), StaleCopyError);
+    clock.advance(GRACE - 1);
+    await assert.rejects(creation.find(read, written - 1, ctxOf(read)), StaleCopyError);
+    clock.advance(1);
+    const afterGrace = await creation.find(read, written - 1, ctxOf(read));
+    assert.deepEqual(afterGrace, { kind: 'found', cloud: undefined }, 'searched, and nothing found');
+    assert.equal(lists(cloud), 1);
   });
 
   test('a recorded create retires the intent: the old date is then searched as anyone’s', async () => {

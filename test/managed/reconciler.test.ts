@@ -182,6 +182,36 @@ describe('creation', () => {
   });
 });
 
+test('a copy older than this process’s own intent is read again, backing off: never a wait for a grace, which would restart the backoff', async () => {
+  // Found by the chaos suite: a resource whose creates always fail (a missing Secret) read, between two
+  // failures, a cached copy still showing the intent before the last. Waiting out that intent's grace
+  // returned normally, the work queue forgot the failures, and the backoff started over.
+  const w = open({ still: true });
+  w.start();
+  w.api.create('w', {});
+  const refuse = () => {
+    w.cloud.failNextCreate = new ReconcileError('SecretNotFound', 'no Secret', { terminal: false });
+  };
+  refuse();
+  await assert.rejects(w.reconcile(KEY), /no Secret/);
+  w.clock.advance(10);
+  refuse();
+  await assert.rejects(w.reconcile(KEY), /no Secret/);
+  const creates = w.cloud.calls.filter((call) => call.op === 'create').length;
+  assert.equal(creates, 2, 'each fresh turn sends its create');
+  // The informer still shows the first intent (two writes per failed turn: the intent, the failure).
+  w.api.lag = () => 2;
+  const intentAt = (obj: { metadata: { annotations?: Record<string, string> } } | undefined) =>
+    Number(obj?.metadata.annotations?.[CREATE_INTENT]?.split('.')[0]);
+  const seen = intentAt(w.api.store.get({ namespace: 'ns-a', name: 'w' }));
+  assert.ok(seen < intentAt(w.api.get(KEY)), 'the copy read is older than the intent written');
+  assert.deepEqual(await w.reconcile(KEY), { requeue: true }, 'looked at again, rate limited');
+  w.api.lag = () => 0;
+  refuse();
+  await assert.rejects(w.reconcile(KEY), /no Secret/, 'the next turn tries the create at once');
+  assert.equal(w.cloud.calls.filter((call) => call.op === 'create').length, creates + 1);
+});
+
 describe('adoption and claims', () => {
   test('adopting late-initialises the spec from the cloud once, and changes nothing', async () => {
     const w = open();

@@ -79,9 +79,20 @@ const cloudReasons: Readonly<Record<CloudApiError['kind'], string>> = {
   unknown: 'CloudError',
 };
 
-/** An optimistic-concurrency conflict: someone else wrote first; just look again, it is not a failure. */
+/**
+ * The turn's copy of the resource predates a write this process made (the informer has not delivered it
+ * yet): nothing decided from it may stand, so the turn ends and reads again, as after a 409.
+ */
+export class StaleCopyError extends Error {
+  override readonly name = 'StaleCopyError';
+}
+
+/**
+ * An optimistic-concurrency conflict, or a copy known to be stale: look again, rate limited; it is not a
+ * failure, and the key's backoff keeps growing rather than starting over.
+ */
 export function isConflict(error: unknown): boolean {
-  return error instanceof KubeApiError && error.status === 409;
+  return (error instanceof KubeApiError && error.status === 409) || error instanceof StaleCopyError;
 }
 
 /** The object is gone from the apiserver (deleted, its finalizer released). */

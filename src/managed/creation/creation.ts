@@ -10,7 +10,7 @@ import {
   FINALIZER,
   LATE_INITIALIZED,
 } from '../core/annotations.ts';
-import { isConflict, isNotFound, ReconcileError } from '../core/errors.ts';
+import { isConflict, isNotFound, ReconcileError, StaleCopyError } from '../core/errors.ts';
 import type { EventSink } from '../core/event-sink.ts';
 import {
   type ActContext,
@@ -220,9 +220,16 @@ export class Creation<Spec extends { name?: string | undefined }, Cloud> {
     // refuses a second object under that id, however late the first create lands.
     const ownId = this.#adapter.identity?.ownId?.(mr);
     if (ownId !== undefined) return { kind: 'found', cloud: await this.#adapter.get(ownId) };
+    // This process wrote a later intent than the copy shows: the copy is stale, and the grace of the
+    // intent it shows is nobody's to wait for. Past our own grace the informer has had time to catch up,
+    // so an older intent still shown is taken as written (by hand) and searched as anyone's.
+    const now = this.#options.clock.now();
+    if (own !== undefined && own.at > intentAt && now < own.at + this.#options.graceMs) {
+      throw new StaleCopyError(`the copy read shows the intent of ${intentAt}, this process wrote ${own.at}`);
+    }
     // A create another process sent may land up to a grace after its intent; ours, until we gave up.
     const settledAt = own?.ambiguousSince ?? intentAt + this.#options.graceMs;
-    const wait = settledAt - this.#options.clock.now();
+    const wait = settledAt - now;
     if (wait > 0) return { kind: 'wait', ms: wait };
     // Only a list that starts now can show everything that landed: an older one may predate it.
     await this.#cache.waitForListAfter(this.#options.clock.now());
