@@ -72,6 +72,26 @@ describe('a deleted resource', () => {
     assert.deepEqual(new Set(deletes(w).map((call) => call.id)), new Set([id]), 'only its own object');
   });
 
+  test('a stale copy of a resource already let go ends quietly: no failure, no Warning, no second release', async () => {
+    const w = open();
+    await made(w);
+    w.api.delete(KEY);
+    await w.settle(KEY);
+    assert.equal(w.api.get(KEY), undefined, 'released and removed');
+    const released = eventsOf(w).filter((event) => event.reason === 'Deleted').length;
+    // The informer has not yet delivered the release: it still shows the deleting copy with our finalizer.
+    w.api.lag = () => 2;
+    const seen = w.api.store.get(AT);
+    assert.ok(seen?.metadata.finalizers?.includes(FINALIZER) && seen.metadata.deletionTimestamp);
+    assert.deepEqual(await w.reconciler.reconcile(AT), {});
+    assert.deepEqual(
+      eventsOf(w).filter((event) => event.type === 'Warning'),
+      [],
+      'the finalizer already gone is not a failure',
+    );
+    assert.equal(eventsOf(w).filter((event) => event.reason === 'Deleted').length, released);
+  });
+
   test('of a kind that cannot delete is Released, and its object left', async () => {
     const w = open({ adapt: ({ delete: _delete, ...kind }) => kind });
     const id = await made(w);

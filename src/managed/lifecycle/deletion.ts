@@ -10,6 +10,7 @@ import {
   namedId,
   SKIP_RECONCILE,
 } from '../core/annotations.ts';
+import { isNotFound } from '../core/errors.ts';
 import type { EventSink } from '../core/event-sink.ts';
 import { type ActContext, type CommonSpec, keyOf, type ManagedObject } from '../core/external-kind.ts';
 import { allows } from '../core/policies.ts';
@@ -204,9 +205,14 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
     vanished = false,
   ): Promise<void> {
     const finalizers = (mr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
+    let alreadyGone = false;
     if (!vanished) {
       this.#onReleased(mr.metadata.uid);
-      await this.#o.writer.patchObject(mr, { finalizers });
+      alreadyGone = await this.#o.writer.patchObject(mr, { finalizers }).then(
+        () => false,
+        // An earlier turn released it and this turn's copy is stale; that turn said so already.
+        (error: unknown) => (isNotFound(error) ? true : Promise.reject(error)),
+      );
     }
     for (const memory of this.#memories) memory.forget(mr.metadata.uid);
     const id = namedId(mr);
@@ -216,6 +222,7 @@ export class Deletion<Spec extends CommonSpec, Cloud> {
       link.details?.untrack(keyOf(mr));
       link.idle?.untrack(keyOf(mr));
     }
+    if (alreadyGone) return;
     this.#o.events.event(mr, 'Normal', reason, message);
     logResource(this.#o.log, 'info', mr, { id }, message);
   }
