@@ -82,7 +82,8 @@ export function addPodController(manager: Manager, options: PodControllerOptions
 
   /**
    * Writes the Pod's status as its GpuPod (or `waiting`) says, when that is news, and in the same write the
-   * annotation naming its cloud pod (for the kubelet API) when the GpuPod has one the Pod does not name.
+   * annotation naming its cloud pod (for the kubelet API) once the status names its container: a cloud pod
+   * the cloud is still starting is no news, and the kubelet API answers as for a container being made.
    */
   const mirror = async (pod: NodePodObject, gpuPod: StoredGpuPod | undefined, waiting?: Waiting) => {
     const status = podStatus({
@@ -93,9 +94,10 @@ export function addPodController(manager: Manager, options: PodControllerOptions
       now: new Date(clock.now()),
     });
     const id = gpuPod?.status?.id;
-    const cloudId = id !== undefined && pod.metadata.annotations?.[EXTERNAL_ID] !== id ? id : undefined;
-    if (cloudId !== undefined || podStatusDiffers(pod, status))
-      await writes.status(pod, { ...status }, cloudId);
+    const named = status.containerStatuses[0]?.containerID !== undefined;
+    const cloudId =
+      named && id !== undefined && pod.metadata.annotations?.[EXTERNAL_ID] !== id ? id : undefined;
+    if (podStatusDiffers(pod, status)) await writes.status(pod, { ...status }, cloudId);
   };
 
   /**

@@ -70,6 +70,11 @@ const CLOUD_FAILED = 'Failed';
 const RUNNING_UNWELL = new Set(['Degraded']);
 /** Outcomes of a placement attempt that replaced a cloud pod already made: a restart of the container. */
 const REPLACED = new Set(['FailedToStart', 'AboveCap']);
+/**
+ * Ready reasons of a cloud pod on its way up: a kubelet says ContainerCreating, with no message, until the
+ * container runs, so the Pod has no news to write while the cloud starts it.
+ */
+const STARTING = new Set(['Initializing']);
 /** exitCode of a container the cloud failed: the cloud tells none. */
 const FAILED_EXIT_CODE = 1;
 
@@ -104,7 +109,10 @@ export function podStatus(input: PodStatusInput): PodStatus {
     state = { running: { startedAt: stamp(ready?.lastTransitionTime ?? now) } };
   } else {
     const why = input.waiting ?? (synced?.status === 'False' ? synced : ready);
-    state = { waiting: said({ reason: why?.reason ?? 'ContainerCreating', message: why?.message }) };
+    state =
+      why === undefined || (why === ready && STARTING.has(why.reason ?? ''))
+        ? { waiting: { reason: 'ContainerCreating' } }
+        : { waiting: said({ reason: why.reason, message: why.message }) };
   }
   const phase = terminal
     ? 'Failed'
@@ -115,7 +123,9 @@ export function podStatus(input: PodStatusInput): PodStatus {
   const restarts =
     (gpuPod?.preemptions ?? 0) +
     (gpuPod?.placement?.attempts ?? []).filter((attempt) => REPLACED.has(attempt.outcome)).length;
-  const podIp = gpuPod?.internalIp && isIP(gpuPod.internalIp) ? gpuPod.internalIp : undefined;
+  // As a kubelet's: no container id nor address while the first container is being made.
+  const made = id !== undefined && !(phase === 'Pending' && 'waiting' in state);
+  const podIp = made && gpuPod?.internalIp && isIP(gpuPod.internalIp) ? gpuPod.internalIp : undefined;
   const terminated = state.terminated;
   return {
     phase,
@@ -127,7 +137,7 @@ export function podStatus(input: PodStatusInput): PodStatus {
         name: container?.name ?? '',
         image: container?.image ?? '',
         imageID: '',
-        ...(id === undefined ? {} : { containerID: `gpucloud://${id}` }),
+        ...(made ? { containerID: `gpucloud://${id}` } : {}),
         ready: isReady,
         started: 'running' in state,
         // Never down: the record of replacements in the GpuPod's status is bounded.

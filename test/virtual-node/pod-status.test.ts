@@ -62,6 +62,35 @@ describe('a Pod’s status from its GpuPod’s, as a kubelet writes it', () => {
     });
   });
 
+  test('the cloud starting the pod is ContainerCreating, as a kubelet says while it starts a container, with no status news', () => {
+    // As the apiserver stores the first status written.
+    const before = pod(JSON.parse(JSON.stringify(of(undefined))));
+    const starting = of(
+      {
+        id: 'p-1',
+        conditions: [
+          cond('Ready', 'False', 'Initializing', 'the cloud is starting the pod'),
+          cond('Synced', 'True', 'ReconcileSuccess'),
+        ],
+        internalIp: '172.16.0.9',
+      },
+      undefined,
+      before,
+    );
+    assert.deepEqual(starting.containerStatuses[0]?.state, { waiting: { reason: 'ContainerCreating' } });
+    assert.equal(starting.containerStatuses[0]?.containerID, undefined, 'no container id while it is made');
+    assert.equal(starting.podIP, undefined, 'nor an address');
+    assert.equal(podStatusDiffers(before, starting), false, 'nothing to write');
+    const running = of(
+      { id: 'p-1', internalIp: '172.16.0.9', conditions: [cond('Ready', 'True', 'Running')] },
+      undefined,
+      before,
+    );
+    assert.equal(running.containerStatuses[0]?.containerID, 'gpucloud://p-1');
+    assert.equal(running.podIP, '172.16.0.9');
+    assert.equal(podStatusDiffers(before, running), true);
+  });
+
   test('no room: waiting with the Ready reason (NoCapacity)', () => {
     const status = of({
       conditions: [cond('Ready', 'False', 'NoCapacity', 'every fitting offer was tried')],
