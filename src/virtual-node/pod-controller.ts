@@ -195,8 +195,13 @@ export function addPodController(manager: Manager, options: PodControllerOptions
 
   const reconcile = async (key: ObjectKey): Promise<Result> => {
     const found = watches.find(key);
-    if (!found) return {};
+    if (!found) {
+      writes.forget(key);
+      return {};
+    }
     const pod = nodePodSchema.parse(found.pod);
+    // Its own last write not seen yet: the watch brings this Pod back with it.
+    if (writes.precedesOwnWrite(pod)) return {};
     const config = configs.store.get({ namespace: '', name: found.config });
     const spec = ProviderConfigSpecSchema.safeParse(config?.spec);
     try {

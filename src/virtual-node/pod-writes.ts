@@ -2,7 +2,7 @@
 // conditional on what it was computed from (the resourceVersion read, the uid), so that a write never lands
 // on a newer state or on another object of the same name.
 import { z } from 'zod';
-import { isStatus, type KubeClient } from '../kube/client.ts';
+import { isStatus, type KubeRequests } from '../kube/client.ts';
 import { collectionPath, objectPath, pods, type ResourceType } from '../kube/resource-type.ts';
 import { EXTERNAL_ID } from '../managed/core/annotations.ts';
 import { POD_FINALIZER } from './names.ts';
@@ -16,13 +16,39 @@ export class StaleRead extends Error {
   }
 }
 
-export class PodWrites {
-  readonly #client: KubeClient;
-  readonly #gpuPods: ResourceType;
+const writtenSchema = z.looseObject({
+  metadata: z.looseObject({ resourceVersion: z.string().optional() }),
+});
 
-  constructor(client: KubeClient, gpuPods: ResourceType) {
+export class PodWrites {
+  readonly #client: KubeRequests;
+  readonly #gpuPods: ResourceType;
+  /** Per Pod: the versions this process wrote over, until the cache shows one it did not. */
+  readonly #writtenOver = new Map<string, Set<string>>();
+
+  constructor(client: KubeRequests, gpuPods: ResourceType) {
     this.#client = client;
     this.#gpuPods = gpuPods;
+  }
+
+  /**
+   * Whether `pod` is a version this process has already written over: the cache has not delivered that
+   * write yet, and whatever is decided from it is stale (its write would be refused as one). The watch
+   * brings the newer version. Versions are only compared for equality, never ordered.
+   */
+  precedesOwnWrite(pod: NodePodObject): boolean {
+    const key = keyText(keyOf(pod));
+    const over = this.#writtenOver.get(key);
+    const version = pod.metadata.resourceVersion;
+    if (!over || version === undefined) return false;
+    if (over.has(version)) return true;
+    this.#writtenOver.delete(key);
+    return false;
+  }
+
+  /** Drops what it remembers of a Pod that is gone. */
+  forget(key: { namespace: string; name: string }): void {
+    this.#writtenOver.delete(keyText(key));
   }
 
   /**
@@ -32,7 +58,7 @@ export class PodWrites {
    */
   async status(pod: NodePodObject, status: Record<string, unknown>, cloudId?: string): Promise<void> {
     const annotations = cloudId === undefined ? {} : { annotations: { [EXTERNAL_ID]: cloudId } };
-    await this.#conditional('the Pod', {
+    await this.#podWrite(pod, {
       method: 'PATCH',
       path: `${objectPath(pods, keyOf(pod))}/status`,
       body: { metadata: { resourceVersion: pod.metadata.resourceVersion, ...annotations }, status },
@@ -71,22 +97,22 @@ export class PodWrites {
   }
 
   async createGpuPod(namespace: string, gpuPod: Record<string, unknown>): Promise<void> {
-    await this.#conditional('the GpuPod', {
-      method: 'POST',
-      path: collectionPath(this.#gpuPods, namespace),
-      body: gpuPod,
-    });
+    await this.#conditional(
+      'the GpuPod',
+      { method: 'POST', path: collectionPath(this.#gpuPods, namespace), body: gpuPod },
+      z.unknown(),
+    );
   }
 
   async patchGpuPod(
     key: { namespace: string; name: string; uid: string },
     spec: Record<string, unknown>,
   ): Promise<void> {
-    await this.#conditional('the GpuPod', {
-      method: 'PATCH',
-      path: objectPath(this.#gpuPods, key),
-      body: { metadata: { uid: key.uid }, spec },
-    });
+    await this.#conditional(
+      'the GpuPod',
+      { method: 'PATCH', path: objectPath(this.#gpuPods, key), body: { metadata: { uid: key.uid }, spec } },
+      z.unknown(),
+    );
   }
 
   /** Deletes the GpuPod `uid`; its own finalizer deletes the cloud pod first. */
@@ -113,7 +139,7 @@ export class PodWrites {
 
   async #finalizers(pod: NodePodObject, finalizers: string[]): Promise<void> {
     // A merge patch replaces the whole list: conditional on the list read.
-    await this.#conditional('the Pod', {
+    await this.#podWrite(pod, {
       method: 'PATCH',
       path: objectPath(pods, keyOf(pod)),
       body: {
@@ -122,9 +148,23 @@ export class PodWrites {
     });
   }
 
-  async #conditional(what: string, request: Parameters<KubeClient['request']>[1]): Promise<void> {
+  /** A conditional write of `pod`, remembered as written over the version read when it made a new one. */
+  async #podWrite(pod: NodePodObject, request: Parameters<KubeRequests['request']>[1]): Promise<void> {
+    const written = await this.#conditional('the Pod', request, writtenSchema);
+    const read = pod.metadata.resourceVersion;
+    if (read === undefined || written.metadata.resourceVersion === read) return;
+    const key = keyText(keyOf(pod));
+    const over = this.#writtenOver.get(key) ?? new Set<string>();
+    this.#writtenOver.set(key, over.add(read));
+  }
+
+  async #conditional<S extends z.ZodType>(
+    what: string,
+    request: Parameters<KubeRequests['request']>[1],
+    schema: S,
+  ): Promise<z.output<S>> {
     try {
-      await this.#client.request(z.unknown(), request);
+      return await this.#client.request(schema, request);
     } catch (error) {
       if (isStatus(error, 409)) throw new StaleRead(what);
       throw error;
@@ -135,6 +175,8 @@ export class PodWrites {
 function keyOf(pod: NodePodObject): { namespace: string; name: string } {
   return { namespace: pod.metadata.namespace ?? '', name: pod.metadata.name };
 }
+
+const keyText = (key: { namespace: string; name: string }) => `${key.namespace}/${key.name}`;
 
 /** Gone already, or a newer one of that name (the uid precondition): nothing of ours left to delete. */
 function goneOr409(error: unknown): void {
