@@ -95,8 +95,7 @@ export function addPodController(manager: Manager, options: PodControllerOptions
     });
     const id = gpuPod?.status?.id;
     const named = status.containerStatuses[0]?.containerID !== undefined;
-    const cloudId =
-      named && id !== undefined && pod.metadata.annotations?.[EXTERNAL_ID] !== id ? id : undefined;
+    const cloudId = named && pod.metadata.annotations?.[EXTERNAL_ID] !== id ? id : undefined;
     if (podStatusDiffers(pod, status)) await writes.status(pod, { ...status }, cloudId);
   };
 

@@ -3,6 +3,7 @@
 // on a newer state or on another object of the same name.
 import { z } from 'zod';
 import { isStatus, type KubeRequests } from '../kube/client.ts';
+import { keyToString, type ObjectKey } from '../kube/object.ts';
 import { collectionPath, objectPath, pods, type ResourceType } from '../kube/resource-type.ts';
 import { EXTERNAL_ID } from '../managed/core/annotations.ts';
 import { POD_FINALIZER } from './names.ts';
@@ -37,7 +38,7 @@ export class PodWrites {
    * brings the newer version. Versions are only compared for equality, never ordered.
    */
   precedesOwnWrite(pod: NodePodObject): boolean {
-    const key = keyText(keyOf(pod));
+    const key = keyToString(keyOf(pod));
     const over = this.#writtenOver.get(key);
     const version = pod.metadata.resourceVersion;
     if (!over || version === undefined) return false;
@@ -47,8 +48,8 @@ export class PodWrites {
   }
 
   /** Drops what it remembers of a Pod that is gone. */
-  forget(key: { namespace: string; name: string }): void {
-    this.#writtenOver.delete(keyText(key));
+  forget(key: ObjectKey): void {
+    this.#writtenOver.delete(keyToString(key));
   }
 
   /**
@@ -153,7 +154,7 @@ export class PodWrites {
     const written = await this.#conditional('the Pod', request, writtenSchema);
     const read = pod.metadata.resourceVersion;
     if (read === undefined || written.metadata.resourceVersion === read) return;
-    const key = keyText(keyOf(pod));
+    const key = keyToString(keyOf(pod));
     const over = this.#writtenOver.get(key) ?? new Set<string>();
     this.#writtenOver.set(key, over.add(read));
   }
@@ -175,8 +176,6 @@ export class PodWrites {
 function keyOf(pod: NodePodObject): { namespace: string; name: string } {
   return { namespace: pod.metadata.namespace ?? '', name: pod.metadata.name };
 }
-
-const keyText = (key: { namespace: string; name: string }) => `${key.namespace}/${key.name}`;
 
 /** Gone already, or a newer one of that name (the uid precondition): nothing of ours left to delete. */
 function goneOr409(error: unknown): void {
