@@ -49,6 +49,8 @@ export interface ContainerStatus {
   started: boolean;
   restartCount: number;
   state: Record<string, Record<string, unknown>>;
+  /** Always empty: the cloud keeps no state of a container it replaced. A kubelet's empty one is `{}`, as stored. */
+  lastState: Record<string, never>;
 }
 
 export interface PodStatus {
@@ -143,6 +145,7 @@ export function podStatus(input: PodStatusInput): PodStatus {
         // Never down: the record of replacements in the GpuPod's status is bounded.
         restartCount: Math.max(previousRestarts, restarts),
         state,
+        lastState: {},
       },
     ],
     hostIP: input.nodeAddress,

@@ -127,6 +127,7 @@ describe('a Pod’s status from its GpuPod’s, as a kubelet writes it', () => {
       started: true,
       restartCount: 0,
       state: { running: { startedAt: '2026-03-01T11:00:00Z' } },
+      lastState: {},
     });
     assert.equal(status.podIP, '172.16.0.9');
     assert.deepEqual(status.podIPs, [{ ip: '172.16.0.9' }]);

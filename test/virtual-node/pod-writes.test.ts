@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 import type { z } from 'zod';
+import { apiserverWrites } from '../../bench/prometheus.ts';
 import { Informer } from '../../src/kube/informer.ts';
 import type { DeepReadonly, KubeObject } from '../../src/kube/object.ts';
 import { pods } from '../../src/kube/resource-type.ts';
 import { EXTERNAL_ID } from '../../src/managed/core/annotations.ts';
 import { captureLogs } from '../support/log-capture.ts';
 import { type RunningOperator, resources, startOperator } from '../support/operator.ts';
+import { turnsOf } from '../support/reconciled.ts';
 import { until } from '../support/until.ts';
 import {
   createAccountKey,
@@ -91,5 +94,19 @@ describe('the writes of the virtual node to its Pods', () => {
       const container = pod.status.containerStatuses?.[0]?.containerID;
       assert.equal(container, annotated === undefined ? undefined : `gpucloud://${annotated}`);
     }
+  });
+
+  test('a status the GpuPod changes nothing of is not written: every status write makes a version', async () => {
+    // The GpuPod's details are refreshed every 2 s (the tests' --details-interval), each a change of the
+    // GpuPod the Pod's controller looks at; none changes what the Pod's status says.
+    const key = { controller: 'virtual-node-pods', namespace: NS, name: 'trainer' };
+    const turns = turnsOf(operator, key).length;
+    await until(() => turnsOf(operator, key).length >= turns + 3, 'three more turns of the Pod');
+    const writes = await apiserverWrites(stack.plane().kubeConfig);
+    const changes = versions.filter((pod, i) => {
+      const previous = versions.slice(0, i).findLast((each) => each.metadata.name === pod.metadata.name);
+      return previous !== undefined && !isDeepStrictEqual(previous.status, pod.status);
+    });
+    assert.equal(writes['PATCH pods/status'], changes.length);
   });
 });
