@@ -5,10 +5,11 @@
 // A file's tier follows from what it imports, transitively within the repository: reaching one of
 // INTEGRATION_MODULES makes it an integration test. Usage: node tools/run-tests.ts [unit|integration|all]
 // [-- node --test options]; `all` (the default) runs the unit tier and, if it passes, the integration tier.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, globSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -31,19 +32,26 @@ const INTEGRATION_MODULES = [
 /** Tests that build or pack the project itself (tsc, npm pack): seconds of CPU, not a unit's milliseconds. */
 const BUILDS = ['test/api/package.test.ts'];
 
+/** Integration tests that time things closely: after the others, alone, so that no neighbour's load decides them. */
+const TIMED = ['test/controller/leader-election.test.ts'];
+
 /**
- * Integration tests that run alone, after the others: they load both cores themselves (the chaos suite
- * runs several operator processes and a control plane, the node test a kubelet and containerd), or measure time closely enough that a
- * neighbour's load would turn them into a test of the machine.
+ * Integration tests that run last, in two lanes side by side: each loads the machine in bursts (the chaos
+ * suite runs several operator processes and a control plane, the node files a kubelet and containerd) but
+ * mostly waits (each used about a quarter of the two cores, measured alone), so two together leave half of
+ * the machine idle, where either beside the four-at-a-time integration files (both cores busy) would turn
+ * into a test of the machine.
  */
-const ALONE = [
-  'test/chaos/short.test.ts',
-  'test/controller/leader-election.test.ts',
-  // A kubelet and containerd beside the control plane: the heaviest start of all.
-  'test/node/node.test.ts',
-  // The chart and the plain manifests running the operator's image on that node (one node for the file).
-  'test/node/chart.test.ts',
+const LANES: readonly (readonly string[])[] = [
+  ['test/chaos/short.test.ts'],
+  [
+    // A kubelet and containerd beside the control plane: the heaviest start of all.
+    'test/node/node.test.ts',
+    // The chart and the plain manifests running the operator's image on that node (one node for the file).
+    'test/node/chart.test.ts',
+  ],
 ];
+const ALONE = [...TIMED, ...LANES.flat()];
 
 const IMPORT =
   /(?:import|export)\s[^'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
@@ -87,26 +95,60 @@ export function tiers(): { unit: string[]; integration: string[]; alone: string[
  */
 const COMPILE_CACHE = join(homedir(), '.cache', 'gpucloud-operator', 'node-compile-cache');
 
+function testArgs(files: readonly string[], options: readonly string[]): string[] {
+  return ['--test', ...options, ...files];
+}
+
+const ENV = { NODE_COMPILE_CACHE: COMPILE_CACHE, ...process.env };
+
 function run(name: string, files: readonly string[], options: readonly string[]): number {
   console.log(`\n=== ${name} tier: ${files.length} files ===`);
-  const result = spawnSync(process.execPath, ['--test', ...options, ...files], {
+  const result = spawnSync(process.execPath, testArgs(files, options), {
     cwd: ROOT,
     stdio: 'inherit',
-    env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...process.env },
+    env: ENV,
   });
   return result.status ?? 1;
+}
+
+/**
+ * Each lane's files one at a time, the lanes side by side, every line of a lane's report prefixed with the
+ * lane's number so that two reports read apart. Failed when any lane failed.
+ */
+async function runLanes(name: string, lanes: readonly (readonly string[])[], options: readonly string[]) {
+  console.log(`\n=== ${name} tier: ${lanes.flat().length} files in ${lanes.length} lanes ===`);
+  const statuses = await Promise.all(
+    lanes.map(
+      (files, lane) =>
+        new Promise<number>((done) => {
+          const child = spawn(process.execPath, testArgs(files, ['--test-concurrency=1', ...options]), {
+            cwd: ROOT,
+            stdio: ['ignore', 'pipe', 'pipe'],
+            env: ENV,
+          });
+          for (const stream of [child.stdout, child.stderr]) {
+            createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) =>
+              console.log(`[${lane + 1}] ${line}`),
+            );
+          }
+          child.on('close', (code) => done(code ?? 1));
+        }),
+    ),
+  );
+  return statuses.find((status) => status !== 0) ?? 0;
 }
 
 if (import.meta.main) {
   const [which = 'all', ...rest] = process.argv.slice(2).filter((arg) => arg !== '--');
   const { unit, integration, alone } = tiers();
   // Unit tests share nothing but the CPU. Integration tests each start a control plane of their own
-  // and mostly wait on it, so four run at once (the whole tier used under one of the two cores at three); the ones in ALONE follow, one at a time.
+  // and mostly wait on it, so four run at once (the whole tier used under one of the two cores at three); then TIMED, then LANES.
   let status = 0;
   if (which === 'unit' || which === 'all') status = run('unit', unit, ['--test-concurrency=2', ...rest]);
   if (status === 0 && (which === 'integration' || which === 'all')) {
     status = run('integration', integration, ['--test-concurrency=4', ...rest]);
-    if (status === 0) status = run('integration (alone)', alone, ['--test-concurrency=1', ...rest]);
+    if (status === 0) status = run('integration (timed)', TIMED, ['--test-concurrency=1', ...rest]);
+    if (status === 0) status = await runLanes('integration (lanes)', LANES, rest);
   }
   if (which === 'list') {
     console.log(JSON.stringify({ unit, integration, alone }, null, 2));
