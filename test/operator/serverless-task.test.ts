@@ -23,7 +23,7 @@ import {
   useStack,
 } from '../support/operator.ts';
 import { type Turn, turnsOf } from '../support/reconciled.ts';
-import { poll } from '../support/until.ts';
+import { poll, until } from '../support/until.ts';
 
 // ServerlessTask as a user meets it: declared like a Job, submitted exactly once under an id derived from
 // its uid, followed through lists, finished with Complete or Failed, and cleaned up by its TTL.
@@ -143,8 +143,14 @@ describe('ServerlessTask', () => {
       assert.match(String(failed?.status?.error), /simulated fault/);
       assert.equal(condition(failed, 'Failed')?.reason, 'TaskFailed');
       assert.equal(condition(failed, 'Complete'), undefined);
-      const events = await cluster().events(NS, 'doomed');
-      assert.ok(events.some((event) => event.type === 'Warning' && event.reason === 'TaskFailed'));
+      // The recorder posts the Warning beside the status write, not before it: wait for it to land.
+      await until(
+        async () =>
+          (await cluster().events(NS, 'doomed')).some(
+            (event) => event.type === 'Warning' && event.reason === 'TaskFailed',
+          ),
+        'the Warning TaskFailed',
+      );
     } finally {
       await stack.sim().faults.reset();
     }
