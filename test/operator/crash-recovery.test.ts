@@ -19,6 +19,7 @@ import {
   type TestObject,
   useStack,
 } from '../support/operator.ts';
+import { poll } from '../support/until.ts';
 
 // These tests stage what a process killed between "create sent" and "id recorded" leaves behind: a
 // custom resource with a create intent and no id, and maybe a cloud object made for it.
@@ -76,8 +77,11 @@ describe('recovery from a create interrupted by a crash', () => {
     assert.equal(adopted?.metadata.annotations?.[EXTERNAL_ID], made.id);
     assert.equal(adopted?.metadata.annotations?.[CREATE_INTENT], undefined, 'the intent is retired');
     assert.equal(cloudPods('interrupted').length, 1, 'no second pod');
-    const reasons = (await stack.cluster().events(NS, 'interrupted')).map((event) => event.reason);
-    assert.ok(reasons.includes('Recovered'), `a Recovered event in ${reasons}`);
+    await poll(
+      async () => (await stack.cluster().events(NS, 'interrupted')).map((event) => event.reason),
+      (reasons) => reasons.includes('Recovered'),
+      'a Recovered event',
+    );
   });
 
   test('a pod of the same name made for another resource is not taken', async () => {

@@ -80,9 +80,14 @@ describe('GpuPod lifecycle', () => {
       `cloud pod deleted, saw ${deleted?.status}`,
     );
 
-    const reasons = (await cluster.events(NS, 'trainer')).map((event) => event.reason);
-    for (const reason of ['Created', 'Pausing', 'Resuming', 'Deleting'])
-      assert.ok(reasons.includes(reason), `event ${reason} in ${reasons}`);
+    const expected = ['Created', 'Pausing', 'Resuming', 'Deleting'];
+    await until(
+      async () => {
+        const reasons = (await cluster.events(NS, 'trainer')).map((event) => event.reason);
+        return expected.every((reason) => reasons.includes(reason));
+      },
+      `events ${expected.join(', ')}`,
+    );
   });
 
   test('resolves env vars from a Secret and never writes the value anywhere but the cloud', async () => {

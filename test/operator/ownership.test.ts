@@ -315,7 +315,10 @@ describe('owning only what was asked', () => {
       live.map((pod) => pod.id),
       [replaced?.status?.id],
     );
-    const events = await stack.cluster().events(NS, 'spotty');
-    assert.ok(events.some((event) => event.reason === 'Preempted' && event.type === 'Warning'));
+    await poll(
+      () => stack.cluster().events(NS, 'spotty'),
+      (events) => events.some((event) => event.reason === 'Preempted' && event.type === 'Warning'),
+      'the Warning Preempted',
+    );
   });
 });

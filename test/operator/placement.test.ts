@@ -14,6 +14,7 @@ import {
   useStack,
 } from '../support/operator.ts';
 import { reconciledAfter } from '../support/reconciled.ts';
+import { poll } from '../support/until.ts';
 
 // Placement against the simulator over HTTP and the real apiserver: the operator picks the cheapest offer
 // a GpuPod accepts from the GPU search, moves to the next when the cloud refuses one for lack of room, says
@@ -85,8 +86,12 @@ describe('placement', () => {
       placementOf(second)?.attempts?.map((attempt) => `${attempt.gpuType} ${attempt.outcome}`),
       [`${L40S} NoCapacity`],
     );
-    const moved = (await stack.cluster().events(NS, 'next')).filter(
-      (event) => event.reason === 'PlacementMoved',
+    // Events are posted from the recorder's queue after the status write: wait for the one expected.
+    const moved = await poll(
+      async () =>
+        (await stack.cluster().events(NS, 'next')).filter((event) => event.reason === 'PlacementMoved'),
+      (found) => found.length > 0,
+      'the PlacementMoved event',
     );
     assert.equal(moved.length, 1);
     assert.match(
@@ -253,12 +258,13 @@ describe('placement', () => {
       placementOf(running)?.attempts?.map((attempt) => `${attempt.gpuType} ${attempt.outcome}`),
       [`${RTX4090} FailedToStart`],
     );
-    const events = await stack.cluster().events(NS, 'no-start');
-    assert.ok(
-      events.some(
-        (event) => event.reason === 'FailedToStart' && /failed before it ran/.test(event.message ?? ''),
-      ),
-      events.map((event) => event.reason).join(', '),
+    const events = await poll(
+      () => stack.cluster().events(NS, 'no-start'),
+      (events) =>
+        events.some(
+          (event) => event.reason === 'FailedToStart' && /failed before it ran/.test(event.message ?? ''),
+        ),
+      'the FailedToStart event',
     );
     assert.ok(
       !events.some((event) => event.reason === 'ExternalResourceGone'),
