@@ -5,9 +5,10 @@ import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { KubeClient } from '../../src/kube/client.ts';
+import { KubeApiError, KubeClient } from '../../src/kube/client.ts';
 import { LeaseLock } from '../../src/kube/lease-lock.ts';
 import { useControlPlane } from '../support/control-plane.ts';
+import { eventually } from '../support/eventually.ts';
 import { createConfigMap, createNamespace } from '../support/kube.ts';
 import { until } from '../support/until.ts';
 
@@ -147,13 +148,19 @@ test(
     await until(() => reported(operator, { reconciled: 'endless' }), 'the long reconcile to start');
 
     const lock = new LeaseLock(client, { namespace, name: 'operator' });
-    const current = await lock.get(5_000);
-    assert.ok(current);
-    const now = new Date();
-    await lock.update(
-      current.lease,
-      { ...current.record, holderIdentity: 'intruder', renewTime: now },
-      5_000,
+    // The leader may renew between the intruder's read and its write (a 409): read again, as any lease
+    // writer does.
+    await eventually(
+      async () => {
+        const current = await lock.get(5_000);
+        assert.ok(current);
+        await lock.update(
+          current.lease,
+          { ...current.record, holderIdentity: 'intruder', renewTime: new Date() },
+          5_000,
+        );
+      },
+      { retrying: (error) => error instanceof KubeApiError && error.status === 409 },
     );
 
     assert.equal(await operator.exited, 1);
