@@ -46,6 +46,18 @@ describe('the fields the cloud owns', () => {
     );
   });
 
+  test('a value the cloud does not report leaves the spec’s; nothing taken, the same resource', () => {
+    const unknown = { lateInit: { from: () => ({ size: undefined, paused: undefined }), cleared: {} } };
+    const owned = cloudOwned(
+      mr({ paused: false, ignoreDrift: ['paused'] }),
+      { size: 4, paused: true },
+      unknown,
+    );
+    assert.deepEqual(owned.spec, { paused: false, ignoreDrift: ['paused'] });
+    const onlyDrift = mr({ size: 1, ignoreDrift: ['colour'] });
+    assert.equal(cloudOwned(onlyDrift, { size: 4, paused: true }, adapter), onlyDrift);
+  });
+
   test('are left out of the drift reported', () => {
     const seen = { drift: ['size', 'colour'] };
     assert.deepEqual(driftOf(mr({ ignoreDrift: ['colour'] }), seen), ['size']);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
-import { createLogger } from '../../src/lib/logger.ts';
+import { describe, mock, test } from 'node:test';
 import { SecretWatch } from '../../src/managed/secrets/secret-watch.ts';
+import { captureLogs } from '../support/log-capture.ts';
 
 // The Secret watch on a fake reader: each Secret in use is read once per check, whatever the number of
 // resources using it, and a resource is woken once per change of a Secret its last reconcile read.
@@ -12,18 +12,20 @@ function world() {
   ]);
   const reads: string[] = [];
   const woken: string[] = [];
-  const state = { failing: false };
+  const state: { failing: boolean; held?: Promise<void> } = { failing: false };
+  const logs = captureLogs('warn');
   const watch = new SecretWatch({
     read: async (namespace, name) => {
       reads.push(`${namespace}/${name}`);
+      await state.held;
       if (state.failing) throw new Error('the apiserver is away');
       return secrets.get(`${namespace}/${name}`);
     },
     wake: (key) => void woken.push(key),
     intervalMs: 60_000,
-    log: createLogger({ level: 'silent' }),
+    log: logs.logger,
   });
-  return { secrets, reads, woken, watch, state };
+  return { secrets, reads, woken, watch, state, logs };
 }
 
 describe('the Secret watch', () => {
@@ -69,6 +71,10 @@ describe('the Secret watch', () => {
     w.state.failing = true;
     await w.watch.check();
     assert.deepEqual(w.woken, [], 'nothing known, nothing woken');
+    assert.deepEqual(
+      w.logs.lines.map((line) => [line.secretRef, line.msg]),
+      [['ns/token', 'reading a Secret in use failed; it is read again next interval']],
+    );
     w.state.failing = false;
     await w.watch.check();
     assert.deepEqual(w.woken, ['ns/b']);
@@ -89,5 +95,60 @@ describe('the Secret watch', () => {
     const next = w.watch.session('uid-a', 'ns/a');
     await next.read('ns', 'token');
     assert.equal(next.changed(), true);
+  });
+  test('the same data in another key order is no change', async () => {
+    const w = world();
+    w.secrets.set('ns/token', { a: '1', b: '2', c: '3' });
+    await w.watch.session('uid-a', 'ns/a').read('ns', 'token');
+    w.secrets.set('ns/token', { c: '3', a: '1', b: '2' });
+    await w.watch.check();
+    w.secrets.set('ns/token', { b: '2', c: '3', a: '1' });
+    await w.watch.check();
+    assert.deepEqual(w.woken, []);
+  });
+
+  test('a check while one is running reads nothing more', async () => {
+    const w = world();
+    await w.watch.session('uid-a', 'ns/a').read('ns', 'token');
+    w.reads.length = 0;
+    let release = () => {};
+    w.state.held = new Promise((resolve) => {
+      release = resolve;
+    });
+    const first = w.watch.check();
+    await w.watch.check();
+    release();
+    await first;
+    assert.deepEqual(w.reads, ['ns/token']);
+  });
+
+  test('holds something for each resource until it is forgotten', async () => {
+    const w = world();
+    await w.watch.session('uid-a', 'ns/a').read('ns', 'token');
+    await w.watch.session('uid-b', 'ns/b').read('ns', 'other');
+    assert.equal(w.watch.size, 2);
+    w.watch.forget('uid-a');
+    assert.equal(w.watch.size, 1);
+  });
+
+  test('started, it checks once per interval until stopped', async () => {
+    mock.timers.enable({ apis: ['setInterval'] });
+    try {
+      const w = world();
+      await w.watch.session('uid-a', 'ns/a').read('ns', 'token');
+      w.reads.length = 0;
+      const stop = w.watch.start();
+      mock.timers.tick(59_999);
+      assert.deepEqual(w.reads, []);
+      mock.timers.tick(1);
+      assert.deepEqual(w.reads, ['ns/token']);
+      // The check's read is answered before the next tick: one check at a time.
+      await new Promise((resolve) => setImmediate(resolve));
+      stop();
+      mock.timers.tick(120_000);
+      assert.deepEqual(w.reads, ['ns/token'], 'nothing after stop');
+    } finally {
+      mock.timers.reset();
+    }
   });
 });

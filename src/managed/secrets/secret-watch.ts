@@ -12,13 +12,6 @@ export interface SecretWatchOptions {
   log: Logger;
 }
 
-/**
- * Notices the rotation of the Secrets resources take values from (env `secretKeyRef`, a webhook key).
- * Every Secret a resource's last reconcile read is read again once per interval — one get per Secret,
- * however many resources use it — and a resource whose Secret changed since is woken once, so its
- * reconcile carries the new value to the cloud (an endpoint's env) or reports what cannot take it (a
- * pod's). Of a value only a digest is kept, in this process's memory.
- */
 /** The Secrets one reconcile of a resource reads, through the watch. */
 export interface SecretSession {
   readonly read: SecretReader;
@@ -115,7 +108,7 @@ export class SecretWatch {
       now = digest(await this.#o.read(namespace, name));
     } catch (error) {
       this.#o.log.warn(
-        { secret, err: error },
+        { secretRef: secret, err: error },
         'reading a Secret in use failed; it is read again next interval',
       );
       return;
