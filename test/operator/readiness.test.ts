@@ -42,7 +42,13 @@ describe('a key the cloud refuses', () => {
 
   test('makes /readyz fail with the reason, and a corrected key file makes it ready again', async () => {
     await stack.cluster().create(resources.gpuPod, NS, manifests.gpuPod('waits-for-a-key'));
-    const unready = await poll(readyz, (probe) => probe.status !== 200, 'unready', 30_000);
+    // Unready at first for the caches too: wait for the key's own check to have failed.
+    const unready = await poll(
+      readyz,
+      (probe) => probe.status !== 200 && probe.body.includes('cloud-api-key failed'),
+      'unready for the key',
+      30_000,
+    );
     assert.match(unready.body, /cloud-api-key failed: the cloud API rejected the API key/);
     assert.ok(!unready.body.includes(WRONG));
     await writeFile(join(dir, 'api-key'), `${API_KEY}\n`);
