@@ -10,6 +10,7 @@ import {
   type KubeRequests,
   KubeTransportError,
 } from '../../src/kube/client.ts';
+import type { ResourceType } from '../../src/kube/resource-type.ts';
 
 type Json = Record<string, unknown>;
 type Stored = Json & { metadata: Json & { resourceVersion: string; uid: string } };
@@ -43,6 +44,15 @@ function jsonPatch(target: Stored, operations: unknown): Stored {
   }
   return result;
 }
+
+/** The kind the tests of the writer keep in the fake. */
+export const widgets: ResourceType = {
+  group: 'example.com',
+  version: 'v1',
+  plural: 'widgets',
+  kind: 'Widget',
+  namespaced: true,
+};
 
 export class FakeApiserver implements KubeRequests {
   readonly #objects = new Map<string, Stored>();

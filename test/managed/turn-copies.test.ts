@@ -1,20 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { KubeApiError } from '../../src/kube/client.ts';
-import { objectPath, type ResourceType } from '../../src/kube/resource-type.ts';
+import { objectPath } from '../../src/kube/resource-type.ts';
 import type { ManagedObject } from '../../src/managed/core/external-kind.ts';
 import { NotLeaderError } from '../../src/managed/core/fence.ts';
 import { managedWriter } from '../../src/managed/core/writer.ts';
 import { TurnCopies } from '../../src/managed/reconciler/turn-copies.ts';
-import { FakeApiserver } from './fake-apiserver.ts';
-
-const widgets: ResourceType = {
-  group: 'example.com',
-  version: 'v1',
-  plural: 'widgets',
-  kind: 'Widget',
-  namespaced: true,
-};
+import { FakeApiserver, widgets } from './fake-apiserver.ts';
 
 /** The real writer on the fake apiserver (a stale version is a 409), followed by `TurnCopies`. */
 function world() {

@@ -1,18 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { KubeApiError } from '../../src/kube/client.ts';
-import { collectionPath, objectPath, type ResourceType, secrets } from '../../src/kube/resource-type.ts';
+import { collectionPath, objectPath, secrets } from '../../src/kube/resource-type.ts';
 import type { ManagedObject } from '../../src/managed/core/external-kind.ts';
 import { CONNECTION_SECRET_TYPE, managedWriter } from '../../src/managed/core/writer.ts';
-import { FakeApiserver } from './fake-apiserver.ts';
+import { FakeApiserver, widgets } from './fake-apiserver.ts';
 
-const widgets: ResourceType = {
-  group: 'example.com',
-  version: 'v1',
-  plural: 'widgets',
-  kind: 'Widget',
-  namespaced: true,
-};
 const NAMESPACE = 'team-a';
 
 function world() {
