@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { KubeApiError, KubeClient } from '../../src/kube/client.ts';
+import { isStatus, KubeClient } from '../../src/kube/client.ts';
 import { LeaseLock } from '../../src/kube/lease-lock.ts';
 import { useControlPlane } from '../support/control-plane.ts';
 import { eventually } from '../support/eventually.ts';
@@ -160,7 +160,7 @@ test(
           5_000,
         );
       },
-      { retrying: (error) => error instanceof KubeApiError && error.status === 409 },
+      { retrying: (error) => isStatus(error, 409) },
     );
 
     assert.equal(await operator.exited, 1);

@@ -22,7 +22,6 @@ import {
 
 interface Spec {
   cap?: number;
-  maxAttempts?: number;
 }
 interface Cloud {
   id: string;
@@ -43,7 +42,7 @@ function support(offers: Offer[], asOf = NOW - 10_000): PlacementSupport<Spec, C
   return {
     requested: () => true,
     offers: async () => ({ asOf, offers, none: 'no offer fits' }),
-    maxAttempts: (spec) => spec.maxAttempts ?? 3,
+    maxAttempts: () => 3,
     refreshMs: 30_000,
     charged: (cloud) => cloud.charged,
     maxPricePerGpuHour: (spec) => spec.cap,
@@ -70,8 +69,7 @@ function resource(status?: ManagedObject<Spec>['status'], spec: Spec = {}): Mana
   };
 }
 
-const placer = (offers: Offer[], asOf?: number) =>
-  new Placer(support(offers, asOf), () => true, { now: () => NOW });
+const placer = (offers: Offer[]) => new Placer(support(offers), () => true, { now: () => NOW });
 
 describe('Placer.choose', () => {
   test('an attempt rules out its own offer only: another region or spot of the type is still tried', async () => {

@@ -96,6 +96,7 @@ describe('the Secret watch', () => {
     await next.read('ns', 'token');
     assert.equal(next.changed(), true);
   });
+
   test('the same data in another key order is no change', async () => {
     const w = world();
     w.secrets.set('ns/token', { a: '1', b: '2', c: '3' });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { KubeApiError } from '../../src/kube/client.ts';
+import { isStatus } from '../../src/kube/client.ts';
 import { objectPath } from '../../src/kube/resource-type.ts';
 import type { ManagedObject } from '../../src/managed/core/external-kind.ts';
 import { NotLeaderError } from '../../src/managed/core/fence.ts';
@@ -25,15 +25,13 @@ function world() {
   return { api, lease, turns, read, stored, writer: turns.writer };
 }
 
-const statusOf = (error: unknown) => (error instanceof KubeApiError ? error.status : error);
-
 describe('TurnCopies: the writes of a turn in flight', () => {
   test('a failure report after a status write starts from that write, and the apiserver takes it', async () => {
     const { turns, read, stored, writer } = world();
     turns.begin(read.metadata.uid);
     await writer.patchStatus(read, { phase: 'CREATING' });
     // The copy the turn began with is stale now: the apiserver refuses a status derived from it.
-    await assert.rejects(writer.patchStatus(read, { phase: 'FAILED' }), (e) => statusOf(e) === 409);
+    await assert.rejects(writer.patchStatus(read, { phase: 'FAILED' }), (e) => isStatus(e, 409));
     const latest = turns.latest(read);
     assert.equal(latest.metadata.resourceVersion, stored().metadata.resourceVersion);
     assert.deepEqual(latest.status, { phase: 'CREATING' });
