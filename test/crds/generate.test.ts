@@ -5,8 +5,8 @@ import { test } from 'node:test';
 import { load } from 'js-yaml';
 import { kinds } from '../../src/resources/kinds.ts';
 import type { CustomResourceDefinition } from '../../tools/crd/crd.ts';
+import { CRD_DIR, generateCrdFiles } from '../../tools/crd/files.ts';
 import type { StructuralSchema } from '../../tools/crd/structural-schema.ts';
-import { CRD_DIR, generateCrdFiles } from '../../tools/generate.ts';
 
 async function committedCrds(): Promise<Map<string, string>> {
   const files = (await readdir(CRD_DIR)).filter((file) => file.endsWith('.yaml')).sort();

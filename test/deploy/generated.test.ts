@@ -3,7 +3,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ARGOCD_DIR, argoCdFiles } from '../../tools/argocd-health/artifacts.ts';
-import { generateCrdFiles, monitoringFiles } from '../../tools/generate.ts';
+import { generateCrdFiles } from '../../tools/crd/files.ts';
+import { monitoringFiles } from '../../tools/generate.ts';
 import {
   chartFiles,
   REPO_ROOT,
