@@ -44,7 +44,15 @@ export function spawnOperator(options: OperatorProcessOptions): OperatorProcess 
       ...(options.flags ?? []),
     ],
     {
-      env: { PATH: process.env.PATH ?? '', GPUCLOUD_API_KEY: options.apiKey, ...options.env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        GPUCLOUD_API_KEY: options.apiKey,
+        // The test run's compile cache (tools/run-tests.ts): an operator process starts compiled, as a test does.
+        ...(process.env.NODE_COMPILE_CACHE === undefined
+          ? {}
+          : { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE }),
+        ...options.env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
