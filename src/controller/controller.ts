@@ -8,11 +8,14 @@ import { WorkQueue } from './work-queue.ts';
 
 /**
  * What a reconcile asks for next. Nothing: done until something changes. `requeueAfterMs`: look
- * again then (polling). `requeue`: again soon, rate limited, without counting as an error.
+ * again then (polling). `requeue`: again soon, rate limited, without counting as an error. `deferred`:
+ * nothing was done, and an event on its way brings the key back (the cache has not shown this process's
+ * own last write yet); the key's backoff is kept as it was, neither forgotten nor counted.
  */
 export interface Result {
   readonly requeueAfterMs?: number;
   readonly requeue?: boolean;
+  readonly deferred?: boolean;
 }
 
 export interface ReconcileContext {
@@ -151,6 +154,8 @@ export class Controller {
       this.#queue.addRateLimited(key);
       return 'requeue';
     }
+    // A failing key's turn put off must not start its backoff over: the retry after it would come at once.
+    if (result?.deferred) return 'success';
     this.#queue.forget(key);
     return 'success';
   }

@@ -63,6 +63,26 @@ describe('Controller', () => {
     assert.equal(await metric('workqueue_retries_total', { name: 'test' }), 3);
   });
 
+  test('a turn put off keeps the key’s backoff: the failure after it counts on from the failures before', async () => {
+    let calls = 0;
+    const { controller, fire, logs } = setUp(async () => {
+      calls++;
+      if (calls === 3) return { deferred: true };
+      if (calls <= 4) throw new Error(`attempt ${calls} failed`);
+    });
+    controller.start();
+    fire('ns', 'a');
+    await until(() => calls === 3, 'the turn put off');
+    await tick();
+    fire('ns', 'a'); // the event the turn waited for
+    await until(() => calls === 5, 'the retry after the fourth');
+    await controller.stop(1_000);
+    const retries = logs.lines
+      .filter((line) => line.msg === 'reconcile failed; retrying with backoff')
+      .map((line) => line.retries);
+    assert.deepEqual(retries, [0, 1, 2], 'not 0 again after the turn put off');
+  });
+
   test('survives reconcilers that throw synchronously or throw non-errors, and logs the key', async () => {
     const thrown: unknown[] = [undefined, 'a string', 42];
     let calls = 0;
