@@ -212,6 +212,26 @@ test('a copy older than this process’s own intent is read again, backing off: 
   assert.equal(w.cloud.calls.filter((call) => call.op === 'create').length, creates + 1);
 });
 
+test('a copy this process has written over is put off: no cloud call, no write, no conflict', async () => {
+  // A cloud change can bring a resource back before the informer shows the status its last turn wrote;
+  // a turn from that copy would only earn a 409.
+  const w = open({ still: true });
+  w.start();
+  w.api.create('w', {});
+  await w.reconcile(KEY); // the finalizer and the intent, then the create and its status
+  const written = w.api.writes.length;
+  const calls = w.cloud.calls.length;
+  assert.ok(written > 0);
+  w.api.lag = () => 1;
+  assert.deepEqual(await w.reconcile(KEY), { deferred: true }, 'nothing to do until the write shows');
+  assert.equal(w.api.writes.length, written, 'no write');
+  assert.deepEqual(w.api.conflicts, [], 'no write refused as stale');
+  assert.equal(w.cloud.calls.length, calls, 'no cloud call');
+  w.api.lag = () => 0;
+  await w.settle(KEY);
+  assert.equal(ready(w)?.status, 'True', 'the copy past the write goes on');
+});
+
 describe('adoption and claims', () => {
   test('adopting late-initialises the spec from the cloud once, and changes nothing', async () => {
     const w = open();

@@ -116,3 +116,71 @@ describe('TurnCopies: the writes of a turn in flight', () => {
     assert.equal(api.requests.length, 0);
   });
 });
+
+describe('TurnCopies: a copy older than this process’s own write', () => {
+  test('is put off until the cache shows the write, then every copy goes on', async () => {
+    const { turns, read, stored, writer } = world();
+    const written = await writer.patchStatus(read, { phase: 'CREATING' });
+    assert.equal(turns.precedesOwnWrite(read), true, 'the copy the write was made from is stale');
+    assert.equal(turns.size, 1);
+    assert.equal(turns.caughtUp(read), false, 'an event of the old version wakes nothing');
+    assert.equal(turns.caughtUp(stored()), true, 'the event of the write wakes the turn put off');
+    assert.equal(stored().metadata.resourceVersion, written);
+    assert.equal(turns.precedesOwnWrite(stored()), false);
+    assert.equal(turns.size, 0, 'nothing is kept once the cache passed the write');
+    assert.equal(turns.caughtUp(stored()), false, 'no turn waits any more');
+  });
+
+  test('a chain of writes: only a copy past the last of them goes on', async () => {
+    const { turns, read, stored, writer } = world();
+    turns.begin(read.metadata.uid);
+    await writer.patchStatus(read, { phase: 'CREATING' });
+    const between = { ...read, metadata: { ...turns.latest(read).metadata } };
+    await writer.patchObject(turns.latest(read), { annotations: { note: 'x' } });
+    turns.end(read.metadata.uid);
+    assert.equal(turns.precedesOwnWrite(read), true);
+    assert.equal(turns.precedesOwnWrite(between), true, 'the version between the two writes is stale too');
+    assert.equal(turns.caughtUp(between), false, 'its event is not the last write’s');
+    assert.equal(turns.caughtUp(stored()), true);
+  });
+
+  test('a copy the cache shows without being put off does not wake anything', async () => {
+    const { turns, read, stored, writer } = world();
+    await writer.patchStatus(read, { phase: 'CREATING' });
+    assert.equal(turns.caughtUp(stored()), false, 'no turn was put off');
+    assert.equal(turns.precedesOwnWrite(read), false, 'the cache passed the write: no longer known as stale');
+  });
+
+  test('a write that changed nothing made no version to wait for', async () => {
+    const { turns, read } = world();
+    const unchanged = new TurnCopies(
+      {
+        ...managedWriter(new FakeApiserver(), widgets),
+        patchStatus: async (mr) => mr.metadata.resourceVersion ?? '',
+      },
+      { kind: 'Widget', mayAct: () => true },
+    );
+    await unchanged.writer.patchStatus(read, { phase: 'PENDING' });
+    assert.equal(unchanged.precedesOwnWrite(read), false);
+    assert.equal(turns.size, 0);
+  });
+
+  test('a resource forgotten waits for nothing', async () => {
+    const { turns, read, stored, writer } = world();
+    await writer.patchStatus(read, { phase: 'CREATING' });
+    assert.equal(turns.precedesOwnWrite(read), true);
+    turns.forget(read.metadata.uid);
+    assert.equal(turns.size, 0);
+    assert.equal(turns.caughtUp(stored()), false);
+  });
+
+  test('the writer it hands out counts the base writer’s own writes as they are now', async () => {
+    const { turns, read, writer } = world();
+    assert.equal(writer.size, 0);
+    await writer.patchObject(read, { annotations: { note: 'x' } });
+    assert.equal(writer.size, 1, 'not a copy of the count when the writer was made');
+    writer.forget(read.metadata.uid);
+    assert.equal(writer.size, 0);
+    assert.equal(turns.size, 1);
+  });
+});

@@ -198,11 +198,14 @@ export function addManagedController<Spec extends CommonSpec, Cloud>(
     sources: [
       ...informers.map((informer) =>
         objectsOf(informer, {
-          updatePredicate: (oldObj, newObj) =>
-            !writer.isOwnWrite(
+          updatePredicate: (oldObj, newObj) => {
+            const own = writer.isOwnWrite(
               oldObj.metadata.resourceVersion ?? '',
               newObj.metadata.resourceVersion ?? '',
-            ) && relevantChange(oldObj, newObj),
+            );
+            // A turn put off for a copy older than this process's own write goes on once the write shows.
+            return turns.caughtUp(newObj) || (!own && relevantChange(oldObj, newObj));
+          },
         }),
       ),
       vanishedSource,

@@ -118,6 +118,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       this.#pause,
       options.secrets,
       options.writer,
+      options.turns,
       options.events,
     ];
     this.#deletion = new Deletion(options, this.#identity, this.#memories, (uid) => {
@@ -141,6 +142,7 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
       vanished: this.#vanished.size,
       released: this.#released.size,
       ownWrites: this.#o.writer.size,
+      writtenOver: this.#o.turns.size,
       ...this.#o.links.remembered(),
     };
   }
@@ -192,6 +194,8 @@ export class ManagedReconciler<Spec extends CommonSpec, Cloud> {
     // The cache holds the resource after all (a delete event replayed out of order): it is not gone.
     if (gone) this.#vanished.delete(keyOf(gone));
     if (!stored) return {};
+    // A copy this process has written over already: the event of that write brings the resource back.
+    if (this.#o.turns.precedesOwnWrite(stored)) return { deferred: true };
     if (stored.metadata.annotations?.[SKIP_RECONCILE] === 'true') {
       return this.#deletion
         .releaseSkipped(stored)
