@@ -45,3 +45,12 @@ export function deletionChanged<T extends KubeObject>(
 export function anyOf<T extends KubeObject>(...predicates: UpdatePredicate<T>[]): UpdatePredicate<T> {
   return (oldObj, newObj) => predicates.some((predicate) => predicate(oldObj, newObj));
 }
+
+/**
+ * Anything but the status changed: the spec, deletion or a finalizer, an annotation. For an object whose
+ * status its readers never act on, such as a ProviderConfig's spend and counts, whose own writes would
+ * otherwise wake every controller that watches it.
+ */
+export function beyondStatus<T extends KubeObject>(): UpdatePredicate<T> {
+  return anyOf<T>(generationChanged, deletionChanged, annotationsChanged());
+}

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ChannelSource } from '../controller/channel-source.ts';
 import type { Result } from '../controller/controller.ts';
 import type { Manager } from '../controller/manager.ts';
+import { beyondStatus } from '../controller/predicates.ts';
 import { mappedFrom, objectsOf } from '../controller/source.ts';
 import { isStatus } from '../kube/client.ts';
 import type { ObjectKey } from '../kube/object.ts';
@@ -273,7 +274,8 @@ export function addNodeController(manager: Manager, options: NodeControllerOptio
   manager.addController({
     name: 'virtual-node',
     sources: [
-      objectsOf(configs),
+      // Its status (spend, counts) is nothing the node shows: the account's state comes by `accountChanged`.
+      objectsOf(configs, { updatePredicate: beyondStatus() }),
       // A node is looked at through its ProviderConfig: one deleted while the operator was down goes too.
       mappedFrom(nodeInformer, (node) => {
         const config = node.metadata.annotations?.[PROVIDER_CONFIG_ANNOTATION];

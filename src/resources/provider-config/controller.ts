@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CloudApiError } from '../../api/errors.ts';
 import type { Result } from '../../controller/controller.ts';
 import type { Manager } from '../../controller/manager.ts';
+import { beyondStatus } from '../../controller/predicates.ts';
 import { objectsOf } from '../../controller/source.ts';
 import { KubeApiError } from '../../kube/client.ts';
 import { type ObjectKey, objectMetaSchema } from '../../kube/object.ts';
@@ -332,7 +333,8 @@ export function addProviderConfigController(manager: Manager, options: ProviderC
 
   manager.addController({
     name: 'providerconfig',
-    sources: [objectsOf(informer)],
+    // Not its own status writes: they would wake it again at once while its counts move; it rereads anyway.
+    sources: [objectsOf(informer, { updatePredicate: beyondStatus() })],
     reconcile: async (key) => {
       try {
         return await reconcile(key);
