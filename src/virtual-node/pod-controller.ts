@@ -2,11 +2,13 @@
 // reconciler: a Pod the node cannot run (its namespace not allowed, its spec unmappable) fails at once with
 // no cloud call; another gets its GpuPod, its status mirrors the GpuPod's, and its deletion waits until
 // the GpuPod, and with it the cloud pod, is gone.
+import { isDeepStrictEqual } from 'node:util';
 import type { ChannelSource } from '../controller/channel-source.ts';
 import type { Result } from '../controller/controller.ts';
 import type { Manager } from '../controller/manager.ts';
+import { beyondStatus, generationChanged, type UpdatePredicate } from '../controller/predicates.ts';
 import { mappedFrom } from '../controller/source.ts';
-import type { ObjectKey } from '../kube/object.ts';
+import type { KubeObject, ObjectKey } from '../kube/object.ts';
 import { namespaces } from '../kube/resource-type.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -23,7 +25,7 @@ import { keeping, newGpuPod, ownerOf, type StoredGpuPod, storedGpuPodSchema } fr
 import { configMapsNamed, mapPod, secretsNamed } from './pod-mapping.ts';
 import { type NodePodObject, nodePodSchema } from './pod-object.ts';
 import { nodeGpuTypes, readConfigMaps, readSecrets } from './pod-reads.ts';
-import { podStatus, podStatusDiffers, type Waiting } from './pod-status.ts';
+import { mirroredChanged, podStatus, podStatusDiffers, type Waiting } from './pod-status.ts';
 import type { PodWatches } from './pod-watches.ts';
 import { PodWrites, StaleRead } from './pod-writes.ts';
 
@@ -31,6 +33,11 @@ import { PodWrites, StaleRead } from './pod-writes.ts';
 const UNKNOWN_NAMESPACE_RETRY_MS = 1000;
 /** A container waiting on something no watch tells of (a ConfigMap, the GPU offers) looks again this soon. */
 const WAITING_RETRY_MS = 5000;
+/** A GpuPod's own changes its Pod reads: its spec (kept as the Pod says), its deletion, its owner. */
+const gpuPodNews: UpdatePredicate<KubeObject> = (before, after) =>
+  generationChanged(before, after) ||
+  before.metadata.deletionTimestamp !== after.metadata.deletionTimestamp ||
+  !isDeepStrictEqual(before.metadata.ownerReferences, after.metadata.ownerReferences);
 /** The reason of a Pod whose name a GpuPod of no Pod holds: it can never have it. */
 export const GPU_POD_NAME_TAKEN = 'GpuPodNameTaken';
 /** The reason a container waits while the GpuPod of an earlier Pod of its name is still going. */
@@ -59,7 +66,7 @@ export function addPodController(manager: Manager, options: PodControllerOptions
   // The generic reconciler's own informers, shared: no second watch of the GpuPods.
   const scopes = options.namespaces.length > 0 ? options.namespaces : [''];
   const gpuPodInformers = scopes.map((namespace) => manager.informer({ resource: gpuPods, namespace }));
-  const writes = new PodWrites(manager.client, gpuPods);
+  const writes = new PodWrites(manager.client, gpuPods, clock);
 
   const cachedGpuPod = (key: ObjectKey): StoredGpuPod | undefined => {
     for (const informer of gpuPodInformers) {
@@ -127,6 +134,8 @@ export function addPodController(manager: Manager, options: PodControllerOptions
   ): Promise<Result> => {
     const key = { namespace: pod.metadata.namespace ?? '', name: pod.metadata.name };
     const gpuPod = cachedGpuPod(key);
+    // Its GpuPod made moments ago and not in the cache yet: its add event brings the Pod back.
+    if (writes.madeUnseen(key, gpuPod !== undefined)) return { deferred: true };
     const owner = gpuPod && ownerOf(gpuPod, pod);
     if (owner === 'not-a-pod') {
       return refuse(pod, node, {
@@ -162,7 +171,7 @@ export function addPodController(manager: Manager, options: PodControllerOptions
       // The finalizer first, so that no GpuPod ever exists for a Pod that could go without it; once it is
       // written (conditional on the copy read), the GpuPod in the same turn: no second pass through the queue.
       if (!pod.metadata.finalizers?.includes(POD_FINALIZER)) await writes.holdPod(pod);
-      await writes.createGpuPod(key.namespace, newGpuPod(pod, mapping.spec));
+      await writes.createGpuPod(key, newGpuPod(pod, mapping.spec));
       log.info({ pod: `${key.namespace}/${key.name}`, node }, 'GpuPod made for the pod');
       for (const warning of mapping.warnings) {
         manager.events.event(pod, 'Warning', warning.reason, warning.message);
@@ -200,7 +209,7 @@ export function addPodController(manager: Manager, options: PodControllerOptions
     }
     const pod = nodePodSchema.parse(found.pod);
     // Its own last write not seen yet: the watch brings this Pod back with it.
-    if (writes.precedesOwnWrite(pod)) return {};
+    if (writes.precedesOwnWrite(pod)) return { deferred: true };
     const config = configs.store.get({ namespace: '', name: found.config });
     const spec = ProviderConfigSpecSchema.safeParse(config?.spec);
     try {
@@ -230,13 +239,21 @@ export function addPodController(manager: Manager, options: PodControllerOptions
     sources: [
       options.changed,
       // What decides a refusal changed: the namespaces a ProviderConfig lists, or a namespace's labels.
-      mappedFrom(configs, (config) => watches.keys({ node: nodeNameOf(config.metadata.name) })),
+      mappedFrom(configs, (config) => watches.keys({ node: nodeNameOf(config.metadata.name) }), {
+        updatePredicate: beyondStatus(),
+      }),
       mappedFrom(namespaceInformer, (namespace) => watches.keys({ namespace: namespace.metadata.name })),
-      // A GpuPod is named as its Pod: its change is the Pod's news (and a name freed is news to a Pod waiting for it).
+      // A GpuPod is named as its Pod: its change is the Pod's news (and a name freed is news to a Pod waiting
+      // for it), when it changes what the Pod reads of it: its spec, its deletion, what its status shows.
       ...gpuPodInformers.map((informer) =>
-        mappedFrom(informer, (gpuPod) => [
-          { namespace: gpuPod.metadata.namespace ?? '', name: gpuPod.metadata.name },
-        ]),
+        mappedFrom(
+          informer,
+          (gpuPod) => [{ namespace: gpuPod.metadata.namespace ?? '', name: gpuPod.metadata.name }],
+          {
+            updatePredicate: (before, after) =>
+              gpuPodNews(before, after) || mirroredChanged(before.status, after.status),
+          },
+        ),
       ),
     ],
     reconcile,

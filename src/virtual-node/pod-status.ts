@@ -80,6 +80,36 @@ const STARTING = new Set(['Initializing']);
 /** exitCode of a container the cloud failed: the cloud tells none. */
 const FAILED_EXIT_CODE = 1;
 
+/**
+ * The parts of a GpuPod's status that `podStatus` reads, and nothing else: a GpuPod update that leaves them
+ * as they were (its finalizer, its bookkeeping, its cost) is no news to its Pod. Unparsable is `{}`.
+ */
+const mirroredSchema = z
+  .object({
+    id: z.string().optional(),
+    internalIp: z.string().optional(),
+    preemptions: z.number().optional(),
+    conditions: z
+      .array(
+        z.object({
+          type: z.string(),
+          status: z.string(),
+          reason: z.string().optional(),
+          message: z.string().optional(),
+          lastTransitionTime: z.string().optional(),
+        }),
+      )
+      .optional(),
+    placement: z.object({ attempts: z.array(z.object({ outcome: z.string() })).optional() }).optional(),
+  })
+  .catch({});
+
+/** Whether a GpuPod's status went from `before` to `after` in a way its Pod's status may show. */
+export function mirroredChanged(before: unknown, after: unknown): boolean {
+  const seen = (status: unknown) => JSON.stringify(mirroredSchema.parse(status ?? {}));
+  return seen(before) !== seen(after);
+}
+
 /** Times as a Pod's status stores them: to the second. */
 export function stamp(time: string | Date): string {
   return new Date(time).toISOString().replace(/\.\d{3}Z$/, 'Z');

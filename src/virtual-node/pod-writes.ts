@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { isStatus, type KubeRequests } from '../kube/client.ts';
 import { keyToString, type ObjectKey } from '../kube/object.ts';
 import { collectionPath, objectPath, pods, type ResourceType } from '../kube/resource-type.ts';
+import type { Clock } from '../lib/clock.ts';
 import { EXTERNAL_ID } from '../managed/core/annotations.ts';
 import { POD_FINALIZER } from './names.ts';
 import type { NodePodObject } from './pod-object.ts';
@@ -21,15 +22,26 @@ const writtenSchema = z.looseObject({
   metadata: z.looseObject({ resourceVersion: z.string().optional() }),
 });
 
+/**
+ * How long a GpuPod this process made counts as on its way to the cache. Its add event wakes its Pod well
+ * before; the bound only keeps a GpuPod whose events were never seen (made and deleted within a relist)
+ * from holding its Pod back for good.
+ */
+export const MADE_UNSEEN_MS = 30_000;
+
 export class PodWrites {
   readonly #client: KubeRequests;
   readonly #gpuPods: ResourceType;
+  readonly #clock: Clock;
   /** Per Pod: the versions this process wrote over, until the cache shows one it did not. */
   readonly #writtenOver = new Map<string, Set<string>>();
+  /** Per Pod: when this process made its GpuPod, until a turn finds it in the cache. */
+  readonly #made = new Map<string, number>();
 
-  constructor(client: KubeRequests, gpuPods: ResourceType) {
+  constructor(client: KubeRequests, gpuPods: ResourceType, clock: Clock) {
     this.#client = client;
     this.#gpuPods = gpuPods;
+    this.#clock = clock;
   }
 
   /**
@@ -47,9 +59,24 @@ export class PodWrites {
     return false;
   }
 
+  /**
+   * Whether the cache lacks a GpuPod this process made for the Pod `key` moments ago: a create from that
+   * view would be refused as one that exists. Its add event brings the Pod back. `cached` says whether the
+   * cache has it now; once it has, the memory goes.
+   */
+  madeUnseen(key: ObjectKey, cached: boolean): boolean {
+    const name = keyToString(key);
+    const madeAt = this.#made.get(name);
+    if (madeAt === undefined) return false;
+    if (!cached && this.#clock.now() - madeAt < MADE_UNSEEN_MS) return true;
+    this.#made.delete(name);
+    return false;
+  }
+
   /** Drops what it remembers of a Pod that is gone. */
   forget(key: ObjectKey): void {
     this.#writtenOver.delete(keyToString(key));
+    this.#made.delete(keyToString(key));
   }
 
   /**
@@ -97,12 +124,14 @@ export class PodWrites {
       .catch(goneOr409);
   }
 
-  async createGpuPod(namespace: string, gpuPod: Record<string, unknown>): Promise<void> {
+  /** Makes the GpuPod of the Pod `key` (named as the Pod). */
+  async createGpuPod(key: ObjectKey, gpuPod: Record<string, unknown>): Promise<void> {
     await this.#conditional(
       'the GpuPod',
-      { method: 'POST', path: collectionPath(this.#gpuPods, namespace), body: gpuPod },
+      { method: 'POST', path: collectionPath(this.#gpuPods, key.namespace), body: gpuPod },
       z.unknown(),
     );
+    this.#made.set(keyToString(key), this.#clock.now());
   }
 
   async patchGpuPod(

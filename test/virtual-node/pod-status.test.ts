@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { keeping, ownerOf, type StoredGpuPod } from '../../src/virtual-node/pod-gpu-pod.ts';
 import type { NodePodObject } from '../../src/virtual-node/pod-object.ts';
-import { type GpuPodStatusView, podStatus, podStatusDiffers } from '../../src/virtual-node/pod-status.ts';
+import {
+  type GpuPodStatusView,
+  mirroredChanged,
+  podStatus,
+  podStatusDiffers,
+} from '../../src/virtual-node/pod-status.ts';
 
 const NOW = new Date('2026-03-01T12:00:00.456Z');
 const T1 = '2026-03-01T11:00:00.123Z';
@@ -241,6 +246,56 @@ describe('a Pod’s status from its GpuPod’s, as a kubelet writes it', () => {
     assert.deepEqual(notReady.containerStatuses[0]?.state, {
       running: { startedAt: '2026-03-01T11:00:00Z' },
     });
+  });
+});
+
+describe('which GpuPod status changes are news to its Pod', () => {
+  const running: Record<string, unknown> = {
+    id: '42',
+    internalIp: '10.9.0.7',
+    phase: 'RUNNING',
+    conditions: [cond('Ready', 'True', 'Available'), cond('Synced', 'True', 'ReconcileSuccess')],
+    placement: { attempts: [{ gpuType: 'A100', outcome: 'FailedToStart', at: T1 }] },
+    costPerHour: '1.20',
+    observedGeneration: 1,
+  };
+  const shown = (status: Record<string, unknown>) => of(status as GpuPodStatusView);
+
+  test('what the Pod does not show (cost, phase words, generations, sync times) is no news', () => {
+    const bookkeeping = {
+      ...running,
+      costPerHour: '1.30',
+      observedGeneration: 2,
+      lastSyncTime: T1,
+      placement: { attempts: [{ gpuType: 'A100', outcome: 'FailedToStart', at: NOW.toISOString() }] },
+    };
+    assert.equal(mirroredChanged(running, bookkeeping), false);
+    assert.deepEqual(shown(bookkeeping), shown(running), 'the Pod’s status is the same indeed');
+  });
+
+  test('each part the Pod shows is news, and changes the Pod’s status', () => {
+    const changes: Record<string, Record<string, unknown>> = {
+      id: { ...running, id: '43' },
+      internalIp: { ...running, internalIp: '10.9.0.8' },
+      preemptions: { ...running, preemptions: 1 },
+      'a condition': { ...running, conditions: [cond('Ready', 'False', 'Failed', 'out of memory')] },
+      'an attempt': {
+        ...running,
+        placement: {
+          attempts: [...(running.placement as { attempts: unknown[] }).attempts, { outcome: 'AboveCap' }],
+        },
+      },
+    };
+    for (const [what, changed] of Object.entries(changes)) {
+      assert.equal(mirroredChanged(running, changed), true, what);
+      assert.notDeepEqual(shown(changed), shown(running), `${what}: the Pod shows it`);
+    }
+  });
+
+  test('a status first seen, or unreadable, is news', () => {
+    assert.equal(mirroredChanged(undefined, running), true);
+    assert.equal(mirroredChanged(undefined, undefined), false);
+    assert.equal(mirroredChanged({ conditions: 'garbage' }, running), true);
   });
 });
 
