@@ -96,12 +96,35 @@ describe('the writes of the virtual node to its Pods', () => {
     }
   });
 
-  test('a status the GpuPod changes nothing of is not written: every status write makes a version', async () => {
-    // The GpuPod's details are refreshed every 2 s (the tests' --details-interval), each a change of the
-    // GpuPod the Pod's controller looks at; none changes what the Pod's status says.
-    const key = { controller: 'virtual-node-pods', namespace: NS, name: 'trainer' };
-    const turns = turnsOf(operator, key).length;
-    await until(() => turnsOf(operator, key).length >= turns + 3, 'three more turns of the Pod');
+  test('a GpuPod change the Pod does not show wakes no turn of it, and every status write makes a version', async () => {
+    // The GpuPod's details are refreshed every 2 s (the tests' --details-interval): each a change of the
+    // GpuPod, none of what the Pod's status says.
+    const gpuPodVersions: string[] = [];
+    const gpuPods = new Informer(
+      stack.cluster().client,
+      { resource: resources.gpuPod, namespace: NS },
+      captureLogs('warn').logger,
+    );
+    gpuPods.addEventHandler({
+      onUpdate: (_old, gpuPod) => {
+        if (gpuPod.metadata.name === 'trainer') gpuPodVersions.push(gpuPod.metadata.resourceVersion ?? '');
+      },
+    });
+    gpuPods.start();
+    try {
+      await gpuPods.waitForSync();
+      await until(() => gpuPodVersions.length >= 1, 'a refresh of the GpuPod');
+      const key = { controller: 'virtual-node-pods', namespace: NS, name: 'trainer' };
+      const turns = turnsOf(operator, key).length;
+      const seen = gpuPodVersions.length;
+      await until(() => gpuPodVersions.length >= seen + 3, 'three more versions of the GpuPod');
+      assert.ok(
+        turnsOf(operator, key).length < turns + 3,
+        `${turnsOf(operator, key).length - turns} turns of the Pod for 3 GpuPod changes it does not show`,
+      );
+    } finally {
+      await gpuPods.stop();
+    }
     const writes = await apiserverWrites(stack.plane().kubeConfig);
     const changes = versions.filter((pod, i) => {
       const previous = versions.slice(0, i).findLast((each) => each.metadata.name === pod.metadata.name);
