@@ -1,5 +1,6 @@
 import type { ObjectKey } from '../kube/object.ts';
 import type { Enqueue, EventSource } from './source.ts';
+import type { Arrival } from './work-queue.ts';
 
 /**
  * An event source fed by code instead of an informer: changes the cloud cache saw, detail refreshes that
@@ -25,7 +26,7 @@ export class ChannelSource implements EventSource {
     return this.#hasSynced();
   }
 
-  emit(key: ObjectKey): void {
-    this.#enqueue?.(key);
+  emit(key: ObjectKey, arrival?: Arrival): void {
+    this.#enqueue?.(key, arrival);
   }
 }

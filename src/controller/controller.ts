@@ -3,7 +3,7 @@ import { settlesWithin } from '../lib/delay.ts';
 import { type Logger, reconcileLogger } from '../lib/logger.ts';
 import type { ControllerMetrics, ReconcileOutcome } from './metrics.ts';
 import type { RateLimiter } from './queue-rate-limiters.ts';
-import type { EventSource } from './source.ts';
+import type { Enqueue, EventSource } from './source.ts';
 import { WorkQueue } from './work-queue.ts';
 
 /**
@@ -79,7 +79,7 @@ export class Controller {
   start(): void {
     if (this.#state !== 'new') throw new Error(`controller ${this.name} can be started only once`);
     this.#state = 'running';
-    const enqueue = (key: ObjectKey) => this.#queue.add(keyToString(key));
+    const enqueue: Enqueue = (key, arrival) => this.#queue.add(keyToString(key), arrival);
     this.#unsubscribe = this.#options.sources.map((source) => source.start(enqueue));
     const workers = this.#options.maxConcurrentReconciles ?? 1;
     this.#workers = Array.from({ length: workers }, () => this.#work());

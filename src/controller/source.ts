@@ -1,8 +1,10 @@
 import type { Informer } from '../kube/informer.ts';
 import { type DeepReadonly, type KubeObject, keyOf, type ObjectKey } from '../kube/object.ts';
 import type { UpdatePredicate } from './predicates.ts';
+import type { Arrival } from './work-queue.ts';
 
-export type Enqueue = (key: ObjectKey) => void;
+/** `arrival` is `ongoing` when left out (see `Arrival`). */
+export type Enqueue = (key: ObjectKey, arrival?: Arrival) => void;
 
 /**
  * Something a controller watches, turned into keys of the objects to reconcile. Type-erased, so

@@ -16,6 +16,19 @@ export interface WorkQueueObserver {
   retried(key: string): void;
 }
 
+/**
+ * Why a key is added. `new`: an object seen for the first time, when its source says so (the virtual
+ * node's Pods). `ongoing`: everything else: a change to an object already handled, a requeue, a change of
+ * something it depends on, and every key of a source that does not tell.
+ */
+export type Arrival = 'new' | 'ongoing';
+
+/**
+ * While new keys wait, at most this many ongoing keys are handed out in a row; then one new key is. So a
+ * stream of ongoing work delays new objects but never starves them.
+ */
+export const ONGOING_RUN = 8;
+
 export interface WorkQueueOptions {
   readonly rateLimiter?: RateLimiter;
   readonly observer?: WorkQueueObserver;
@@ -29,16 +42,22 @@ export interface WorkQueueOptions {
  * - `addAfter` delays a key (one timer for all delayed keys, driven by a min-heap);
  * - `addRateLimited` delays it by the rate limiter's verdict.
  *
+ * Unlike client-go's, it has two lanes: ongoing keys go before new ones (at most `ONGOING_RUN` in a
+ * row while new ones wait). An object takes several turns to converge, each brought back by the event of
+ * the last; first in first out, each of those turns waits behind a burst's every new object. Keys whose
+ * adds say nothing go to the ongoing lane, which is then the one first-in-first-out lane.
+ *
  * Workers loop on `get()` / `done()`. After shutdown, `get()` answers `undefined` and no queued
  * key is handed out any more; work in progress may still finish.
  */
 export class WorkQueue {
   readonly #rateLimiter: RateLimiter;
   readonly #observer: WorkQueueObserver | undefined;
-  /** Ready keys in FIFO order, from `#head` on; the consumed prefix is trimmed now and then. */
-  #ready: string[] = [];
-  #head = 0;
-  /** Keys that need processing: waiting in `#ready`, or re-added while being processed. */
+  readonly #ongoing = new Fifo();
+  readonly #new = new Fifo();
+  /** Ongoing keys handed out in a row while new keys waited. */
+  #ongoingRun = 0;
+  /** Keys that need processing: waiting in a lane, or re-added while being processed. */
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
   readonly #waiting: ((key: string | undefined) => void)[] = [];
@@ -55,17 +74,17 @@ export class WorkQueue {
 
   /** Keys ready and waiting for a worker. */
   get length(): number {
-    return this.#ready.length - this.#head;
+    return this.#ongoing.length + this.#new.length;
   }
 
   get shuttingDown(): boolean {
     return this.#shuttingDown;
   }
 
-  add(key: string): void {
+  add(key: string, arrival: Arrival = 'ongoing'): void {
     if (this.#shuttingDown || this.#dirty.has(key)) return;
     this.#dirty.add(key);
-    if (!this.#processing.has(key)) this.#enqueue(key);
+    if (!this.#processing.has(key)) this.#enqueue(key, arrival);
   }
 
   /** Adds `key` once `delayMs` have passed; a key already waiting keeps the earlier of both times. */
@@ -112,7 +131,8 @@ export class WorkQueue {
       if (this.#processing.size === 0) this.#notifyDrained();
       return;
     }
-    if (this.#dirty.has(key)) this.#enqueue(key);
+    // Added again while it was handled: whatever the event, the object is no longer new.
+    if (this.#dirty.has(key)) this.#enqueue(key, 'ongoing');
   }
 
   /** Stops handing out work at once; delayed and queued keys are dropped. */
@@ -121,8 +141,8 @@ export class WorkQueue {
     this.#shuttingDown = true;
     clearTimeout(this.#timer);
     this.#delayed.clear();
-    this.#ready = [];
-    this.#head = 0;
+    this.#ongoing.clear();
+    this.#new.clear();
     this.#dirty.clear();
     for (const resolve of this.#waiting.splice(0)) resolve(undefined);
   }
@@ -134,19 +154,16 @@ export class WorkQueue {
     return new Promise((resolve) => this.#drained.push(resolve));
   }
 
-  #enqueue(key: string): void {
+  #enqueue(key: string, arrival: Arrival): void {
     this.#observer?.added(key);
-    this.#ready.push(key);
+    (arrival === 'new' ? this.#new : this.#ongoing).push(key);
     this.#waiting.shift()?.(this.#take());
   }
 
   #take(): string {
-    const key = this.#ready[this.#head] as string;
-    this.#head++;
-    if (this.#head > 1024 && this.#head * 2 > this.#ready.length) {
-      this.#ready = this.#ready.slice(this.#head);
-      this.#head = 0;
-    }
+    const newTurn = this.#ongoing.length === 0 || (this.#new.length > 0 && this.#ongoingRun >= ONGOING_RUN);
+    this.#ongoingRun = newTurn || this.#new.length === 0 ? 0 : this.#ongoingRun + 1;
+    const key = (newTurn ? this.#new : this.#ongoing).shift();
     this.#dirty.delete(key);
     this.#processing.add(key);
     this.#observer?.started(key);
@@ -179,5 +196,35 @@ export class WorkQueue {
 
   #notifyDrained(): void {
     for (const resolve of this.#drained.splice(0)) resolve();
+  }
+}
+
+/** Keys first in first out, from `#head` on; the consumed prefix is trimmed now and then. */
+class Fifo {
+  #keys: string[] = [];
+  #head = 0;
+
+  get length(): number {
+    return this.#keys.length - this.#head;
+  }
+
+  push(key: string): void {
+    this.#keys.push(key);
+  }
+
+  /** The oldest key; only called when `length > 0`. */
+  shift(): string {
+    const key = this.#keys[this.#head] as string;
+    this.#head++;
+    if (this.#head > 1024 && this.#head * 2 > this.#keys.length) {
+      this.#keys = this.#keys.slice(this.#head);
+      this.#head = 0;
+    }
+    return key;
+  }
+
+  clear(): void {
+    this.#keys = [];
+    this.#head = 0;
   }
 }

@@ -37,7 +37,11 @@ export class PodWatches {
       this.#log.child({ node }),
     );
     const emit = (pod: DeepReadonly<KubeObject>) => this.#changed.emit(keyOf(pod));
-    informer.addEventHandler({ onAdd: emit, onUpdate: (_old, pod) => emit(pod), onDelete: emit });
+    informer.addEventHandler({
+      onAdd: (pod) => this.#changed.emit(keyOf(pod), 'new'),
+      onUpdate: (_old, pod) => emit(pod),
+      onDelete: emit,
+    });
     informer.start();
     this.#watches.set(node, { config, informer });
   }

@@ -5,14 +5,15 @@ import { Registry } from 'prom-client';
 import { Controller, type Reconciler, TerminalError } from '../../src/controller/controller.ts';
 import { RuntimeMetrics } from '../../src/controller/metrics.ts';
 import { ItemExponentialFailureRateLimiter } from '../../src/controller/queue-rate-limiters.ts';
-import type { EventSource } from '../../src/controller/source.ts';
-import { keyToString, type ObjectKey } from '../../src/kube/object.ts';
+import type { Enqueue, EventSource } from '../../src/controller/source.ts';
+import type { Arrival } from '../../src/controller/work-queue.ts';
+import { keyToString } from '../../src/kube/object.ts';
 import { captureLogs } from '../support/log-capture.ts';
 import { until } from '../support/until.ts';
 
 /** A source the test fires by hand: the controller under test sees ordinary keys. */
 function manualSource() {
-  let enqueue: ((key: ObjectKey) => void) | undefined;
+  let enqueue: Enqueue | undefined;
   const source: EventSource = {
     start(fn) {
       enqueue = fn;
@@ -22,7 +23,10 @@ function manualSource() {
     },
     hasSynced: () => true,
   };
-  return { source, fire: (namespace: string, name: string) => enqueue?.({ namespace, name }) };
+  return {
+    source,
+    fire: (namespace: string, name: string, arrival?: Arrival) => enqueue?.({ namespace, name }, arrival),
+  };
 }
 
 function setUp(reconcile: Reconciler, maxConcurrentReconciles = 1) {
@@ -81,6 +85,29 @@ describe('Controller', () => {
       .filter((line) => line.msg === 'reconcile failed; retrying with backoff')
       .map((line) => line.retries);
     assert.deepEqual(retries, [0, 1, 2], 'not 0 again after the turn put off');
+  });
+
+  test('a source’s new keys wait behind the ongoing ones, each in the order they came', async () => {
+    const order: string[] = [];
+    let release: () => void = () => {};
+    const busy = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { controller, fire } = setUp(async (key) => {
+      order.push(key.name);
+      if (key.name === 'first') await busy;
+    });
+    controller.start();
+    fire('ns', 'first');
+    await until(() => order.length === 1, 'the first turn');
+    fire('ns', 'new-1', 'new');
+    fire('ns', 'new-2', 'new');
+    fire('ns', 'ongoing-1');
+    fire('ns', 'ongoing-2', 'ongoing');
+    release();
+    await until(() => order.length === 5, 'every key handled');
+    await controller.stop(1_000);
+    assert.deepEqual(order, ['first', 'ongoing-1', 'ongoing-2', 'new-1', 'new-2']);
   });
 
   test('survives reconcilers that throw synchronously or throw non-errors, and logs the key', async () => {

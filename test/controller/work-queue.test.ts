@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setImmediate as tick } from 'node:timers/promises';
 import { ItemExponentialFailureRateLimiter } from '../../src/controller/queue-rate-limiters.ts';
-import { WorkQueue, type WorkQueueObserver } from '../../src/controller/work-queue.ts';
+import { ONGOING_RUN, WorkQueue, type WorkQueueObserver } from '../../src/controller/work-queue.ts';
 
 function pendingTimers(): number {
   return process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
@@ -166,6 +166,70 @@ describe('WorkQueue', () => {
     queue.add('a');
     queue.done(key ?? '');
     assert.deepEqual(calls, ['added a', 'started a', 'finished a', 'added a']);
+    queue.shutdown();
+  });
+
+  test('hands out ongoing keys before new ones, each lane first in first out', async () => {
+    const queue = new WorkQueue();
+    for (const key of ['a', 'b', 'c']) queue.add(key, 'new');
+    queue.add('x');
+    queue.add('y', 'ongoing');
+    assert.equal(queue.length, 5);
+    const order = [];
+    for (let i = 0; i < 5; i++) order.push(await queue.get());
+    assert.deepEqual(order, ['x', 'y', 'a', 'b', 'c']);
+    queue.shutdown();
+  });
+
+  test(`hands out a waiting new key after ${ONGOING_RUN} ongoing ones in a row, however many more wait`, async () => {
+    const queue = new WorkQueue();
+    queue.add('new-1', 'new');
+    queue.add('new-2', 'new');
+    for (let i = 0; i < 3 * ONGOING_RUN; i++) queue.add(`k${i}`);
+    const order: (string | undefined)[] = [];
+    for (let i = 0; i < 3 * ONGOING_RUN + 2; i++) order.push(await queue.get());
+    assert.equal(order.indexOf('new-1'), ONGOING_RUN);
+    assert.equal(order.indexOf('new-2'), 2 * ONGOING_RUN + 1);
+    assert.deepEqual(
+      order.filter((key) => key?.startsWith('k')),
+      Array.from({ length: 3 * ONGOING_RUN }, (_, i) => `k${i}`),
+    );
+    queue.shutdown();
+  });
+
+  test('counts the ongoing run only while a new key waits', async () => {
+    const queue = new WorkQueue();
+    for (let i = 0; i < 3 * ONGOING_RUN; i++) queue.add(`k${i}`);
+    for (let i = 0; i < 2 * ONGOING_RUN; i++) await queue.get();
+    queue.add('new', 'new');
+    const order: (string | undefined)[] = [];
+    for (let i = 0; i <= ONGOING_RUN; i++) order.push(await queue.get());
+    assert.equal(
+      order.indexOf('new'),
+      ONGOING_RUN,
+      'the ongoing keys handed out before it arrived do not count',
+    );
+    queue.shutdown();
+  });
+
+  test('a key added while it is handled comes back ongoing, though its add said new', async () => {
+    const queue = new WorkQueue();
+    queue.add('a', 'new');
+    queue.add('b', 'new');
+    const first = await queue.get();
+    assert.equal(first, 'a');
+    queue.add('a', 'new');
+    queue.done('a');
+    assert.equal(await queue.get(), 'a', 'the object is no longer new: it goes before b');
+    assert.equal(await queue.get(), 'b');
+    queue.shutdown();
+  });
+
+  test('a worker waiting on an empty queue gets a new key at once', async () => {
+    const queue = new WorkQueue();
+    const waiting = queue.get();
+    queue.add('a', 'new');
+    assert.equal(await waiting, 'a');
     queue.shutdown();
   });
 });
