@@ -2,6 +2,7 @@
 // conditional on what it was computed from (the resourceVersion read, the uid), so that a write never lands
 // on a newer state or on another object of the same name.
 import { z } from 'zod';
+import { WrittenOver } from '../controller/written-over.ts';
 import { isStatus, type KubeRequests } from '../kube/client.ts';
 import { keyToString, type ObjectKey } from '../kube/object.ts';
 import { collectionPath, objectPath, pods, type ResourceType } from '../kube/resource-type.ts';
@@ -34,7 +35,7 @@ export class PodWrites {
   readonly #gpuPods: ResourceType;
   readonly #clock: Clock;
   /** Per Pod: the versions this process wrote over, until the cache shows one it did not. */
-  readonly #writtenOver = new Map<string, Set<string>>();
+  readonly #writtenOver = new WrittenOver();
   /** Per Pod: when this process made its GpuPod, until a turn finds it in the cache. */
   readonly #made = new Map<string, number>();
 
@@ -50,13 +51,7 @@ export class PodWrites {
    * brings the newer version. Versions are only compared for equality, never ordered.
    */
   precedesOwnWrite(pod: NodePodObject): boolean {
-    const key = keyToString(keyOf(pod));
-    const over = this.#writtenOver.get(key);
-    const version = pod.metadata.resourceVersion;
-    if (!over || version === undefined) return false;
-    if (over.has(version)) return true;
-    this.#writtenOver.delete(key);
-    return false;
+    return this.#writtenOver.precedes(keyToString(keyOf(pod)), pod.metadata.resourceVersion);
   }
 
   /**
@@ -75,7 +70,7 @@ export class PodWrites {
 
   /** Drops what it remembers of a Pod that is gone. */
   forget(key: ObjectKey): void {
-    this.#writtenOver.delete(keyToString(key));
+    this.#writtenOver.forget(keyToString(key));
     this.#made.delete(keyToString(key));
   }
 
@@ -181,11 +176,11 @@ export class PodWrites {
   /** A conditional write of `pod`, remembered as written over the version read when it made a new one. */
   async #podWrite(pod: NodePodObject, request: Parameters<KubeRequests['request']>[1]): Promise<void> {
     const written = await this.#conditional('the Pod', request, writtenSchema);
-    const read = pod.metadata.resourceVersion;
-    if (read === undefined || written.metadata.resourceVersion === read) return;
-    const key = keyToString(keyOf(pod));
-    const over = this.#writtenOver.get(key) ?? new Set<string>();
-    this.#writtenOver.set(key, over.add(read));
+    this.#writtenOver.wrote(
+      keyToString(keyOf(pod)),
+      pod.metadata.resourceVersion,
+      written.metadata.resourceVersion,
+    );
   }
 
   async #conditional<S extends z.ZodType>(

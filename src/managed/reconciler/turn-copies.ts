@@ -1,3 +1,4 @@
+import { WrittenOver } from '../../controller/written-over.ts';
 import type { ManagedObject } from '../core/external-kind.ts';
 import { NotLeaderError } from '../core/fence.ts';
 import type { ManagedWriter, Metadata } from '../core/writer.ts';
@@ -31,7 +32,7 @@ export interface TurnCopiesOptions {
 export class TurnCopies {
   readonly #turns = new Map<string, Turn>();
   /** Per resource uid: the versions this process's writes were made from, until the cache passes them. */
-  readonly #writtenOver = new Map<string, Set<string>>();
+  readonly #writtenOver = new WrittenOver();
   /** Resources whose turn was put off for a copy its own write had replaced. */
   readonly #awaiting = new Set<string>();
   readonly writer: ManagedWriter;
@@ -43,12 +44,8 @@ export class TurnCopies {
       if (!mayAct()) throw new NotLeaderError(kind, 'in the cluster');
       return turn;
     };
-    const wrote = (mr: ManagedObject<unknown>, version: string) => {
-      const { uid, resourceVersion: from } = mr.metadata;
-      // A write that changed nothing made no version, and no event will come for it.
-      if (from === undefined || from === version) return;
-      this.#writtenOver.set(uid, (this.#writtenOver.get(uid) ?? new Set()).add(from));
-    };
+    const wrote = (mr: ManagedObject<unknown>, version: string) =>
+      this.#writtenOver.wrote(mr.metadata.uid, mr.metadata.resourceVersion, version);
     this.writer = {
       ...base,
       isOwnWrite: (from, to) => base.isOwnWrite(from, to),
@@ -92,14 +89,9 @@ export class TurnCopies {
    */
   precedesOwnWrite(read: ManagedObject<unknown>): boolean {
     const { uid, resourceVersion } = read.metadata;
-    const over = this.#writtenOver.get(uid);
-    if (!over || resourceVersion === undefined) return false;
-    if (over.has(resourceVersion)) {
-      this.#awaiting.add(uid);
-      return true;
-    }
-    this.#writtenOver.delete(uid);
-    return false;
+    if (!this.#writtenOver.precedes(uid, resourceVersion)) return false;
+    this.#awaiting.add(uid);
+    return true;
   }
 
   /**
@@ -108,14 +100,14 @@ export class TurnCopies {
    */
   caughtUp(obj: { metadata: { uid?: string | undefined; resourceVersion?: string | undefined } }): boolean {
     const { uid = '', resourceVersion = '' } = obj.metadata;
-    if (this.#writtenOver.get(uid)?.has(resourceVersion)) return false;
-    this.#writtenOver.delete(uid);
+    if (this.#writtenOver.holds(uid, resourceVersion)) return false;
+    this.#writtenOver.forget(uid);
     return this.#awaiting.delete(uid);
   }
 
   /** Forgets the resource `uid`: it is gone. */
   forget(uid: string): void {
-    this.#writtenOver.delete(uid);
+    this.#writtenOver.forget(uid);
     this.#awaiting.delete(uid);
   }
 
