@@ -93,7 +93,10 @@ function describe(node: StructuralSchema): string {
     node.maxLength !== undefined && `max length ${node.maxLength}`,
     node.maxItems !== undefined && `at most ${node.maxItems} items`,
     node.pattern && `pattern \`${node.pattern}\``,
-    ...(node['x-kubernetes-validations'] ?? []).map((rule) => rule.message ?? rule.rule),
+    // A field's own `self == oldSelf` is what its description's "Immutable" already says.
+    ...(node['x-kubernetes-validations'] ?? [])
+      .filter((rule) => rule.rule !== 'self == oldSelf')
+      .map((rule) => rule.message ?? rule.rule),
   ].filter((fact): fact is string => typeof fact === 'string');
   return [node.description ?? '', facts.length > 0 ? `(${facts.join('; ')})` : ''].filter(Boolean).join(' ');
 }
