@@ -17,7 +17,7 @@ import { render } from './report.ts';
 import { attempt, type BenchResults } from './results.ts';
 import type { Session } from './session.ts';
 import { runSize } from './size-run.ts';
-import { SIM_SETTINGS, type Stack, startStack } from './stack.ts';
+import { APISERVER_ENV, SIM_SETTINGS, type Stack, startStack } from './stack.ts';
 import { checkTargets } from './targets.ts';
 
 function options(): BenchOptions {
@@ -59,8 +59,7 @@ async function main(): Promise<number> {
     settings: {
       operatorFlags: operatorFlags(opts, '<per run>'),
       simulator: { ...SIM_SETTINGS },
-      apiserver:
-        'src/local/controlplane.ts defaults (etcd without fsync); bench and operator use the admin identity',
+      apiserver: `src/local/controlplane.ts defaults (etcd without fsync), environment ${JSON.stringify(APISERVER_ENV)}; bench and operator use the admin identity`,
       benchConcurrency: opts.concurrency,
       cpus: cpuSplit ?? 'shared',
       operatorNodeOptions: opts.nodeOptions,

@@ -23,6 +23,15 @@ export const API_KEY = 'bench-key-3c1d9e7f5a2b';
  */
 export const SIM_SETTINGS = { transitionMs: 0, retentionMs: 60_000, gpusPerPool: 1_000_000 } as const;
 
+/**
+ * The apiserver collects garbage at twice the heap it keeps (GOGC 200, Go's default is 100). On the one core
+ * the benchmark gives the control plane, the collector's work is not spread over idle cores as on a
+ * control plane's own machine: at 100 it was a quarter to a third of the apiserver's CPU, and how much
+ * followed the heap that earlier phases happened to leave (40 collections in one run of the virtual node's
+ * phase, 15 in another), which made the phase's speed vary by half from run to run (docs/performance.md).
+ */
+export const APISERVER_ENV = { GOGC: '200' } as const;
+
 function resourceOf(kind: Pick<KindDefinition, 'group' | 'version' | 'plural' | 'kind'>): ResourceType {
   return { group: kind.group, version: kind.version, plural: kind.plural, kind: kind.kind, namespaced: true };
 }
@@ -46,7 +55,7 @@ export interface Stack {
 }
 
 export async function startStack(): Promise<Stack> {
-  const plane = await startControlPlane();
+  const plane = await startControlPlane({ apiserverEnv: APISERVER_ENV });
   let sim: RunningSimulator | undefined;
   try {
     await installCrds(plane.kubeConfig);

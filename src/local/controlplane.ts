@@ -36,6 +36,8 @@ export interface ControlPlaneOptions {
   binary?: string;
   /** Appended to the kube-apiserver command line, e.g. `--feature-gates=...`. */
   apiserverFlags?: readonly string[];
+  /** Set in kube-apiserver's environment, e.g. the Go runtime's `GOGC` and `GOMEMLIMIT`. */
+  apiserverEnv?: Readonly<Record<string, string>>;
   /** Bound on each server's startup. Default 90 s: the machine may be busy. */
   readyTimeoutMs?: number;
 }
@@ -102,6 +104,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     durable: !temporary,
     removeDataDirOnStop: temporary,
     apiserverFlags: options.apiserverFlags ?? [],
+    apiserverEnv: options.apiserverEnv ?? {},
     readyTimeoutMs: options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS,
   });
   try {
@@ -122,6 +125,7 @@ interface PlaneSettings {
   durable: boolean;
   removeDataDirOnStop: boolean;
   apiserverFlags: readonly string[];
+  apiserverEnv: Readonly<Record<string, string>>;
   readyTimeoutMs: number;
 }
 
@@ -194,12 +198,14 @@ class LocalControlPlane implements ControlPlane {
 
   async startApiserver(): Promise<void> {
     if (this.#apiserver?.running) return;
-    const { binary, layout, etcdPorts, apiserverPort, apiserverFlags, readyTimeoutMs } = this.#settings;
+    const { binary, layout, etcdPorts, apiserverPort, apiserverFlags, apiserverEnv, readyTimeoutMs } =
+      this.#settings;
     this.#apiserver = new ServerProcess({
       binary,
       component: 'apiserver',
       args: apiserverArgs(layout, etcdPorts, apiserverPort, apiserverFlags),
       logPath: layout.apiserverLog,
+      env: apiserverEnv,
     });
     await waitUntilReady(
       this.#apiserver,

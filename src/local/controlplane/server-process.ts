@@ -20,6 +20,8 @@ export interface ServerSpec {
   wrapper?: readonly string[];
   /** How long SIGTERM may take before SIGKILL; default 10 s. */
   stopGraceMs?: number;
+  /** Set over this process's environment for the server (e.g. the Go runtime's GOGC). */
+  env?: Readonly<Record<string, string>>;
 }
 
 export class ServerProcess {
@@ -43,7 +45,7 @@ export class ServerProcess {
       const argv = [spec.mode ?? spec.component, ...spec.args];
       this.#child = spawn(command, spec.wrapper ? [...wrapperArgs, spec.binary, ...argv] : argv, {
         stdio: ['pipe', log, log],
-        env: { ...process.env, CONTROLPLANE_EXIT_ON_STDIN_EOF: '1' },
+        env: { ...process.env, ...spec.env, CONTROLPLANE_EXIT_ON_STDIN_EOF: '1' },
       });
     } finally {
       closeSync(log);
