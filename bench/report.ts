@@ -89,6 +89,7 @@ const all = (d: Distribution | undefined) => (d ? `${d.p50} / ${d.p90} / ${d.p99
 
 const SIDE_ROWS: SideRow[] = [
   ['create → Ready (Pods: Running) p50/p90/p99/max (ms)', (c) => all(c.createToReadyMs)],
+  ['burst → Ready (Pods: Running) p50/p90/p99/max (ms)', (c) => all(c.burstToReadyMs)],
   ['create → cloud create p50/p99 (ms)', (c) => pct(c.createToCloudMs)],
   ['apply → all Ready (s)', (c) => String(c.seconds)],
   ['apiserver writes per resource', (c) => String(Math.round(sum(c.apiserverWritesPerResource) * 100) / 100)],

@@ -139,6 +139,7 @@ function virtualNodeChecks(result: SizeResult): Omit<TargetCheck, 'scope'>[] {
   const { convergence: pod, deletion, cloudPodsLeft } = outcome.result;
   const latency = (d: Distribution | undefined) => PERCENTILES.map((p) => d?.[p] ?? Number.NaN);
   const [podLatency, gpuLatency] = [latency(pod.createToReadyMs), latency(gpu.createToReadyMs)];
+  const [podFinish, gpuFinish] = [latency(pod.burstToReadyMs), latency(gpu.burstToReadyMs)];
   const gpuSide = ['gpupods', 'events'];
   const gpuWrites = writesOf(gpu.apiserverWritesPerResource, gpuSide);
   const podGpuWrites = writesOf(pod.apiserverWritesPerResource, gpuSide);
@@ -173,10 +174,12 @@ function virtualNodeChecks(result: SizeResult): Omit<TargetCheck, 'scope'>[] {
       met: within(pod.seconds, gpu.seconds * perWrite),
     },
     {
-      target:
-        'virtual node: create → Running p50/p90/p99/max within 20% of GpuPods’ create → Ready per write',
-      value: `${podLatency.join(' / ')} ms against ${gpuLatency.join(' / ')} ms, ${ratio}`,
-      met: podLatency.every((value, i) => within(value, (gpuLatency[i] ?? Number.NaN) * perWrite)),
+      // Per write, the time a resource finishes scales with the writes; its time from its own create does
+      // not, since the benchmark's creating takes the same seconds in both runs and a budget scaled by the
+      // writes would scale those seconds too (docs/performance.md).
+      target: 'virtual node: burst → Running p50/p90/p99/max within 20% of GpuPods’ burst → Ready, per write',
+      value: `${podFinish.join(' / ')} ms against ${gpuFinish.join(' / ')} ms, ${ratio} (create → Running ${podLatency.join(' / ')} against ${gpuLatency.join(' / ')} ms)`,
+      met: podFinish.every((value, i) => within(value, (gpuFinish[i] ?? Number.NaN) * perWrite)),
     },
     {
       target: 'virtual node: operator CPU per write within 20% of GpuPods’',
