@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -40,13 +40,22 @@ test('restarting the apiserver keeps the data in etcd', async () => {
 });
 
 test('stop() ends every server, removes the temporary data directory, and may be called again', async () => {
-  const plane = await startControlPlane();
+  const plane = await startControlPlane({ apiserverEnv: { GOGC: '150' } });
   try {
-    assert.equal(
-      (await processesUsing(plane.dataDir)).length,
-      2,
-      'etcd and kube-apiserver should be running',
+    const servers = await processesUsing(plane.dataDir);
+    assert.equal(servers.length, 2, 'etcd and kube-apiserver should be running');
+    // The apiserver's environment is its own: etcd does not get it.
+    const gogc = await Promise.all(
+      servers.map(async (pid) => {
+        const [mode] = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').slice(1);
+        const environment = (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
+        return [mode, environment.find((entry) => entry.startsWith('GOGC='))];
+      }),
     );
+    assert.deepEqual(Object.fromEntries(gogc), {
+      apiserver: 'GOGC=150',
+      etcd: process.env.GOGC === undefined ? undefined : `GOGC=${process.env.GOGC}`,
+    });
   } finally {
     await plane.stop();
   }
