@@ -28,7 +28,7 @@ export const SIM_SETTINGS = { transitionMs: 0, retentionMs: 60_000, gpusPerPool:
  * the benchmark gives the control plane, the collector's work is not spread over idle cores as on a
  * control plane's own machine: at 100 it was a quarter to a third of the apiserver's CPU, and how much
  * followed the heap that earlier phases happened to leave (40 collections in one run of the virtual node's
- * phase, 15 in another), which made the phase's speed vary by half from run to run (docs/performance.md).
+ * phase, 15 to 17 in others), which made the phase's speed vary by half from run to run (docs/performance.md).
  */
 export const APISERVER_ENV = { GOGC: '200' } as const;
 
