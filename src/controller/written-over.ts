@@ -13,15 +13,11 @@ export class WrittenOver {
     this.#versions.set(key, (this.#versions.get(key) ?? new Set()).add(from));
   }
 
-  /** Whether version `version` of `key` is one this process wrote over. */
-  holds(key: string, version: string | undefined): boolean {
-    return version !== undefined && (this.#versions.get(key)?.has(version) ?? false);
-  }
-
   /** Whether the copy at `version` is stale; a copy that is not passes every write, which is then forgotten. */
   precedes(key: string, version: string | undefined): boolean {
-    if (!this.#versions.has(key) || version === undefined) return false;
-    if (this.holds(key, version)) return true;
+    const over = this.#versions.get(key);
+    if (over === undefined || version === undefined) return false;
+    if (over.has(version)) return true;
     this.#versions.delete(key);
     return false;
   }

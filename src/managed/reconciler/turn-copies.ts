@@ -100,8 +100,7 @@ export class TurnCopies {
    */
   caughtUp(obj: { metadata: { uid?: string | undefined; resourceVersion?: string | undefined } }): boolean {
     const { uid = '', resourceVersion = '' } = obj.metadata;
-    if (this.#writtenOver.holds(uid, resourceVersion)) return false;
-    this.#writtenOver.forget(uid);
+    if (this.#writtenOver.precedes(uid, resourceVersion)) return false;
     return this.#awaiting.delete(uid);
   }
 
